@@ -1,0 +1,434 @@
+/*
+ * The CUDA backend: device probing, the context's device state, the host-image
+ * entry points used on the CUDA backend, and the public device API.
+ * Every CUDA call is checked and becomes an imghist_status with a message.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "hist_u8.cuh"
+#include "internal.h"
+
+struct ih_cuda_state {
+    int device;
+    int sm_count;
+    int hist_grid;        /* persistent grid: blocks resident on the whole GPU */
+    int batch_resident;   /* batch-kernel blocks resident on the whole GPU */
+    int apply_grid;
+    cudaStream_t stream;  /* for the host-image entry points */
+    unsigned long long *ws;      /* 256 counters, zero between launches */
+    unsigned int *counter;       /* zero between launches */
+    unsigned long long *hist;    /* 256 results for host-bound outputs */
+    unsigned char *lut;          /* 256 LUT bytes */
+    uint8_t *img;                /* staging image for host entry points */
+    size_t img_bytes;
+    ih_geom *geoms;              /* batch descriptors */
+    size_t geoms_cap;
+    unsigned long long *batch_hist; /* batch results bound for the host */
+    size_t batch_hist_cap;
+};
+
+#define CK(what, call)                                                                      \
+    do {                                                                                    \
+        cudaError_t e_ = (call);                                                            \
+        if (e_ != cudaSuccess) {                                                            \
+            return ih_fail(ctx, IMGHIST_E_CUDA, "CUDA %s failed: %s (%s)", what,            \
+                           cudaGetErrorString(e_), cudaGetErrorName(e_));                   \
+        }                                                                                   \
+    } while (0)
+
+imghist_status ih_cuda_open(imghist_ctx *ctx)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        (void)cudaGetLastError(); /* clear the non-sticky error */
+        return ih_fail(ctx, IMGHIST_E_NO_GPU, "no usable GPU found (%s)",
+                       e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
+    }
+    ih_cuda_state *s = (ih_cuda_state *)calloc(1, sizeof *s);
+    if (s == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
+    }
+    ctx->cuda = s;
+    imghist_status st = IMGHIST_OK;
+    do {
+        cudaDeviceProp prop;
+        if ((e = cudaGetDevice(&s->device)) != cudaSuccess ||
+            (e = cudaGetDeviceProperties(&prop, s->device)) != cudaSuccess) {
+            break;
+        }
+        s->sm_count = prop.multiProcessorCount;
+        int hist_bps = 0, batch_bps = 0, apply_bps = 0;
+        if ((e = ih_hist_blocks_per_sm(&hist_bps, &batch_bps, &apply_bps)) != cudaSuccess) {
+            break; /* no kernel image for this GPU shows up here */
+        }
+        s->hist_grid = s->sm_count * (hist_bps > 0 ? hist_bps : 1);
+        s->batch_resident = s->sm_count * (batch_bps > 0 ? batch_bps : 1);
+        s->apply_grid = s->sm_count * (apply_bps > 0 ? apply_bps : 1);
+        if ((e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->ws, 256 * sizeof(unsigned long long))) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->counter, sizeof(unsigned int))) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->hist, 256 * sizeof(unsigned long long))) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->lut, 256)) != cudaSuccess ||
+            (e = cudaMemset(s->ws, 0, 256 * sizeof(unsigned long long))) != cudaSuccess ||
+            (e = cudaMemset(s->counter, 0, sizeof(unsigned int))) != cudaSuccess ||
+            (e = cudaDeviceSynchronize()) != cudaSuccess) {
+            break;
+        }
+    } while (0);
+    if (e != cudaSuccess) {
+        st = ih_fail(ctx, e == cudaErrorNoKernelImageForDevice ? IMGHIST_E_NO_GPU : IMGHIST_E_CUDA,
+                     "no usable GPU: CUDA set-up failed: %s (%s)", cudaGetErrorString(e),
+                     cudaGetErrorName(e));
+        ih_cuda_close(ctx);
+    }
+    return st;
+}
+
+void ih_cuda_close(imghist_ctx *ctx)
+{
+    ih_cuda_state *s = ctx->cuda;
+    if (s == NULL) {
+        return;
+    }
+    if (s->stream != NULL) {
+        cudaStreamSynchronize(s->stream);
+    }
+    cudaFree(s->ws);
+    cudaFree(s->counter);
+    cudaFree(s->hist);
+    cudaFree(s->lut);
+    cudaFree(s->img);
+    cudaFree(s->geoms);
+    cudaFree(s->batch_hist);
+    if (s->stream != NULL) {
+        cudaStreamDestroy(s->stream);
+    }
+    free(s);
+    ctx->cuda = NULL;
+}
+
+/* Bands of rows that each fit one launch (below IH_MAX_GRANULES granules). */
+static uint32_t rows_per_band(const imghist_device_image *img, uint32_t *per_row)
+{
+    *per_row = ih_granules_per_row(img->data, img->pitch, img->width, img->height);
+    uint32_t band = (uint32_t)((IH_MAX_GRANULES - 1) / *per_row);
+    if (band == 0) {
+        band = 1; /* rows of over 32 GiB do not exist on any GPU */
+    }
+    return band < img->height ? band : img->height;
+}
+
+static ih_geom band_geom(const imghist_device_image *img, uint32_t row0, uint32_t rows)
+{
+    ih_geom g;
+    g.base = img->data + (size_t)row0 * img->pitch;
+    g.pitch = img->pitch;
+    g.width = img->width;
+    const uint32_t per_row = ih_granules_per_row(g.base, g.pitch, g.width, rows);
+    g.total = rows * per_row;
+    g.per_row = ih_make_fastdiv(per_row);
+    return g;
+}
+
+static int grid_for(int resident, uint32_t granules)
+{
+    const uint64_t chunks = ((uint64_t)granules + IH_HIST_THREADS * 4 - 1) / (IH_HIST_THREADS * 4);
+    return (int)(chunks < (uint64_t)resident ? (chunks > 0 ? chunks : 1) : resident);
+}
+
+/* Histogram (and optionally the LUT) of a device image into device memory. */
+static imghist_status run_histogram(imghist_ctx *ctx, const imghist_device_image *img,
+                                    unsigned long long *hist_out, unsigned char *lut_out,
+                                    cudaStream_t stream)
+{
+    ih_cuda_state *s = ctx->cuda;
+    uint32_t per_row;
+    const uint32_t band = rows_per_band(img, &per_row);
+    for (uint32_t row0 = 0; row0 < img->height; row0 += band) {
+        const uint32_t rows = img->height - row0 < band ? img->height - row0 : band;
+        const ih_geom g = band_geom(img, row0, rows);
+        ih_hist_launch l;
+        l.grid = grid_for(s->hist_grid, g.total);
+        l.ws = s->ws;
+        l.counter = s->counter;
+        l.hist_out = hist_out;
+        l.lut_out = lut_out;
+        l.finalize = row0 + rows == img->height;
+        CK("histogram launch", ih_launch_hist_u8(g, l, stream));
+    }
+    return IMGHIST_OK;
+}
+
+static imghist_status run_apply(imghist_ctx *ctx, const imghist_device_image *src, uint8_t *dst,
+                                size_t dst_pitch, cudaStream_t stream)
+{
+    ih_cuda_state *s = ctx->cuda;
+    uint32_t per_row;
+    const uint32_t band = rows_per_band(src, &per_row);
+    for (uint32_t row0 = 0; row0 < src->height; row0 += band) {
+        const uint32_t rows = src->height - row0 < band ? src->height - row0 : band;
+        const ih_geom g = band_geom(src, row0, rows);
+        CK("LUT launch", ih_launch_apply_lut(g, dst + (size_t)row0 * dst_pitch, dst_pitch, s->lut,
+                                             grid_for(s->apply_grid, g.total), stream));
+    }
+    return IMGHIST_OK;
+}
+
+static imghist_status need_cuda(imghist_ctx *ctx)
+{
+    if (ctx == NULL) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    ctx->err[0] = '\0';
+    if (ctx->backend != IMGHIST_BACKEND_CUDA || ctx->cuda == NULL) {
+        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
+                       "the device API needs a context on the CUDA backend");
+    }
+    return IMGHIST_OK;
+}
+
+static imghist_status check_device_image(imghist_ctx *ctx, const imghist_device_image *img)
+{
+    if (img == NULL) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "image descriptor is NULL");
+    }
+    imghist_status st = ih_check_image(ctx, img->data, img->pitch, img->width, img->height);
+    return st;
+}
+
+/* ---- host images on the CUDA backend ---- */
+
+static imghist_status upload(imghist_ctx *ctx, const uint8_t *pixels, size_t pitch, uint32_t width,
+                             uint32_t height, imghist_device_image *dimg)
+{
+    ih_cuda_state *s = ctx->cuda;
+    const size_t bytes = (size_t)width * height;
+    if (bytes > s->img_bytes) {
+        CK("free", cudaFree(s->img));
+        s->img = NULL;
+        s->img_bytes = 0;
+        cudaError_t e = cudaMalloc((void **)&s->img, bytes);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            return ih_fail(ctx, IMGHIST_E_CUDA,
+                           "CUDA cannot allocate %zu bytes of GPU memory for a %ux%u image: %s",
+                           bytes, width, height, cudaGetErrorString(e));
+        }
+        s->img_bytes = bytes;
+    }
+    CK("upload", cudaMemcpy2DAsync(s->img, width, pixels, pitch, width, height,
+                                   cudaMemcpyHostToDevice, s->stream));
+    dimg->data = s->img;
+    dimg->pitch = width;
+    dimg->width = width;
+    dimg->height = height;
+    return IMGHIST_OK;
+}
+
+imghist_status ih_cuda_host_histogram(imghist_ctx *ctx, const uint8_t *pixels, size_t pitch,
+                                      uint32_t width, uint32_t height,
+                                      uint64_t hist[IMGHIST_BINS])
+{
+    ih_cuda_state *s = ctx->cuda;
+    imghist_device_image dimg;
+    imghist_status st = upload(ctx, pixels, pitch, width, height, &dimg);
+    if (st == IMGHIST_OK) {
+        st = run_histogram(ctx, &dimg, s->hist, NULL, s->stream);
+    }
+    if (st == IMGHIST_OK) {
+        CK("download", cudaMemcpyAsync(hist, s->hist, 256 * sizeof(uint64_t),
+                                       cudaMemcpyDeviceToHost, s->stream));
+        CK("synchronize", cudaStreamSynchronize(s->stream));
+    }
+    return st;
+}
+
+imghist_status ih_cuda_host_equalize(imghist_ctx *ctx, const uint8_t *src, size_t src_pitch,
+                                     uint8_t *dst, size_t dst_pitch, uint32_t width,
+                                     uint32_t height, uint64_t hist[IMGHIST_BINS])
+{
+    ih_cuda_state *s = ctx->cuda;
+    imghist_device_image dimg;
+    imghist_status st = upload(ctx, src, src_pitch, width, height, &dimg);
+    if (st == IMGHIST_OK) {
+        st = run_histogram(ctx, &dimg, s->hist, s->lut, s->stream);
+    }
+    if (st == IMGHIST_OK) {
+        st = run_apply(ctx, &dimg, s->img, dimg.pitch, s->stream);
+    }
+    if (st == IMGHIST_OK) {
+        CK("download", cudaMemcpy2DAsync(dst, dst_pitch, s->img, dimg.pitch, width, height,
+                                         cudaMemcpyDeviceToHost, s->stream));
+        if (hist != NULL) {
+            CK("download", cudaMemcpyAsync(hist, s->hist, 256 * sizeof(uint64_t),
+                                           cudaMemcpyDeviceToHost, s->stream));
+        }
+        CK("synchronize", cudaStreamSynchronize(s->stream));
+    }
+    return st;
+}
+
+/* ---- the public device API ---- */
+
+static imghist_status deliver_hist(imghist_ctx *ctx, uint64_t *hist, imghist_mem mem,
+                                   const unsigned long long *dev, size_t count, cudaStream_t stream)
+{
+    if (mem == IMGHIST_MEM_HOST) {
+        CK("result copy", cudaMemcpyAsync(hist, dev, count * 256 * sizeof(uint64_t),
+                                          cudaMemcpyDeviceToHost, stream));
+    }
+    return IMGHIST_OK;
+}
+
+static imghist_status check_mem(imghist_ctx *ctx, const void *hist, imghist_mem mem)
+{
+    if (hist == NULL) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "histogram pointer is NULL");
+    }
+    if (mem != IMGHIST_MEM_HOST && mem != IMGHIST_MEM_DEVICE) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "unknown memory kind %d", (int)mem);
+    }
+    return IMGHIST_OK;
+}
+
+extern "C" imghist_status imghist_cuda_histogram(imghist_ctx *ctx, const imghist_device_image *img,
+                                                 uint64_t *hist, imghist_mem hist_mem,
+                                                 cudaStream_t stream)
+{
+    imghist_status st = need_cuda(ctx);
+    if (st == IMGHIST_OK) st = check_device_image(ctx, img);
+    if (st == IMGHIST_OK) st = check_mem(ctx, hist, hist_mem);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    unsigned long long *out =
+        hist_mem == IMGHIST_MEM_DEVICE ? (unsigned long long *)hist : ctx->cuda->hist;
+    st = run_histogram(ctx, img, out, NULL, stream);
+    if (st == IMGHIST_OK) {
+        st = deliver_hist(ctx, hist, hist_mem, out, 1, stream);
+    }
+    return st;
+}
+
+extern "C" imghist_status imghist_cuda_equalize(imghist_ctx *ctx, const imghist_device_image *src,
+                                                uint8_t *dst, size_t dst_pitch, uint64_t *hist,
+                                                imghist_mem hist_mem, cudaStream_t stream)
+{
+    imghist_status st = need_cuda(ctx);
+    if (st == IMGHIST_OK) st = check_device_image(ctx, src);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (dst == NULL || dst_pitch < src->width) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "destination is NULL or its pitch < width");
+    }
+    if (hist != NULL && (st = check_mem(ctx, hist, hist_mem)) != IMGHIST_OK) {
+        return st;
+    }
+    unsigned long long *out = (hist != NULL && hist_mem == IMGHIST_MEM_DEVICE)
+                                  ? (unsigned long long *)hist
+                                  : ctx->cuda->hist;
+    st = run_histogram(ctx, src, out, ctx->cuda->lut, stream);
+    if (st == IMGHIST_OK) {
+        st = run_apply(ctx, src, dst, dst_pitch, stream);
+    }
+    if (st == IMGHIST_OK && hist != NULL) {
+        st = deliver_hist(ctx, hist, hist_mem, out, 1, stream);
+    }
+    return st;
+}
+
+/* Grow a stream-ordered device buffer; no host synchronisation. */
+static imghist_status grow(imghist_ctx *ctx, void **buf, size_t *cap, size_t need,
+                           cudaStream_t stream)
+{
+    if (need <= *cap) {
+        return IMGHIST_OK;
+    }
+    if (*buf != NULL) {
+        CK("free", cudaFreeAsync(*buf, stream));
+        *buf = NULL;
+        *cap = 0;
+    }
+    CK("allocation", cudaMallocAsync(buf, need, stream));
+    *cap = need;
+    return IMGHIST_OK;
+}
+
+extern "C" imghist_status imghist_cuda_histogram_batch(imghist_ctx *ctx,
+                                                       const imghist_device_image *images,
+                                                       size_t count, uint64_t *hists,
+                                                       imghist_mem hist_mem, cudaStream_t stream)
+{
+    imghist_status st = need_cuda(ctx);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (images == NULL || count == 0 || count > UINT32_MAX) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch is empty or too large");
+    }
+    if ((st = check_mem(ctx, hists, hist_mem)) != IMGHIST_OK) {
+        return st;
+    }
+    ih_cuda_state *s = ctx->cuda;
+    ih_geom *g = (ih_geom *)malloc(count * sizeof *g);
+    if (g == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
+    }
+    uint64_t max_granules = 0;
+    for (size_t i = 0; i < count; i++) {
+        st = check_device_image(ctx, &images[i]);
+        uint32_t per_row = 0;
+        if (st == IMGHIST_OK) {
+            per_row = ih_granules_per_row(images[i].data, images[i].pitch, images[i].width,
+                                          images[i].height);
+            if ((uint64_t)per_row * images[i].height >= IH_MAX_GRANULES) {
+                st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                             "batch image %zu is over 32 GiB; use imghist_cuda_histogram", i);
+            }
+        }
+        if (st != IMGHIST_OK) {
+            free(g);
+            return st;
+        }
+        g[i] = band_geom(&images[i], 0, images[i].height);
+        if (g[i].total > max_granules) {
+            max_granules = g[i].total;
+        }
+    }
+    const size_t out_bytes = count * 256 * sizeof(uint64_t);
+    unsigned long long *out = (unsigned long long *)hists;
+    st = grow(ctx, (void **)&s->geoms, &s->geoms_cap, count * sizeof *g, stream);
+    if (st == IMGHIST_OK && hist_mem == IMGHIST_MEM_HOST) {
+        st = grow(ctx, (void **)&s->batch_hist, &s->batch_hist_cap, out_bytes, stream);
+        out = s->batch_hist;
+    }
+    if (st == IMGHIST_OK) {
+        /* From pageable memory the copy is staged before this call returns. */
+        cudaError_t e = cudaMemcpyAsync(s->geoms, g, count * sizeof *g, cudaMemcpyHostToDevice,
+                                        stream);
+        if (e != cudaSuccess) {
+            st = ih_fail(ctx, IMGHIST_E_CUDA, "CUDA descriptor upload failed: %s",
+                         cudaGetErrorString(e));
+        }
+    }
+    free(g);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    CK("memset", cudaMemsetAsync(out, 0, out_bytes, stream));
+    /* Enough blocks per image to fill the GPU several times over, never more
+     * than the image has chunks. */
+    const uint64_t chunks = (max_granules + IH_HIST_THREADS * 4 - 1) / (IH_HIST_THREADS * 4);
+    uint64_t per_image = ((uint64_t)s->batch_resident * 8 + count - 1) / count;
+    if (per_image > chunks) per_image = chunks;
+    if (per_image < 1) per_image = 1;
+    if (per_image > 65535) per_image = 65535;
+    CK("batch histogram launch",
+       ih_launch_hist_u8_batch(s->geoms, (unsigned int)count, (int)per_image, out, stream));
+    return deliver_hist(ctx, hists, hist_mem, out, count, stream);
+}

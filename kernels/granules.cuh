@@ -1,0 +1,79 @@
+/*
+ * How imghist's kernels walk an 8-bit image: as 16-byte "granules".
+ *
+ * Every row is cut at 16-byte address boundaries. Granule c of row r starts at
+ * (row_r & ~15) + 16*c; the kernels load a granule that lies wholly inside the
+ * row with one 16-byte load, and the (at most two) granules a row shares with
+ * its neighbours or with padding byte by byte. So any base pointer and any
+ * pitch work, only valid bytes are ever read, and an aligned image with a
+ * pitch that is a multiple of 16 is read with 16-byte loads only.
+ *
+ * Granules are numbered row-major, i = r * per_row + c, so that the work is one
+ * flat range: a block's tile is a run of consecutive granules, which spans
+ * several rows of a narrow image or part of one row of a wide one, and
+ * consecutive threads always read consecutive 16-byte words (coalesced).
+ */
+#ifndef IMGHIST_GRANULES_CUH
+#define IMGHIST_GRANULES_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Unsigned division by a run-time constant with a multiply and a shift,
+ * exact for numerators below 2^31. */
+struct ih_fastdiv {
+    uint32_t d, mul, shift;
+};
+
+static inline ih_fastdiv ih_make_fastdiv(uint32_t d)
+{
+    ih_fastdiv f;
+    f.d = d;
+    uint32_t s = 0;
+    while ((UINT64_C(1) << s) < d) {
+        s++;
+    }
+    f.shift = s;
+    f.mul = (uint32_t)(((UINT64_C(1) << 32) * ((UINT64_C(1) << s) - d)) / d + 1);
+    return f;
+}
+
+__device__ __forceinline__ uint32_t ih_div(const ih_fastdiv &f, uint32_t n)
+{
+    return (__umulhi(n, f.mul) + n) >> f.shift;
+}
+
+/* One image (or a band of its rows) as a range of granules. */
+struct ih_geom {
+    const uint8_t *base; /* first byte of the first row */
+    size_t pitch;
+    uint32_t width;
+    uint32_t total;      /* rows * per_row, below 2^31 */
+    ih_fastdiv per_row;  /* granules per row */
+};
+
+/* The largest granule count one launch handles (ih_div's range). */
+#define IH_MAX_GRANULES (UINT32_C(1) << 31)
+
+static inline uint32_t ih_granules_per_row(const uint8_t *base, size_t pitch, uint32_t width,
+                                           uint32_t rows)
+{
+    if (rows == 1 || pitch % 16 == 0) {
+        /* Every row starts at the same offset within its 16-byte word. */
+        uint32_t off = (uint32_t)((uintptr_t)base & 15);
+        return (uint32_t)(((uint64_t)off + width + 15) / 16);
+    }
+    return (uint32_t)(((uint64_t)width + 15) / 16 + 1);
+}
+
+/* Where granule i lies: its row's first byte and the granule's first byte. */
+__device__ __forceinline__ void ih_locate(const ih_geom &g, uint32_t i, const uint8_t *&row,
+                                          const uint8_t *&gran)
+{
+    const uint32_t r = ih_div(g.per_row, i);
+    const uint32_t c = i - r * g.per_row.d;
+    row = g.base + (size_t)r * g.pitch;
+    gran = (const uint8_t *)(((uintptr_t)row & ~(uintptr_t)15) + (uintptr_t)c * 16);
+}
+
+#endif

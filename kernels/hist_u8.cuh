@@ -1,0 +1,36 @@
+/* Launchers of the 8-bit histogram and LUT kernels (host side, C++). */
+#ifndef IMGHIST_HIST_U8_CUH
+#define IMGHIST_HIST_U8_CUH
+
+#include <cuda_runtime_api.h>
+
+#include "granules.cuh"
+
+/* Threads per block of the histogram and LUT-apply kernels. */
+#define IH_HIST_THREADS 512
+
+struct ih_hist_launch {
+    int grid;                       /* blocks; the kernel loops over chunks */
+    unsigned long long *ws;         /* 256 zeroed 64-bit counters, left zeroed */
+    unsigned int *counter;          /* zero, left zero */
+    unsigned long long *hist_out;   /* final 256 counts (device) */
+    unsigned char *lut_out;         /* NULL, or 256 bytes of equalization LUT (device) */
+    bool finalize;                  /* last band of the image: produce hist_out/lut_out */
+};
+
+/* Histogram of one band of granules; see ih_hist_launch. */
+cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStream_t stream);
+
+/* Histograms of many images: geoms[i] (device array) adds into
+ * hists[256*i] (device, zeroed by the caller). */
+cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, unsigned int count, int blocks_per_image,
+                                    unsigned long long *hists, cudaStream_t stream);
+
+/* dst = lut[src] over an image; `lut` is 256 device bytes, 4-byte aligned. */
+cudaError_t ih_launch_apply_lut(const ih_geom &src, uint8_t *dst, size_t dst_pitch,
+                                const unsigned char *lut, int grid, cudaStream_t stream);
+
+/* Blocks per SM the kernels reach (occupancy), for sizing persistent grids. */
+cudaError_t ih_hist_blocks_per_sm(int *hist, int *batch, int *apply);
+
+#endif

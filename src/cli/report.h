@@ -1,0 +1,23 @@
+/* What the CLI prints: summary statistics, a text picture, CSV. */
+#ifndef IMGHIST_CLI_REPORT_H
+#define IMGHIST_CLI_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "imghist.h"
+
+typedef struct ih_stats {
+    uint64_t count;
+    int min, max, median; /* median: the lower median, a pixel value */
+    double mean, stddev;  /* population standard deviation */
+} ih_stats;
+
+/* Returns -1 for an empty histogram. */
+int ih_stats_from_hist(const uint64_t hist[IMGHIST_BINS], ih_stats *st);
+/* Writes the CSV; returns 0 or -1 if the stream reports an error. */
+int ih_write_csv(FILE *fp, const uint64_t hist[IMGHIST_BINS]);
+/* A picture `rows` lines high, 64 columns of 4 bins each. */
+void ih_print_picture(FILE *fp, const uint64_t hist[IMGHIST_BINS], int rows);
+
+#endif

@@ -1,0 +1,270 @@
+/* Decoding with stb_image, gray conversion, PNG writing with libpng. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <stb_image.h>
+
+#include "atomic_file.h"
+#include "internal.h"
+
+/* Read a whole stream; `name` only labels errors. */
+static imghist_status read_stream(imghist_ctx *ctx, FILE *fp, const char *name, uint8_t **data,
+                                  size_t *size)
+{
+    size_t cap = 1 << 16, len = 0;
+    uint8_t *buf = malloc(cap);
+    if (buf == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
+    }
+    for (;;) {
+        if (len == cap) {
+            /* Files larger than any image the pixel limit admits are refused
+             * later by the decoder's header check; cap growth at SIZE_MAX/2. */
+            if (cap > SIZE_MAX / 2) {
+                free(buf);
+                return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: file too large", name);
+            }
+            uint8_t *bigger = realloc(buf, cap * 2);
+            if (bigger == NULL) {
+                free(buf);
+                return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len, fp);
+        len += got;
+        if (got == 0) {
+            if (ferror(fp)) {
+                int e = errno;
+                free(buf);
+                return ih_fail(ctx, IMGHIST_E_IO, "%s: read error: %s", name,
+                               strerror(e ? e : EIO));
+            }
+            break;
+        }
+    }
+    *data = buf;
+    *size = len;
+    return IMGHIST_OK;
+}
+
+imghist_status imghist_load_file(imghist_ctx *ctx, const char *path, imghist_image **out)
+{
+    if (ctx == NULL || path == NULL || out == NULL) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "NULL argument");
+    }
+    *out = NULL;
+    ctx->err[0] = '\0';
+
+    FILE *fp;
+    const char *name = path;
+    int is_stdin = strcmp(path, "-") == 0;
+    if (is_stdin) {
+        fp = stdin;
+        name = "<stdin>";
+    } else {
+        fp = fopen(path, "rb");
+        if (fp == NULL) {
+            return ih_fail(ctx, IMGHIST_E_IO, "%s: %s", path, strerror(errno));
+        }
+        struct stat st;
+        if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+            fclose(fp);
+            return ih_fail(ctx, IMGHIST_E_IO, "%s: is a directory", path);
+        }
+    }
+    uint8_t *data = NULL;
+    size_t size = 0;
+    imghist_status st = read_stream(ctx, fp, name, &data, &size);
+    if (!is_stdin) {
+        fclose(fp);
+    }
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    st = imghist_load_memory(ctx, data, size, name, out);
+    free(data);
+    return st;
+}
+
+imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t size,
+                                   const char *name, imghist_image **out)
+{
+    if (ctx == NULL || out == NULL || (data == NULL && size > 0)) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "NULL argument");
+    }
+    *out = NULL;
+    ctx->err[0] = '\0';
+    if (name == NULL) {
+        name = "<memory>";
+    }
+    if (size == 0) {
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: empty file", name);
+    }
+    if (size > INT32_MAX) {
+        return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: file larger than 2 GiB", name);
+    }
+
+    /* Dimensions from the header first, so that a tiny file declaring a huge
+     * image is refused before anything large is allocated. */
+    int w = 0, h = 0, comp = 0;
+    if (!stbi_info_from_memory(data, (int)size, &w, &h, &comp)) {
+        const char *why = stbi_failure_reason();
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name,
+                       why ? why : "unknown format");
+    }
+    if (w <= 0 || h <= 0) {
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: image has no pixels", name);
+    }
+    uint64_t pixels = (uint64_t)w * (uint64_t)h;
+    if (pixels > ctx->max_pixels) {
+        return ih_fail(ctx, IMGHIST_E_LIMIT,
+                       "%s: %dx%d is %llu pixels, over the limit of %llu", name, w, h,
+                       (unsigned long long)pixels, (unsigned long long)ctx->max_pixels);
+    }
+    if (pixels > SIZE_MAX / 4) {
+        return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: image too large for this machine", name);
+    }
+
+    uint8_t *decoded = stbi_load_from_memory(data, (int)size, &w, &h, &comp, 0);
+    if (decoded == NULL) {
+        const char *why = stbi_failure_reason();
+        if (why != NULL && strcmp(why, "outofmem") == 0) {
+            return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory decoding %dx%d", name, w, h);
+        }
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (%s)", name,
+                       why ? why : "corrupt data");
+    }
+    if (comp < 1 || comp > 4 || (uint64_t)w * (uint64_t)h != pixels) {
+        stbi_image_free(decoded);
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: decoder returned an unexpected layout", name);
+    }
+
+    imghist_image *img = calloc(1, sizeof *img);
+    uint8_t *gray = malloc((size_t)pixels);
+    if (img == NULL || gray == NULL) {
+        free(img);
+        free(gray);
+        stbi_image_free(decoded);
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
+    }
+    const size_t n = (size_t)pixels;
+    if (comp <= 2) {
+        /* Gray (with or without alpha) stays as it is. */
+        for (size_t i = 0; i < n; i++) {
+            gray[i] = decoded[i * (size_t)comp];
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const uint8_t *p = decoded + i * (size_t)comp;
+            gray[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
+        }
+    }
+    stbi_image_free(decoded);
+
+    img->width = (uint32_t)w;
+    img->height = (uint32_t)h;
+    img->pitch = (size_t)w;
+    img->pixels = gray;
+    *out = img;
+    return IMGHIST_OK;
+}
+
+void imghist_image_free(imghist_image *img)
+{
+    if (img == NULL) {
+        return;
+    }
+    free(img->pixels);
+    free(img);
+}
+
+struct png_err {
+    char msg[200];
+};
+
+static void png_error_fn(png_structp png, png_const_charp msg)
+{
+    struct png_err *pe = png_get_error_ptr(png);
+    snprintf(pe->msg, sizeof pe->msg, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void png_warning_fn(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg; /* the library never prints */
+}
+
+/* Encode to an open stream. Returns 0 or -1 with pe->msg set. */
+static int encode_png(FILE *fp, const uint8_t *pixels, size_t pitch, uint32_t width,
+                      uint32_t height, struct png_err *pe)
+{
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, pe, png_error_fn,
+                                              png_warning_fn);
+    if (png == NULL) {
+        snprintf(pe->msg, sizeof pe->msg, "out of memory");
+        return -1;
+    }
+    png_infop info = png_create_info_struct(png);
+    if (info == NULL) {
+        png_destroy_write_struct(&png, NULL);
+        snprintf(pe->msg, sizeof pe->msg, "out of memory");
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        return -1;
+    }
+    png_init_io(png, fp);
+    png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    /* Level 6 with adaptive filtering: the usual size/speed balance. */
+    png_set_compression_level(png, 6);
+    png_write_info(png, info);
+    for (uint32_t y = 0; y < height; y++) {
+        png_write_row(png, (png_const_bytep)(pixels + (size_t)y * pitch));
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    return 0;
+}
+
+imghist_status imghist_write_png(imghist_ctx *ctx, const char *path, const uint8_t *pixels,
+                                 size_t pitch, uint32_t width, uint32_t height)
+{
+    if (path == NULL) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "NULL path");
+    }
+    imghist_status st = ih_check_image(ctx, pixels, pitch, width, height);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    /* PNG caps dimensions at 2^31 - 1. */
+    if (width > PNG_UINT_31_MAX || height > PNG_UINT_31_MAX) {
+        return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: image too large for PNG", path);
+    }
+    ih_outfile out;
+    char why[200];
+    if (ih_outfile_open(&out, path, 0, why, sizeof why) != 0) {
+        return ih_fail(ctx, IMGHIST_E_IO, "%s: cannot create: %s", path, why);
+    }
+    struct png_err pe = {{0}};
+    if (encode_png(out.fp, pixels, pitch, width, height, &pe) != 0) {
+        ih_outfile_abort(&out);
+        /* libpng reports write failures as its own message; errors from the
+         * stream (disk full) show up in errno. */
+        return ih_fail(ctx, IMGHIST_E_IO, "%s: cannot write PNG: %s", path, pe.msg);
+    }
+    if (ih_outfile_commit(&out, why, sizeof why) != 0) {
+        return ih_fail(ctx, IMGHIST_E_IO, "%s: cannot write: %s", path, why);
+    }
+    return IMGHIST_OK;
+}
