@@ -1,0 +1,551 @@
+#define _POSIX_C_SOURCE 200809L
+/* The CPU reference path: histogram, gray conversion, LUT, equalization, loading. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <png.h>
+#include <stb_image_write.h>
+
+#include "internal.h"
+#include "test_util.h"
+
+static imghist_ctx *cpu_ctx(void)
+{
+    imghist_ctx *ctx = NULL;
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    assert_int_equal(imghist_get_backend(ctx), IMGHIST_BACKEND_CPU);
+    return ctx;
+}
+
+static uint64_t sum_hist(const uint64_t h[256])
+{
+    uint64_t s = 0;
+    for (int i = 0; i < 256; i++) {
+        s += h[i];
+    }
+    return s;
+}
+
+/* Histogram through the public API equals the naive count, and sums to w*h. */
+static void check_hist(imghist_ctx *ctx, const uint8_t *p, size_t pitch, uint32_t w, uint32_t h)
+{
+    uint64_t got[256], want[256];
+    memset(got, 0xab, sizeof got); /* poisoned */
+    assert_int_equal(imghist_histogram(ctx, p, pitch, w, h, got), IMGHIST_OK);
+    tu_naive_hist(p, pitch, w, h, want);
+    assert_memory_equal(got, want, sizeof got);
+    assert_int_equal(sum_hist(got), (uint64_t)w * h);
+}
+
+static void test_hist_constant(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    uint8_t img[37 * 13];
+    memset(img, 200, sizeof img);
+    uint64_t h[256];
+    assert_int_equal(imghist_histogram(ctx, img, 37, 37, 13, h), IMGHIST_OK);
+    assert_int_equal(h[200], 37 * 13);
+    assert_int_equal(sum_hist(h), 37 * 13);
+    check_hist(ctx, img, 37, 37, 13);
+    imghist_destroy(ctx);
+}
+
+static void test_hist_two_values_and_empty_ends(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    uint8_t img[101];
+    for (int i = 0; i < 101; i++) {
+        img[i] = (i % 3 == 0) ? 10 : 20;
+    }
+    uint64_t h[256];
+    assert_int_equal(imghist_histogram(ctx, img, 101, 101, 1, h), IMGHIST_OK);
+    assert_int_equal(h[10], 34);
+    assert_int_equal(h[20], 67);
+    for (int b = 0; b < 256; b++) {
+        if (b != 10 && b != 20) {
+            assert_int_equal(h[b], 0);
+        }
+    }
+    imghist_destroy(ctx);
+}
+
+static void test_hist_1x1_and_extremes(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    const uint8_t vals[] = {0, 255, 128};
+    for (size_t i = 0; i < sizeof vals; i++) {
+        uint64_t h[256];
+        assert_int_equal(imghist_histogram(ctx, &vals[i], 1, 1, 1, h), IMGHIST_OK);
+        assert_int_equal(h[vals[i]], 1);
+        assert_int_equal(sum_hist(h), 1);
+    }
+    imghist_destroy(ctx);
+}
+
+/* Odd widths, pitches with padding that holds a value the image does not:
+ * padding must never be counted. */
+static void test_hist_odd_widths_and_pitch(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_hist_odd_widths_and_pitch"));
+    for (uint32_t w = 1; w <= 67; w += 3) {
+        for (uint32_t h = 1; h <= 9; h += 4) {
+            const size_t pitch = w + tu_below(&r, 19);
+            uint8_t *img = malloc(pitch * h + 1);
+            memset(img, 255, pitch * h + 1);
+            for (uint32_t y = 0; y < h; y++) {
+                for (uint32_t x = 0; x < w; x++) {
+                    img[y * pitch + x] = (uint8_t)tu_below(&r, 255); /* never 255 */
+                }
+            }
+            check_hist(ctx, img, pitch, w, h);
+            uint64_t got[256];
+            imghist_histogram(ctx, img, pitch, w, h, got);
+            assert_int_equal(got[255], 0);
+            free(img);
+        }
+    }
+    imghist_destroy(ctx);
+}
+
+static void test_hist_random_large(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_hist_random_large"));
+    const uint32_t w = 1999, h = 1001;
+    uint8_t *img = malloc((size_t)w * h);
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        img[i] = (uint8_t)(tu_next(&r) >> 56);
+    }
+    check_hist(ctx, img, w, w, h);
+    free(img);
+    imghist_destroy(ctx);
+}
+
+static void test_hist_bad_args(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    uint8_t px[4] = {0};
+    uint64_t h[256];
+    assert_int_equal(imghist_histogram(ctx, NULL, 1, 1, 1, h), IMGHIST_E_INVALID_ARG);
+    assert_true(strlen(imghist_last_error(ctx)) > 0);
+    assert_int_equal(imghist_histogram(ctx, px, 1, 0, 1, h), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_histogram(ctx, px, 1, 2, 1, h), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_histogram(ctx, px, 4, 4, 1, NULL), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_histogram(NULL, px, 4, 4, 1, h), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_histogram(ctx, px, 4, 4, 1, h), IMGHIST_OK);
+    assert_string_equal(imghist_last_error(ctx), "");
+    imghist_destroy(ctx);
+    imghist_destroy(NULL);
+}
+
+/* ---- LUT ---- */
+
+static void test_lut_constant_image(void **state)
+{
+    (void)state;
+    uint64_t h[256] = {0};
+    uint8_t lut[256];
+    h[77] = 1000;
+    assert_int_equal(imghist_equalize_lut(h, lut), IMGHIST_OK);
+    for (int b = 0; b < 256; b++) {
+        assert_int_equal(lut[b], 77); /* OpenCV leaves a flat image as it is */
+    }
+}
+
+static void test_lut_two_values(void **state)
+{
+    (void)state;
+    uint64_t h[256] = {0};
+    uint8_t lut[256];
+    h[10] = 3;
+    h[20] = 1;
+    assert_int_equal(imghist_equalize_lut(h, lut), IMGHIST_OK);
+    assert_int_equal(lut[10], 0);
+    assert_int_equal(lut[20], 255);
+}
+
+/* scale = 255/6 = 42.5: one pixel past the first bin lands exactly on .5 and
+ * must round to even (42), as cvRound does, not up (43). */
+static void test_lut_rounds_half_to_even(void **state)
+{
+    (void)state;
+    uint64_t h[256] = {0};
+    uint8_t lut[256];
+    for (int b = 0; b <= 6; b++) {
+        h[b] = 1;
+    }
+    assert_int_equal(imghist_equalize_lut(h, lut), IMGHIST_OK);
+    assert_int_equal(lut[0], 0);
+    assert_int_equal(lut[1], 42);  /* 42.5 -> 42 */
+    assert_int_equal(lut[2], 85);
+    assert_int_equal(lut[3], 128); /* 127.5 -> 128 */
+    assert_int_equal(lut[4], 170);
+    assert_int_equal(lut[5], 212); /* 212.5 -> 212 */
+    assert_int_equal(lut[6], 255);
+}
+
+static void test_lut_monotonic_random(void **state)
+{
+    (void)state;
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_lut_monotonic_random"));
+    for (int iter = 0; iter < 2000; iter++) {
+        uint64_t h[256] = {0};
+        const int used = 1 + (int)tu_below(&r, 256);
+        for (int k = 0; k < used; k++) {
+            h[tu_below(&r, 256)] += 1 + tu_below(&r, iter % 2 ? 1000000 : 10);
+        }
+        uint8_t lut[256];
+        assert_int_equal(imghist_equalize_lut(h, lut), IMGHIST_OK);
+        int first = 0, last = 255, distinct = 0;
+        while (h[first] == 0) first++;
+        while (h[last] == 0) last--;
+        for (int b = 0; b < 256; b++) distinct += h[b] != 0;
+        for (int b = 1; b < 256; b++) {
+            assert_true(lut[b] >= lut[b - 1]);
+        }
+        if (distinct > 1) {
+            assert_int_equal(lut[first], 0);
+            assert_int_equal(lut[last], 255); /* the top value always reaches 255 */
+        }
+    }
+}
+
+static void test_lut_empty_is_error(void **state)
+{
+    (void)state;
+    uint64_t h[256] = {0};
+    uint8_t lut[256];
+    assert_int_equal(imghist_equalize_lut(h, lut), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_equalize_lut(NULL, lut), IMGHIST_E_INVALID_ARG);
+}
+
+/* Equalization through the public API, in place and pitched, padding untouched. */
+static void test_equalize_pitched_and_in_place(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_equalize_pitched_and_in_place"));
+    const uint32_t w = 31, h = 7;
+    const size_t sp = 40, dp = 33;
+    uint8_t src[40 * 7], dst[33 * 7];
+    memset(dst, 0xee, sizeof dst);
+    for (size_t i = 0; i < sizeof src; i++) {
+        src[i] = (uint8_t)(100 + tu_below(&r, 20));
+    }
+    uint64_t hist[256];
+    uint8_t lut[256];
+    assert_int_equal(imghist_equalize(ctx, src, sp, dst, dp, w, h, hist), IMGHIST_OK);
+    uint64_t want[256];
+    tu_naive_hist(src, sp, w, h, want);
+    assert_memory_equal(hist, want, sizeof hist);
+    assert_int_equal(imghist_equalize_lut(want, lut), IMGHIST_OK);
+    for (uint32_t y = 0; y < h; y++) {
+        for (uint32_t x = 0; x < dp; x++) {
+            const uint8_t d = dst[y * dp + x];
+            if (x < w) {
+                assert_int_equal(d, lut[src[y * sp + x]]);
+            } else {
+                assert_int_equal(d, 0xee);
+            }
+        }
+    }
+    /* In place gives the same pixels. */
+    assert_int_equal(imghist_equalize(ctx, src, sp, src, sp, w, h, NULL), IMGHIST_OK);
+    for (uint32_t y = 0; y < h; y++) {
+        assert_memory_equal(src + y * sp, dst + y * dp, w);
+    }
+    imghist_destroy(ctx);
+}
+
+/* ---- loading and gray conversion ---- */
+
+static imghist_image *load_png(imghist_ctx *ctx, uint32_t w, uint32_t h, int ct, int depth,
+                               const void *samples, const uint8_t *pal, int npal)
+{
+    size_t size = 0;
+    uint8_t *png = tu_png_encode(w, h, ct, depth, samples, pal, npal, &size);
+    assert_non_null(png);
+    imghist_image *img = NULL;
+    imghist_status st = imghist_load_memory(ctx, png, size, "test.png", &img);
+    free(png);
+    assert_int_equal(st, IMGHIST_OK);
+    assert_int_equal(img->width, w);
+    assert_int_equal(img->height, h);
+    return img;
+}
+
+static uint8_t cv_gray(int r, int g, int b)
+{
+    return (uint8_t)((9798 * r + 19235 * g + 3735 * b + 16384) >> 15);
+}
+
+static void test_gray_rgb_weights(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_gray_rgb_weights"));
+    const uint32_t w = 61, h = 17;
+    uint8_t rgb[61 * 17 * 3];
+    for (size_t i = 0; i < sizeof rgb; i++) {
+        rgb[i] = (uint8_t)tu_next(&r);
+    }
+    /* Corners that pin the weights: white, black, pure primaries. */
+    const uint8_t fixed[5][3] = {{255, 255, 255}, {0, 0, 0}, {255, 0, 0}, {0, 255, 0}, {0, 0, 255}};
+    memcpy(rgb, fixed, sizeof fixed);
+    imghist_image *img = load_png(ctx, w, h, PNG_COLOR_TYPE_RGB, 8, rgb, NULL, 0);
+    assert_int_equal(img->pixels[0], 255);
+    assert_int_equal(img->pixels[1], 0);
+    assert_int_equal(img->pixels[2], 76);
+    assert_int_equal(img->pixels[3], 150);
+    assert_int_equal(img->pixels[4], 29);
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        assert_int_equal(img->pixels[i], cv_gray(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]));
+    }
+    imghist_image_free(img);
+
+    /* RGBA: alpha ignored (a transparent pixel keeps its colour's gray). */
+    uint8_t rgba[61 * 17 * 4];
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        memcpy(rgba + 4 * i, rgb + 3 * i, 3);
+        rgba[4 * i + 3] = (uint8_t)(i * 7);
+    }
+    img = load_png(ctx, w, h, PNG_COLOR_TYPE_RGB_ALPHA, 8, rgba, NULL, 0);
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        assert_int_equal(img->pixels[i], cv_gray(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]));
+    }
+    imghist_image_free(img);
+    imghist_destroy(ctx);
+}
+
+static void test_gray_inputs_stay(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    const uint32_t w = 16, h = 16;
+    uint8_t g[256], ga[512];
+    uint16_t g16[256];
+    for (int i = 0; i < 256; i++) {
+        g[i] = (uint8_t)i;
+        ga[2 * i] = (uint8_t)i;
+        ga[2 * i + 1] = (uint8_t)(255 - i);
+        g16[i] = (uint16_t)(i * 257 + (i & 1 ? 255 - i : 0)); /* low byte must not matter */
+    }
+    imghist_image *img = load_png(ctx, w, h, PNG_COLOR_TYPE_GRAY, 8, g, NULL, 0);
+    assert_memory_equal(img->pixels, g, 256);
+    imghist_image_free(img);
+    img = load_png(ctx, w, h, PNG_COLOR_TYPE_GRAY_ALPHA, 8, ga, NULL, 0);
+    assert_memory_equal(img->pixels, g, 256);
+    imghist_image_free(img);
+    img = load_png(ctx, w, h, PNG_COLOR_TYPE_GRAY, 16, g16, NULL, 0);
+    for (int i = 0; i < 256; i++) {
+        assert_int_equal(img->pixels[i], g16[i] >> 8);
+    }
+    imghist_image_free(img);
+    imghist_destroy(ctx);
+}
+
+static void test_gray_16bit_rgb_and_palette(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    uint16_t rgb16[4 * 3] = {65535, 0, 0, 0, 65535, 0, 0, 0, 65535, 0x1234, 0xabcd, 0x7f00};
+    imghist_image *img = load_png(ctx, 4, 1, PNG_COLOR_TYPE_RGB, 16, rgb16, NULL, 0);
+    assert_int_equal(img->pixels[0], cv_gray(255, 0, 0));
+    assert_int_equal(img->pixels[1], cv_gray(0, 255, 0));
+    assert_int_equal(img->pixels[2], cv_gray(0, 0, 255));
+    assert_int_equal(img->pixels[3], cv_gray(0x12, 0xab, 0x7f));
+    imghist_image_free(img);
+
+    const uint8_t pal[3 * 3] = {10, 200, 30, 255, 255, 255, 1, 2, 3};
+    const uint8_t idx[6] = {0, 1, 2, 2, 1, 0};
+    img = load_png(ctx, 3, 2, PNG_COLOR_TYPE_PALETTE, 8, idx, pal, 3);
+    for (int i = 0; i < 6; i++) {
+        const uint8_t *c = pal + 3 * idx[i];
+        assert_int_equal(img->pixels[i], cv_gray(c[0], c[1], c[2]));
+    }
+    imghist_image_free(img);
+    imghist_destroy(ctx);
+}
+
+struct membuf {
+    uint8_t data[1 << 16];
+    size_t len;
+};
+
+static void to_mem(void *ctx, void *data, int size)
+{
+    struct membuf *m = ctx;
+    memcpy(m->data + m->len, data, (size_t)size);
+    m->len += (size_t)size;
+}
+
+/* BMP and TGA through stb_image, the same gray as PNG. */
+static void test_other_formats(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    uint8_t rgb[9 * 5 * 3];
+    for (size_t i = 0; i < sizeof rgb; i++) {
+        rgb[i] = (uint8_t)(i * 37 + 11);
+    }
+    static struct membuf m;
+    for (int fmt = 0; fmt < 2; fmt++) {
+        m.len = 0;
+        int ok = fmt == 0 ? stbi_write_bmp_to_func(to_mem, &m, 9, 5, 3, rgb)
+                          : stbi_write_tga_to_func(to_mem, &m, 9, 5, 3, rgb);
+        assert_true(ok);
+        imghist_image *img = NULL;
+        assert_int_equal(imghist_load_memory(ctx, m.data, m.len, fmt ? "x.tga" : "x.bmp", &img),
+                         IMGHIST_OK);
+        for (int i = 0; i < 45; i++) {
+            assert_int_equal(img->pixels[i], cv_gray(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]));
+        }
+        imghist_image_free(img);
+    }
+    imghist_destroy(ctx);
+}
+
+static void test_load_errors(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    imghist_image *img = (imghist_image *)1;
+    assert_int_equal(imghist_load_memory(ctx, "", 0, "empty.png", &img), IMGHIST_E_DECODE);
+    assert_null(img);
+    assert_non_null(strstr(imghist_last_error(ctx), "empty.png"));
+    const char text[] = "this is not an image, just text\n";
+    assert_int_equal(imghist_load_memory(ctx, text, sizeof text, "text.png", &img),
+                     IMGHIST_E_DECODE);
+    assert_non_null(strstr(imghist_last_error(ctx), "text.png"));
+
+    /* A valid PNG cut short. */
+    uint8_t px[64 * 64];
+    for (int i = 0; i < 64 * 64; i++) px[i] = (uint8_t)(i * 13);
+    size_t size = 0;
+    uint8_t *png = tu_png_encode(64, 64, PNG_COLOR_TYPE_GRAY, 8, px, NULL, 0, &size);
+    for (size_t cut = 1; cut < size; cut += (cut < 64 ? 1 : 97)) {
+        imghist_status st = imghist_load_memory(ctx, png, cut, "cut.png", &img);
+        assert_int_not_equal(st, IMGHIST_OK);
+        assert_null(img);
+    }
+    /* Over the pixel limit: refused from the header, before decoding. */
+    assert_int_equal(imghist_set_max_pixels(ctx, 64 * 64 - 1), IMGHIST_OK);
+    assert_int_equal(imghist_load_memory(ctx, png, size, "big.png", &img), IMGHIST_E_LIMIT);
+    assert_non_null(strstr(imghist_last_error(ctx), "limit"));
+    assert_int_equal(imghist_set_max_pixels(ctx, 64 * 64), IMGHIST_OK);
+    assert_int_equal(imghist_load_memory(ctx, png, size, "ok.png", &img), IMGHIST_OK);
+    imghist_image_free(img);
+    free(png);
+    assert_int_equal(imghist_load_file(ctx, "/nonexistent/dir/x.png", &img), IMGHIST_E_IO);
+    assert_non_null(strstr(imghist_last_error(ctx), "/nonexistent/dir/x.png"));
+    assert_int_equal(imghist_load_file(ctx, "/", &img), IMGHIST_E_IO);
+    assert_non_null(strstr(imghist_last_error(ctx), "directory"));
+    imghist_destroy(ctx);
+}
+
+/* Written PNG reads back bit for bit; a failed write leaves nothing behind. */
+static void test_write_png_roundtrip(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    char *dir = tu_temp_dir();
+    assert_non_null(dir);
+    char path[4200], bad[4200];
+    snprintf(path, sizeof path, "%s/out.png", dir);
+    snprintf(bad, sizeof bad, "%s/missing/out.png", dir);
+    uint8_t px[13 * 5 + 3];
+    for (size_t i = 0; i < sizeof px; i++) px[i] = (uint8_t)(i * 31);
+    assert_int_equal(imghist_write_png(ctx, path, px, 13, 13, 5), IMGHIST_OK);
+    imghist_image *img = NULL;
+    assert_int_equal(imghist_load_file(ctx, path, &img), IMGHIST_OK);
+    assert_int_equal(img->width, 13);
+    assert_memory_equal(img->pixels, px, 13 * 5);
+    imghist_image_free(img);
+    assert_int_equal(imghist_write_png(ctx, bad, px, 13, 13, 5), IMGHIST_E_IO);
+    assert_non_null(strstr(imghist_last_error(ctx), bad));
+    assert_false(tu_exists(bad));
+    tu_remove_tree(dir);
+    free(dir);
+    imghist_destroy(ctx);
+}
+
+/* ---- contexts ---- */
+
+static void test_context_backends(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = NULL;
+    setenv("IMGHIST_BACKEND", "cpu", 1);
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_AUTO, &ctx), IMGHIST_OK);
+    assert_int_equal(imghist_get_backend(ctx), IMGHIST_BACKEND_CPU);
+    imghist_destroy(ctx);
+    setenv("IMGHIST_BACKEND", "bogus", 1);
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_AUTO, &ctx), IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "bogus"));
+    imghist_destroy(ctx);
+    unsetenv("IMGHIST_BACKEND");
+
+    /* Whether or not this machine has a GPU, auto works and CUDA either works
+     * or says plainly that there is no usable GPU. */
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_AUTO, &ctx), IMGHIST_OK);
+    const imghist_backend chosen = imghist_get_backend(ctx);
+    assert_string_equal(imghist_last_error(ctx), "");
+    imghist_destroy(ctx);
+    imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &ctx);
+    if (chosen == IMGHIST_BACKEND_CPU) {
+        assert_true(st == IMGHIST_E_NO_GPU || st == IMGHIST_E_UNSUPPORTED);
+        assert_non_null(strstr(imghist_last_error(ctx), "no usable GPU"));
+    } else {
+        assert_int_equal(st, IMGHIST_OK);
+    }
+    imghist_destroy(ctx);
+
+    assert_int_equal(imghist_version(), IMGHIST_VERSION_NUMBER);
+    assert_string_equal(imghist_version_string(), IMGHIST_VERSION_STRING);
+    assert_string_equal(imghist_strerror(IMGHIST_OK), "success");
+    assert_string_equal(imghist_backend_name(IMGHIST_BACKEND_CUDA), "cuda");
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, NULL), IMGHIST_E_INVALID_ARG);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hist_constant),
+        cmocka_unit_test(test_hist_two_values_and_empty_ends),
+        cmocka_unit_test(test_hist_1x1_and_extremes),
+        cmocka_unit_test(test_hist_odd_widths_and_pitch),
+        cmocka_unit_test(test_hist_random_large),
+        cmocka_unit_test(test_hist_bad_args),
+        cmocka_unit_test(test_lut_constant_image),
+        cmocka_unit_test(test_lut_two_values),
+        cmocka_unit_test(test_lut_rounds_half_to_even),
+        cmocka_unit_test(test_lut_monotonic_random),
+        cmocka_unit_test(test_lut_empty_is_error),
+        cmocka_unit_test(test_equalize_pitched_and_in_place),
+        cmocka_unit_test(test_gray_rgb_weights),
+        cmocka_unit_test(test_gray_inputs_stay),
+        cmocka_unit_test(test_gray_16bit_rgb_and_palette),
+        cmocka_unit_test(test_other_formats),
+        cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_write_png_roundtrip),
+        cmocka_unit_test(test_context_backends),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
