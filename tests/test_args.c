@@ -1,0 +1,119 @@
+/* CLI argument parsing, without running the tool. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "args.h"
+
+static int parse(ih_cli_args *a, char *err, ...)
+{
+    char *argv[32];
+    int argc = 0;
+    va_list ap;
+    va_start(ap, err);
+    argv[argc++] = "imghist";
+    for (char *s; (s = va_arg(ap, char *)) != NULL;) {
+        argv[argc++] = s;
+    }
+    va_end(ap);
+    argv[argc] = NULL;
+    return ih_parse_args(argc, argv, a, err, 256);
+}
+
+static void test_minimal_and_full(void **state)
+{
+    (void)state;
+    ih_cli_args a;
+    char err[256];
+    assert_int_equal(parse(&a, err, "in.png", NULL), 0);
+    assert_string_equal(a.input, "in.png");
+    assert_null(a.equalize_out);
+    assert_null(a.csv_out);
+    assert_int_equal(a.backend, IMGHIST_BACKEND_AUTO);
+    assert_int_equal(a.verbosity, 0);
+
+    assert_int_equal(parse(&a, err, "--equalize", "o.png", "in.png", "--csv=-", "--backend", "cpu",
+                           "-v", "--max-pixels=1000", NULL),
+                     0);
+    assert_string_equal(a.input, "in.png");
+    assert_string_equal(a.equalize_out, "o.png");
+    assert_string_equal(a.csv_out, "-");
+    assert_int_equal(a.backend, IMGHIST_BACKEND_CPU);
+    assert_int_equal(a.verbosity, 1);
+    assert_int_equal(a.max_pixels, 1000);
+
+    assert_int_equal(parse(&a, err, "-", "-q", "--backend=cuda", NULL), 0);
+    assert_string_equal(a.input, "-");
+    assert_int_equal(a.verbosity, -1);
+    assert_int_equal(a.backend, IMGHIST_BACKEND_CUDA);
+
+    /* After --, a name that looks like an option is the input. */
+    assert_int_equal(parse(&a, err, "--", "-weird.png", NULL), 0);
+    assert_string_equal(a.input, "-weird.png");
+}
+
+static void test_help_version_need_no_input(void **state)
+{
+    (void)state;
+    ih_cli_args a;
+    char err[256];
+    assert_int_equal(parse(&a, err, "--help", NULL), 0);
+    assert_true(a.help);
+    assert_int_equal(parse(&a, err, "-h", NULL), 0);
+    assert_true(a.help);
+    assert_int_equal(parse(&a, err, "--version", NULL), 0);
+    assert_true(a.version);
+}
+
+static void expect_usage_error(const char *why_contains, ...)
+{
+    char *argv[32];
+    int argc = 0;
+    va_list ap;
+    va_start(ap, why_contains);
+    argv[argc++] = "imghist";
+    for (char *s; (s = va_arg(ap, char *)) != NULL;) {
+        argv[argc++] = s;
+    }
+    va_end(ap);
+    ih_cli_args a;
+    char err[256];
+    assert_int_equal(ih_parse_args(argc, argv, &a, err, sizeof err), -1);
+    assert_non_null(strstr(err, why_contains));
+    assert_null(strchr(err, '\n')); /* one line */
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    expect_usage_error("no input", NULL);
+    expect_usage_error("no input", "-v", NULL);
+    expect_usage_error("unknown option", "in.png", "--frobnicate", NULL);
+    expect_usage_error("unknown option", "in.png", "-x", NULL);
+    expect_usage_error("needs a value", "in.png", "--equalize", NULL);
+    expect_usage_error("needs a value", "in.png", "--csv=", NULL);
+    expect_usage_error("needs a value", "in.png", "--backend", NULL);
+    expect_usage_error("unknown backend", "in.png", "--backend", "opencl", NULL);
+    expect_usage_error("more than one input", "a.png", "b.png", NULL);
+    expect_usage_error("positive whole number", "a.png", "--max-pixels", "0", NULL);
+    expect_usage_error("positive whole number", "a.png", "--max-pixels", "-5", NULL);
+    expect_usage_error("positive whole number", "a.png", "--max-pixels", "12x", NULL);
+    expect_usage_error("contradict", "a.png", "-q", "-v", NULL);
+    expect_usage_error("same file", "a.png", "--csv", "o", "--equalize", "o", NULL);
+    expect_usage_error("file name", "a.png", "--equalize", "-", NULL);
+    expect_usage_error("empty input", "", NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_minimal_and_full),
+        cmocka_unit_test(test_help_version_need_no_input),
+        cmocka_unit_test(test_usage_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,461 @@
+/*
+ * The imghist binary, run as a user would: output formats, exit codes, and the
+ * promise that a failure leaves no partial output and never touches the input.
+ * argv[1] is the binary, argv[2] the samples folder.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+
+#include "imghist.h"
+#include "test_util.h"
+
+static const char *exe;
+static const char *samples;
+static char *dir; /* per-test scratch folder */
+
+typedef struct {
+    int code;
+    char *out; /* stdout */
+    char *err; /* stderr */
+} run_result;
+
+static char *slurp(const char *path)
+{
+    size_t n = 0;
+    uint8_t *d = tu_read_file(path, &n);
+    char *s = malloc(n + 1);
+    if (d != NULL) {
+        memcpy(s, d, n);
+    }
+    s[d ? n : 0] = '\0';
+    free(d);
+    return s;
+}
+
+/* Run imghist with the given arguments (NULL-terminated), stdin from
+ * `in_path` (or /dev/null). */
+static run_result run_v(const char *in_path, va_list ap)
+{
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = (char *)exe;
+    for (char *s; (s = va_arg(ap, char *)) != NULL;) {
+        argv[argc++] = s;
+    }
+    argv[argc] = NULL;
+    char outp[4200], errp[4200];
+    snprintf(outp, sizeof outp, "%s/.stdout", dir);
+    snprintf(errp, sizeof errp, "%s/.stderr", dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path : "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    extern char **environ;
+    assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status)); /* never a crash */
+    run_result r = {WEXITSTATUS(status), slurp(outp), slurp(errp)};
+    unlink(outp);
+    unlink(errp);
+    return r;
+}
+
+static run_result run_stdin(const char *in_path, ...)
+{
+    va_list ap;
+    va_start(ap, in_path);
+    run_result r = run_v(in_path, ap);
+    va_end(ap);
+    return r;
+}
+
+#define RUN(...) run_stdin(NULL, __VA_ARGS__, NULL)
+#define RUN_IN(in, ...) run_stdin(in, __VA_ARGS__, NULL)
+
+static void free_result(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) {
+        n += *s == '\n';
+    }
+    return n;
+}
+
+/* An error is exactly one line, starting "imghist: ", naming `what`. */
+static void assert_one_line_error(const run_result *r, const char *what)
+{
+    assert_int_equal(count_lines(r->err), 1);
+    assert_int_equal(strncmp(r->err, "imghist: ", 9), 0);
+    if (what != NULL) {
+        assert_non_null(strstr(r->err, what));
+    }
+}
+
+/* Paths live in a ring of buffers large enough for any one test. */
+static char *path_in(const char *name)
+{
+    static char buf[64][4200];
+    static int k;
+    char *p = buf[k++ & 63];
+    snprintf(p, 4200, "%s/%s", dir, name);
+    return p;
+}
+
+static char *sample(const char *name)
+{
+    static char buf[64][4200];
+    static int k;
+    char *p = buf[k++ & 63];
+    snprintf(p, 4200, "%s/%s", samples, name);
+    return p;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    dir = tu_temp_dir();
+    return dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_remove_tree(dir);
+    free(dir);
+    dir = NULL;
+    return 0;
+}
+
+static void test_summary(void **state)
+{
+    (void)state;
+    run_result r = RUN(sample("moon.png"), "--backend", "cpu");
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.err, "");
+    assert_non_null(strstr(r.out, "512x512"));
+    assert_non_null(strstr(r.out, "262144 pixels"));
+    assert_non_null(strstr(r.out, "min 0"));
+    assert_non_null(strstr(r.out, "median"));
+    assert_non_null(strstr(r.out, "stddev"));
+    assert_non_null(strstr(r.out, "#")); /* the picture */
+    free_result(&r);
+
+    r = RUN(sample("moon.png"), "-q");
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.out, "");
+    free_result(&r);
+
+    r = RUN(sample("moon.png"), "-v", "--backend", "cpu");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.err, "backend: cpu"));
+    free_result(&r);
+}
+
+static void test_help_and_version(void **state)
+{
+    (void)state;
+    run_result r = RUN("--help");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "Usage: imghist"));
+    assert_non_null(strstr(r.out, "Examples:"));
+    free_result(&r);
+    r = RUN("--version");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, IMGHIST_VERSION_STRING));
+    free_result(&r);
+}
+
+static void check_csv(const char *csv, uint64_t want_total)
+{
+    assert_int_equal(strncmp(csv, "bin,lower,upper,count\n", 22), 0);
+    assert_int_equal(count_lines(csv), 257);
+    const char *p = strchr(csv, '\n') + 1;
+    uint64_t total = 0;
+    for (int i = 0; i < 256; i++) {
+        int b, lo, hi;
+        unsigned long long c;
+        int used = 0;
+        assert_int_equal(sscanf(p, "%d,%d,%d,%llu\n%n", &b, &lo, &hi, &c, &used), 4);
+        assert_int_equal(b, i);
+        assert_int_equal(lo, i);
+        assert_int_equal(hi, i + 1);
+        total += c;
+        p = strchr(p, '\n') + 1;
+    }
+    assert_int_equal(total, want_total);
+}
+
+static void test_csv(void **state)
+{
+    (void)state;
+    const char *csv = path_in("h.csv");
+    run_result r = RUN(sample("coffee.png"), "--csv", csv);
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.out, "");
+    free_result(&r);
+    char *text = slurp(csv);
+    check_csv(text, 600 * 400);
+
+    /* To stdout, identical. */
+    r = RUN(sample("coffee.png"), "--csv", "-");
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.out, text);
+    free_result(&r);
+    free(text);
+
+    /* From stdin, identical to reading the file. */
+    r = RUN_IN(sample("moon.png"), "-", "--csv", "-");
+    run_result f = RUN(sample("moon.png"), "--csv", "-");
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.out, f.out);
+    free_result(&r);
+    free_result(&f);
+}
+
+static void test_equalize(void **state)
+{
+    (void)state;
+    const char *out = path_in("eq.png");
+    run_result r = RUN(sample("moon.png"), "--equalize", out, "--csv", path_in("h.csv"));
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.err, "");
+    free_result(&r);
+
+    imghist_ctx *ctx = NULL;
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    imghist_image *in = NULL, *eq = NULL;
+    assert_int_equal(imghist_load_file(ctx, sample("moon.png"), &in), IMGHIST_OK);
+    assert_int_equal(imghist_load_file(ctx, out, &eq), IMGHIST_OK);
+    assert_int_equal(eq->width, in->width);
+    assert_int_equal(eq->height, in->height);
+    uint8_t *want = malloc((size_t)in->width * in->height);
+    assert_int_equal(imghist_equalize(ctx, in->pixels, in->pitch, want, in->width, in->width,
+                                      in->height, NULL),
+                     IMGHIST_OK);
+    assert_memory_equal(eq->pixels, want, (size_t)in->width * in->height);
+    /* Equalized: the darkest value maps to 0 and the brightest to 255. */
+    uint64_t h[256];
+    imghist_histogram(ctx, eq->pixels, eq->pitch, eq->width, eq->height, h);
+    assert_true(h[255] > 0);
+    free(want);
+    imghist_image_free(in);
+    imghist_image_free(eq);
+    imghist_destroy(ctx);
+
+    /* The written file is a plain 8-bit grayscale PNG. */
+    size_t n = 0;
+    uint8_t *png = tu_read_file(out, &n);
+    assert_true(n > 33);
+    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+    assert_int_equal(png[24], 8); /* bit depth */
+    assert_int_equal(png[25], 0); /* colour type gray */
+    free(png);
+}
+
+static void test_usage_exit_2(void **state)
+{
+    (void)state;
+    const char *cases[][3] = {
+        {"--bogus", NULL, NULL},
+        {sample("moon.png"), "--backend", "tpu"},
+        {sample("moon.png"), "--equalize", NULL},
+        {"--csv", "x.csv", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run_result r = cases[i][1] == NULL   ? RUN(cases[i][0])
+                       : cases[i][2] == NULL ? RUN(cases[i][0], cases[i][1])
+                                             : RUN(cases[i][0], cases[i][1], cases[i][2]);
+        assert_int_equal(r.code, 2);
+        assert_one_line_error(&r, NULL);
+        assert_string_equal(r.out, "");
+        free_result(&r);
+    }
+}
+
+/* Temporary output files are hidden names in the target's folder: none may
+ * be left behind. */
+static void assert_no_temporaries(void)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            fail_msg("temporary file left behind: %s", e->d_name);
+        }
+    }
+    closedir(d);
+}
+
+/* Bad inputs: exit 1, one line naming the file, no output created, input intact. */
+static void check_bad_input(const char *input)
+{
+    size_t before_n = 0;
+    uint8_t *before = tu_read_file(input, &before_n);
+    const char *eq = path_in("out.png"), *csv = path_in("out.csv");
+    run_result r = RUN(input, "--equalize", eq, "--csv", csv);
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, input);
+    assert_false(tu_exists(eq));
+    assert_false(tu_exists(csv));
+    assert_no_temporaries();
+    free_result(&r);
+    if (before != NULL) {
+        size_t after_n = 0;
+        uint8_t *after = tu_read_file(input, &after_n);
+        assert_int_equal(after_n, before_n);
+        assert_memory_equal(after, before, before_n);
+        free(after);
+    }
+    free(before);
+}
+
+static void test_bad_inputs_exit_1(void **state)
+{
+    (void)state;
+    check_bad_input(path_in("missing.png"));
+
+    const char *empty = path_in("empty.png");
+    tu_write_file(empty, "", 0);
+    check_bad_input(empty);
+
+    const char *text = path_in("notes.png");
+    const char msg[] = "this is a text file, not a PNG\n";
+    tu_write_file(text, msg, sizeof msg - 1);
+    check_bad_input(text);
+
+    size_t n = 0;
+    uint8_t *moon = tu_read_file(sample("moon.png"), &n);
+    assert_non_null(moon);
+    const char *cut = path_in("truncated.png");
+    tu_write_file(cut, moon, n / 2);
+    check_bad_input(cut);
+    tu_write_file(cut, moon, 40); /* header only */
+    check_bad_input(cut);
+    free(moon);
+
+    check_bad_input(dir); /* a directory */
+}
+
+static void test_failed_write_keeps_old_output(void **state)
+{
+    (void)state;
+    /* An existing output survives a failed run untouched. */
+    const char *out = path_in("keep.png");
+    tu_write_file(out, "old", 3);
+    const char *text = path_in("bad.png");
+    tu_write_file(text, "nope", 4);
+    run_result r = RUN(text, "--equalize", out);
+    assert_int_equal(r.code, 1);
+    free_result(&r);
+    char *s = slurp(out);
+    assert_string_equal(s, "old");
+    free(s);
+    assert_no_temporaries();
+
+    /* Output folder missing: exit 1, names the output. */
+    const char *nowhere = path_in("no/such/dir/eq.png");
+    r = RUN(sample("moon.png"), "--equalize", nowhere);
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, nowhere);
+    free_result(&r);
+
+    /* Disk full. */
+    if (tu_exists("/dev/full")) {
+        r = RUN(sample("moon.png"), "--csv", "/dev/full");
+        assert_int_equal(r.code, 1);
+        assert_one_line_error(&r, "/dev/full");
+        free_result(&r);
+    }
+}
+
+static void test_output_is_input_refused(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    uint8_t *moon = tu_read_file(sample("moon.png"), &n);
+    const char *copy = path_in("moon.png");
+    tu_write_file(copy, moon, n);
+    run_result r = RUN(copy, "--equalize", copy);
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, copy);
+    free_result(&r);
+    /* Also through another spelling of the same path. */
+    char other[4300];
+    snprintf(other, sizeof other, "%s/./moon.png", dir);
+    r = RUN(copy, "--csv", other);
+    assert_int_equal(r.code, 1);
+    free_result(&r);
+    size_t m = 0;
+    uint8_t *after = tu_read_file(copy, &m);
+    assert_int_equal(m, n);
+    assert_memory_equal(after, moon, n);
+    free(after);
+    free(moon);
+}
+
+static void test_cuda_backend_without_gpu(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = NULL;
+    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &ctx);
+    imghist_destroy(ctx);
+    run_result r = RUN(sample("moon.png"), "--backend", "cuda", "-v");
+    if (st == IMGHIST_OK) {
+        assert_int_equal(r.code, 0);
+        assert_non_null(strstr(r.err, "backend: cuda"));
+    } else {
+        assert_int_equal(r.code, 1);
+        assert_one_line_error(&r, "no usable GPU");
+    }
+    free_result(&r);
+    /* auto never fails for want of a GPU. */
+    r = RUN(sample("moon.png"), "--backend", "auto", "-q");
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.err, "");
+    free_result(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_cli IMGHIST_BINARY SAMPLES_DIR\n");
+        return 2;
+    }
+    exe = argv[1];
+    samples = argv[2];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_help_and_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_csv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_equalize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_exit_2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_inputs_exit_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_write_keeps_old_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_is_input_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cuda_backend_without_gpu, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
