@@ -1,0 +1,12 @@
+#!/bin/sh
+# Set up, build, and run imghist on a sample photograph (the main job).
+# The CUDA backend is built when nvcc is on PATH; without a GPU the CPU runs.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+[ -f build/build.ninja ] || meson setup build --buildtype=release
+ninja -C build
+mkdir -p out
+./build/src/imghist samples/moon.png -v
+./build/src/imghist samples/moon.png --equalize out/moon-equalized.png --csv out/moon-hist.csv -v
+echo "demo: wrote out/moon-equalized.png and out/moon-hist.csv"
