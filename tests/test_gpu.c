@@ -23,6 +23,8 @@
 static imghist_ctx *gpu, *cpu;
 static const char *samples;
 static tu_rng rng;
+/* IMGHIST_TEST_QUICK=1: fewer and smaller cases, for runs under compute-sanitizer. */
+static int quick;
 
 enum pattern { UNIFORM, CONSTANT, MULT32, MULT4_64, NORMALISH, RUNS, PHOTO, N_PATTERNS };
 static const char *pattern_name[] = {"uniform", "constant", "multiples of 32", "64 values x4",
@@ -125,7 +127,7 @@ static void check_hist_case(uint32_t w, uint32_t h, size_t pitch, unsigned offse
 static void test_hist_random_shapes(void **state)
 {
     (void)state;
-    for (int iter = 0; iter < 120; iter++) {
+    for (int iter = 0; iter < (quick ? 25 : 120); iter++) {
         const uint32_t w = 1 + tu_below(&rng, iter % 4 == 0 ? 5000 : 300);
         const uint32_t h = 1 + tu_below(&rng, iter % 5 == 0 ? 3 : 200);
         const size_t pitch = w + (iter % 3 == 0 ? 0 : tu_below(&rng, 70));
@@ -155,8 +157,8 @@ static void test_hist_patterns_large(void **state)
     /* Many blocks, many chunks per block: every pattern at ~40 MB, aligned
      * and not. */
     for (int p = 0; p < N_PATTERNS; p++) {
-        check_hist_case(4099, 10007, 4099, (unsigned)p % 16, (enum pattern)p);
-        check_hist_case(4096, 2048, 4096 + 512, 0, (enum pattern)p);
+        check_hist_case(4099, quick ? 307 : 10007, 4099, (unsigned)p % 16, (enum pattern)p);
+        check_hist_case(4096, quick ? 64 : 2048, 4096 + 512, 0, (enum pattern)p);
     }
 }
 
@@ -214,7 +216,7 @@ static void check_equalize_case(uint32_t w, uint32_t h, size_t sp, unsigned soff
 static void test_equalize_random(void **state)
 {
     (void)state;
-    for (int iter = 0; iter < 60; iter++) {
+    for (int iter = 0; iter < (quick ? 14 : 60); iter++) {
         const uint32_t w = 1 + tu_below(&rng, iter % 4 == 0 ? 3000 : 200);
         const uint32_t h = 1 + tu_below(&rng, 150);
         const size_t sp = w + tu_below(&rng, 40);
@@ -225,7 +227,7 @@ static void test_equalize_random(void **state)
         check_equalize_case(w, h, sp, soff, dp, doff, (enum pattern)(iter % N_PATTERNS), 0);
     }
     for (int p = 0; p < N_PATTERNS; p++) {
-        check_equalize_case(3001, 2003, 3008, 0, 3008, 0, (enum pattern)p, 0);
+        check_equalize_case(3001, quick ? 53 : 2003, 3008, 0, 3008, 0, (enum pattern)p, 0);
         check_equalize_case(777, 333, 800, 3, 0, 0, (enum pattern)p, 1);
     }
     check_equalize_case(1, 1, 1, 0, 1, 0, UNIFORM, 0);
@@ -235,6 +237,7 @@ static void test_batch(void **state)
 {
     (void)state;
     enum { N = 61 };
+    (void)quick;
     img_t im[N];
     imghist_device_image di[N];
     uint64_t *want = malloc(N * 256 * sizeof(uint64_t));
@@ -323,6 +326,7 @@ static void test_device_api_errors(void **state)
 int main(int argc, char **argv)
 {
     samples = argc > 1 ? argv[1] : "samples";
+    quick = getenv("IMGHIST_TEST_QUICK") != NULL && atoi(getenv("IMGHIST_TEST_QUICK")) != 0;
     imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &gpu);
     if (st == IMGHIST_E_NO_GPU || st == IMGHIST_E_UNSUPPORTED) {
         printf("skipping the GPU suite: %s\n", imghist_last_error(gpu));

@@ -1,0 +1,57 @@
+/*
+ * Kernels the benchmark measures imghist against, and thin wrappers around
+ * CUB. Everything here only enqueues work on `stream`; errors come back as
+ * cudaError_t for the caller's check macro.
+ */
+#ifndef IMGHIST_BENCH_KERNELS_CUH
+#define IMGHIST_BENCH_KERNELS_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+/* ---- bandwidth ceilings ---- */
+
+/* Variants of the streaming read kernel; the ceiling is the fastest of them, so
+ * that the figure does not hinge on one load flavour. */
+enum read_variant {
+    READ_LDG_X4,   /* ld.global.nc, 4 loads of 16 bytes in flight per thread */
+    READ_LDG_X8,   /* ld.global.nc, 8 in flight */
+    READ_LDCS_X8,  /* ld.global.cs (evict-first), 8 in flight */
+    READ_VARIANTS
+};
+const char *read_variant_name(read_variant v);
+
+/* Blocks for a persistent grid of the read / copy kernels (every SM full). */
+int stream_grid(int sm_count);
+
+/* XOR-fold `bytes` (a multiple of 16, 16-byte aligned) into *sink. */
+cudaError_t launch_read(read_variant v, const void *src, size_t bytes, unsigned int *sink,
+                        int grid, cudaStream_t stream);
+/* dst = src, 16-byte loads and stores, 4 of each in flight per thread. */
+cudaError_t launch_copy(void *dst, const void *src, size_t bytes, int grid, cudaStream_t stream);
+
+/* ---- the seed kernels (32-bit counts; hist must be zeroed first) ---- */
+
+/* (a) one byte per thread, atomicAdd straight into the global histogram. */
+cudaError_t launch_seed_global(const uint8_t *data, size_t n, unsigned int *hist,
+                               cudaStream_t stream);
+/* (b) per-block shared-memory histogram, one byte per thread and step, grid-stride. */
+cudaError_t launch_seed_shared(const uint8_t *data, size_t n, unsigned int *hist, int sm_count,
+                               cudaStream_t stream);
+/* (c) as (b), but 16 bytes per thread and step through one 16-byte (uint4) load. */
+cudaError_t launch_seed_shared_vec(const uint8_t *data, size_t n, unsigned int *hist,
+                                   int sm_count, cudaStream_t stream);
+
+/* ---- CUB DeviceHistogram::HistogramEven: 256 bins, levels 0..256, int counters ---- */
+
+/* With temp == NULL only *temp_bytes is set (CUB's size query). */
+cudaError_t cub_hist_1d(void *temp, size_t *temp_bytes, const uint8_t *data, int n, int *hist,
+                        cudaStream_t stream);
+cudaError_t cub_hist_2d(void *temp, size_t *temp_bytes, const uint8_t *data, int width, int rows,
+                        size_t pitch, int *hist, cudaStream_t stream);
+/* "CCCL x.y.z" */
+const char *cub_version_string(void);
+
+#endif
