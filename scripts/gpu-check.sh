@@ -12,11 +12,11 @@ summary="$OUT/summary.txt"
 : > "$summary"
 step() { # name, command...
     name=$1; shift
-    start=$(date +%s.%N)
+    start=$(date +%s)
     "$@" > "$OUT/$name.log" 2>&1
     rc=$?
-    t=$(echo "$(date +%s.%N) - $start" | bc)
-    printf '%-22s rc=%-3s %6.1fs  %s\n' "$name" "$rc" "$t" "$(tail -n 1 "$OUT/$name.log")" | tee -a "$summary"
+    t=$(( $(date +%s) - start ))
+    printf '%-22s rc=%-3s %4ss  %s\n' "$name" "$rc" "$t" "$(tail -n 1 "$OUT/$name.log")" | tee -a "$summary"
 }
 nvidia-smi -L > "$OUT/gpu.txt" 2>&1; cat "$OUT/gpu.txt"
 step gpu_suite "$B/tests/test_gpu" samples
@@ -29,7 +29,7 @@ step memcheck compute-sanitizer --tool memcheck --leak-check full --error-exitco
 step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/test_gpu" samples
 step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/test_gpu" samples
 unset IMGHIST_TEST_QUICK
-cuobjdump -sass "$B"/src/libimghist_core.a.p/*hist_u8.cu.o > "$OUT/sass.txt" 2>&1
+cuobjdump -sass "$B"/src/libimghist.so > "$OUT/sass.txt" 2>&1
 echo "SASS instruction mix (sm_90 histogram kernel):" | tee -a "$summary"
 awk '/Function/ {f=$0} /arch = sm_90/ {on=1} on && /ATOMS|LDG|RED|ATOMG|STG/ {match($0,/(ATOMS|LDG|RED|ATOMG|STG)[A-Z0-9._]*/); print substr($0,RSTART,RLENGTH)}' "$OUT/sass.txt" | sort | uniq -c | tee -a "$summary"
 cat "$summary"
