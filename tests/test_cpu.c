@@ -461,6 +461,58 @@ static void test_load_errors(void **state)
 }
 
 /* Written PNG reads back bit for bit; a failed write leaves nothing behind. */
+/* libpng checks CRCs (stb_image would not): a flipped byte anywhere in a
+ * chunk is an error, never a silently different image. */
+static void test_png_crc_errors(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    uint8_t px[32 * 32];
+    for (int i = 0; i < 32 * 32; i++) px[i] = (uint8_t)(i * 7);
+    size_t size = 0;
+    uint8_t *png = tu_png_encode(32, 32, PNG_COLOR_TYPE_GRAY, 8, px, NULL, 0, &size);
+    imghist_image *img = NULL;
+    /* Every byte after the signature belongs to a chunk's length, type, data
+     * or CRC; corrupting any must fail. */
+    for (size_t at = 8; at < size; at++) {
+        png[at] ^= 0x20;
+        imghist_status st = imghist_load_memory(ctx, png, size, "crc.png", &img);
+        png[at] ^= 0x20;
+        if (st == IMGHIST_OK) {
+            imghist_image_free(img);
+            fail_msg("corrupting byte %zu of %zu went unnoticed", at, size);
+        }
+        assert_non_null(strstr(imghist_last_error(ctx), "crc.png"));
+    }
+    free(png);
+    imghist_destroy(ctx);
+}
+
+/* A JPEG cut anywhere, down to a missing end-of-image marker, is an error. */
+static void test_jpeg_truncated(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    static struct membuf m;
+    m.len = 0;
+    uint8_t rgb[40 * 24 * 3];
+    for (size_t i = 0; i < sizeof rgb; i++) rgb[i] = (uint8_t)(i * 29 + (i / 120) * 3);
+    assert_true(stbi_write_jpg_to_func(to_mem, &m, 40, 24, 3, rgb, 90));
+    imghist_image *img = NULL;
+    assert_int_equal(imghist_load_memory(ctx, m.data, m.len, "ok.jpg", &img), IMGHIST_OK);
+    assert_int_equal(img->width, 40);
+    imghist_image_free(img);
+    for (size_t cut = 1; cut < m.len; cut++) {
+        imghist_status st = imghist_load_memory(ctx, m.data, cut, "cut.jpg", &img);
+        if (st == IMGHIST_OK) {
+            imghist_image_free(img);
+            fail_msg("JPEG cut to %zu of %zu bytes decoded", cut, m.len);
+        }
+        assert_non_null(strstr(imghist_last_error(ctx), "cut.jpg"));
+    }
+    imghist_destroy(ctx);
+}
+
 static void test_write_png_roundtrip(void **state)
 {
     (void)state;
@@ -544,6 +596,8 @@ int main(void)
         cmocka_unit_test(test_gray_16bit_rgb_and_palette),
         cmocka_unit_test(test_other_formats),
         cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_png_crc_errors),
+        cmocka_unit_test(test_jpeg_truncated),
         cmocka_unit_test(test_write_png_roundtrip),
         cmocka_unit_test(test_context_backends),
     };

@@ -21,7 +21,7 @@ except ImportError as e:  # pragma: no cover
     print(f"skipping: {e}")
     sys.exit(77)
 
-PHOTOS = ["moon.png", "camera.png", "coffee.png", "astronaut.png"]
+PHOTOS = ["moon.png", "camera.png", "coffee.png", "astronaut.png", "hubble_deep_field.jpg"]
 
 
 def opencv_gray(path):
@@ -74,16 +74,36 @@ def synthetic(workdir, seed):
         "narrow-range-rgba.png": np.dstack([rng.integers(100, 110, (50, 77), dtype=np.uint8)
                                             for _ in range(4)]),
     }
+    cases["rgb16.png"] = rng.integers(0, 65536, (45, 67, 3), dtype=np.uint16)
+    cases["gray16.png"] = rng.integers(0, 65536, (23, 99), dtype=np.uint16)
     paths = []
     for name, img in cases.items():
         p = os.path.join(workdir, name)
         assert cv2.imwrite(p, img)
         paths.append(p)
+    # JPEGs re-encoded from a photograph: colour, gray, progressive, and an
+    # odd size that exercises chroma upsampling at the edges.
+    photo = cv2.imread(os.path.join(SAMPLES, "coffee.png"), cv2.IMREAD_COLOR)
+    jpegs = {
+        "coffee-q90.jpg": (photo, [cv2.IMWRITE_JPEG_QUALITY, 90]),
+        "coffee-gray.jpg": (cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY), []),
+        "coffee-progressive.jpg": (photo, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1]),
+        "coffee-odd.jpg": (photo[:333, :517], [cv2.IMWRITE_JPEG_QUALITY, 75]),
+    }
+    for name, (img, params) in jpegs.items():
+        p = os.path.join(workdir, name)
+        assert cv2.imwrite(p, img, params)
+        paths.append(p)
     return paths
 
 
+SAMPLES = None
+
+
 def main():
+    global SAMPLES
     exe, samples = sys.argv[1], sys.argv[2]
+    SAMPLES = samples
     seed = int(os.environ.get("IMGHIST_TEST_SEED", int.from_bytes(os.urandom(4), "little")))
     print(f"OpenCV {cv2.__version__}, seed {seed}")
     ok = True

@@ -1,4 +1,5 @@
-/* Decoding with stb_image, gray conversion, PNG writing with libpng. */
+/* Loading (PNG with libpng, JPEG with libjpeg-turbo, the other formats with
+ * stb_image), gray conversion, and PNG writing with libpng. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <png.h>
@@ -11,6 +12,7 @@
 #include <stb_image.h>
 
 #include "atomic_file.h"
+#include "decode.h"
 #include "internal.h"
 
 /* Read a whole stream; `name` only labels errors. */
@@ -94,6 +96,71 @@ imghist_status imghist_load_file(imghist_ctx *ctx, const char *path, imghist_ima
     return st;
 }
 
+imghist_status ih_check_dimensions(imghist_ctx *ctx, const char *name, uint64_t w, uint64_t h)
+{
+    if (w == 0 || h == 0) {
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: image has no pixels", name);
+    }
+    if (w > UINT32_MAX || h > UINT32_MAX || w * h > ctx->max_pixels) {
+        return ih_fail(ctx, IMGHIST_E_LIMIT,
+                       "%s: %llux%llu is over the limit of %llu pixels (see --max-pixels)", name,
+                       (unsigned long long)w, (unsigned long long)h,
+                       (unsigned long long)ctx->max_pixels);
+    }
+    if (w * h > SIZE_MAX / 4) {
+        return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: image too large for this machine", name);
+    }
+    return IMGHIST_OK;
+}
+
+/* Every other format through stb_image, 8 bits per sample. */
+static imghist_status decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
+                                 const char *name, ih_raw *out)
+{
+    /* Dimensions from the header first, so that a tiny file declaring a huge
+     * image is refused before anything large is allocated. */
+    int w = 0, h = 0, comp = 0;
+    if (!stbi_info_from_memory(data, (int)size, &w, &h, &comp)) {
+        const char *why = stbi_failure_reason();
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name,
+                       why ? why : "unknown format");
+    }
+    imghist_status st = ih_check_dimensions(ctx, name, w > 0 ? (uint64_t)w : 0,
+                                            h > 0 ? (uint64_t)h : 0);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const uint64_t pixels = (uint64_t)w * (uint64_t)h;
+    uint8_t *decoded = stbi_load_from_memory(data, (int)size, &w, &h, &comp, 0);
+    if (decoded == NULL) {
+        const char *why = stbi_failure_reason();
+        if (why != NULL && strcmp(why, "outofmem") == 0) {
+            return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory decoding %dx%d", name, w, h);
+        }
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (%s)", name,
+                       why ? why : "corrupt data");
+    }
+    if (comp < 1 || comp > 4 || (uint64_t)w * (uint64_t)h != pixels) {
+        stbi_image_free(decoded);
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: decoder returned an unexpected layout", name);
+    }
+    /* Drop alpha in place: gray+alpha -> gray, RGBA -> RGB. */
+    const size_t n = (size_t)pixels;
+    const int keep = comp <= 2 ? 1 : 3;
+    if (keep != comp) {
+        for (size_t i = 0; i < n; i++) {
+            memmove(decoded + i * keep, decoded + i * comp, (size_t)keep);
+        }
+    }
+    out->width = (uint32_t)w;
+    out->height = (uint32_t)h;
+    out->channels = keep;
+    /* Debian's libstb allocates with malloc (STBI_FREE is free), so the
+     * samples are freed like every other decoder's. */
+    out->samples = decoded;
+    return IMGHIST_OK;
+}
+
 imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t size,
                                    const char *name, imghist_image **out)
 {
@@ -112,66 +179,42 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
         return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: file larger than 2 GiB", name);
     }
 
-    /* Dimensions from the header first, so that a tiny file declaring a huge
-     * image is refused before anything large is allocated. */
-    int w = 0, h = 0, comp = 0;
-    if (!stbi_info_from_memory(data, (int)size, &w, &h, &comp)) {
-        const char *why = stbi_failure_reason();
-        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name,
-                       why ? why : "unknown format");
+    static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    const uint8_t *bytes = data;
+    ih_raw raw = {0};
+    imghist_status st;
+    if (size >= 8 && memcmp(bytes, png_magic, 8) == 0) {
+        st = ih_decode_png(ctx, bytes, size, name, &raw);
+    } else if (size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff) {
+        st = ih_decode_jpeg(ctx, bytes, size, name, &raw);
+    } else {
+        st = decode_stb(ctx, bytes, size, name, &raw);
     }
-    if (w <= 0 || h <= 0) {
-        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: image has no pixels", name);
-    }
-    uint64_t pixels = (uint64_t)w * (uint64_t)h;
-    if (pixels > ctx->max_pixels) {
-        return ih_fail(ctx, IMGHIST_E_LIMIT,
-                       "%s: %dx%d is %llu pixels, over the limit of %llu", name, w, h,
-                       (unsigned long long)pixels, (unsigned long long)ctx->max_pixels);
-    }
-    if (pixels > SIZE_MAX / 4) {
-        return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: image too large for this machine", name);
+    if (st != IMGHIST_OK) {
+        return st;
     }
 
-    uint8_t *decoded = stbi_load_from_memory(data, (int)size, &w, &h, &comp, 0);
-    if (decoded == NULL) {
-        const char *why = stbi_failure_reason();
-        if (why != NULL && strcmp(why, "outofmem") == 0) {
-            return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory decoding %dx%d", name, w, h);
-        }
-        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (%s)", name,
-                       why ? why : "corrupt data");
-    }
-    if (comp < 1 || comp > 4 || (uint64_t)w * (uint64_t)h != pixels) {
-        stbi_image_free(decoded);
-        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: decoder returned an unexpected layout", name);
-    }
-
+    const size_t n = (size_t)raw.width * raw.height;
     imghist_image *img = calloc(1, sizeof *img);
-    uint8_t *gray = malloc((size_t)pixels);
+    uint8_t *gray = raw.samples;
+    if (img != NULL && raw.channels == 3) {
+        gray = malloc(n);
+        if (gray != NULL) {
+            for (size_t i = 0; i < n; i++) {
+                const uint8_t *p = raw.samples + 3 * i;
+                gray[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
+            }
+        }
+        free(raw.samples);
+    }
     if (img == NULL || gray == NULL) {
         free(img);
         free(gray);
-        stbi_image_free(decoded);
         return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
     }
-    const size_t n = (size_t)pixels;
-    if (comp <= 2) {
-        /* Gray (with or without alpha) stays as it is. */
-        for (size_t i = 0; i < n; i++) {
-            gray[i] = decoded[i * (size_t)comp];
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            const uint8_t *p = decoded + i * (size_t)comp;
-            gray[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
-        }
-    }
-    stbi_image_free(decoded);
-
-    img->width = (uint32_t)w;
-    img->height = (uint32_t)h;
-    img->pitch = (size_t)w;
+    img->width = raw.width;
+    img->height = raw.height;
+    img->pitch = raw.width;
     img->pixels = gray;
     *out = img;
     return IMGHIST_OK;

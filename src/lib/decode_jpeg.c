@@ -1,0 +1,139 @@
+/*
+ * JPEG through libjpeg-turbo with its default settings (integer slow DCT,
+ * fancy upsampling), the decoder OpenCV uses, so the decoded pixels are the
+ * same as cv::imread's. A file that ends early is an error here (libjpeg
+ * would pad it with gray and only warn).
+ */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+#include "decode.h"
+
+struct jerr {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+    int truncated;
+};
+
+static void error_exit(j_common_ptr cinfo)
+{
+    struct jerr *e = (struct jerr *)cinfo->err;
+    longjmp(e->jump, 1);
+}
+
+static void emit_message(j_common_ptr cinfo, int level)
+{
+    struct jerr *e = (struct jerr *)cinfo->err;
+    if (level < 0 && e->mgr.msg_code == JWRN_JPEG_EOF) {
+        e->truncated = 1;
+    }
+}
+
+static void output_message(j_common_ptr cinfo)
+{
+    (void)cinfo; /* the library never prints */
+}
+
+/* Adobe CMYK (stored inverted) to RGB, as OpenCV converts it. */
+static void cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, size_t n)
+{
+    for (size_t i = 0; i < n; i++, cmyk += 4, rgb += 3) {
+        const int k = cmyk[3];
+        rgb[0] = (uint8_t)(k - ((255 - cmyk[0]) * k >> 8));
+        rgb[1] = (uint8_t)(k - ((255 - cmyk[1]) * k >> 8));
+        rgb[2] = (uint8_t)(k - ((255 - cmyk[2]) * k >> 8));
+    }
+}
+
+imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size,
+                              const char *name, ih_raw *out)
+{
+    struct jpeg_decompress_struct cinfo;
+    struct jerr err;
+    uint8_t *volatile samples = NULL;
+    uint8_t *volatile cmyk_row = NULL;
+    volatile imghist_status st = IMGHIST_E_DECODE;
+
+    memset(&cinfo, 0, sizeof cinfo);
+    cinfo.err = jpeg_std_error(&err.mgr);
+    err.mgr.error_exit = error_exit;
+    err.mgr.emit_message = emit_message;
+    err.mgr.output_message = output_message;
+    err.truncated = 0;
+    if (setjmp(err.jump)) {
+        char why[JMSG_LENGTH_MAX] = "";
+        if (st == IMGHIST_E_DECODE) {
+            err.mgr.format_message((j_common_ptr)&cinfo, why);
+        }
+        jpeg_destroy_decompress(&cinfo);
+        free(samples);
+        free(cmyk_row);
+        if (st == IMGHIST_E_DECODE) {
+            return ih_fail(ctx, st, "%s: invalid JPEG (%s)", name, why);
+        }
+        return st;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    if (ih_check_dimensions(ctx, name, cinfo.image_width, cinfo.image_height) != IMGHIST_OK) {
+        st = IMGHIST_E_LIMIT;
+        longjmp(err.jump, 1);
+    }
+    const int cmyk = cinfo.num_components == 4;
+    if (cinfo.num_components == 1) {
+        cinfo.out_color_space = JCS_GRAYSCALE;
+    } else if (cmyk) {
+        cinfo.out_color_space = JCS_CMYK;
+    } else {
+        cinfo.out_color_space = JCS_RGB;
+    }
+    jpeg_start_decompress(&cinfo);
+    const uint32_t w = cinfo.output_width, h = cinfo.output_height;
+    const int channels = cinfo.out_color_space == JCS_GRAYSCALE ? 1 : 3;
+    samples = malloc((size_t)w * h * channels);
+    if (cmyk) {
+        cmyk_row = malloc((size_t)w * 4);
+    }
+    if (samples == NULL || (cmyk && cmyk_row == NULL) ||
+        cinfo.output_components != (cmyk ? 4 : channels)) {
+        st = samples == NULL ? ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name)
+                             : ih_fail(ctx, IMGHIST_E_DECODE, "%s: unsupported JPEG colour layout",
+                                       name);
+        longjmp(err.jump, 1);
+    }
+    while (cinfo.output_scanline < h) {
+        uint8_t *dst = samples + (size_t)cinfo.output_scanline * w * channels;
+        JSAMPROW row = cmyk ? cmyk_row : dst;
+        if (jpeg_read_scanlines(&cinfo, &row, 1) != 1) {
+            break;
+        }
+        if (cmyk) {
+            cmyk_to_rgb(cmyk_row, dst, w);
+        }
+        if (err.truncated) {
+            break;
+        }
+    }
+    if (err.truncated || cinfo.output_scanline < h) {
+        st = ih_fail(ctx, IMGHIST_E_DECODE, "%s: invalid JPEG (file is truncated)", name);
+        longjmp(err.jump, 1);
+    }
+    jpeg_finish_decompress(&cinfo);
+    if (err.truncated) { /* the end-of-image marker is missing */
+        st = ih_fail(ctx, IMGHIST_E_DECODE, "%s: invalid JPEG (file is truncated)", name);
+        longjmp(err.jump, 1);
+    }
+    jpeg_destroy_decompress(&cinfo);
+    free(cmyk_row);
+    out->width = w;
+    out->height = h;
+    out->channels = channels;
+    out->samples = samples;
+    return IMGHIST_OK;
+}
