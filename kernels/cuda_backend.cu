@@ -3,6 +3,7 @@
  * entry points used on the CUDA backend, and the public device API.
  * Every CUDA call is checked and becomes an imghist_status with a message.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,9 +142,11 @@ static int grid_for(int resident, uint32_t granules)
 }
 
 /* Histogram (and optionally the LUT) of a device image into device memory. */
+/* `last`: this image completes the histogram (false for all but the last
+ * band of a host image processed in bands). */
 static imghist_status run_histogram(imghist_ctx *ctx, const imghist_device_image *img,
                                     unsigned long long *hist_out, unsigned char *lut_out,
-                                    cudaStream_t stream)
+                                    bool last, cudaStream_t stream)
 {
     ih_cuda_state *s = ctx->cuda;
     uint32_t per_row;
@@ -157,7 +160,7 @@ static imghist_status run_histogram(imghist_ctx *ctx, const imghist_device_image
         l.counter = s->counter;
         l.hist_out = hist_out;
         l.lut_out = lut_out;
-        l.finalize = row0 + rows == img->height;
+        l.finalize = last && row0 + rows == img->height;
         CK("histogram launch", ih_launch_hist_u8(g, l, stream));
     }
     return IMGHIST_OK;
@@ -202,30 +205,65 @@ static imghist_status check_device_image(imghist_ctx *ctx, const imghist_device_
 
 /* ---- host images on the CUDA backend ---- */
 
-static imghist_status upload(imghist_ctx *ctx, const uint8_t *pixels, size_t pitch, uint32_t width,
-                             uint32_t height, imghist_device_image *dimg)
+/*
+ * Host images go through a staging buffer on the GPU. It holds the whole image
+ * when GPU memory allows; otherwise as many whole rows as fit, and the image is
+ * processed in bands (the kernels accumulate across bands, so the result is
+ * the same). IMGHIST_CUDA_STAGING_BYTES caps the buffer (for tests and for
+ * sharing the GPU). Returns the rows per band, or 0 when not even one row fits.
+ */
+static uint32_t stage(imghist_ctx *ctx, uint32_t width, uint32_t height)
 {
     ih_cuda_state *s = ctx->cuda;
-    const size_t bytes = (size_t)width * height;
-    if (bytes > s->img_bytes) {
-        CK("free", cudaFree(s->img));
+    size_t want = (size_t)width * height;
+    const char *cap_env = getenv("IMGHIST_CUDA_STAGING_BYTES");
+    if (cap_env != NULL && *cap_env) {
+        const unsigned long long cap = strtoull(cap_env, NULL, 10);
+        if (cap > 0 && cap < want) {
+            want = (size_t)cap;
+        }
+    }
+    if (want < width) {
+        want = width;
+    }
+    if (s->img_bytes < want) {
+        cudaFree(s->img);
         s->img = NULL;
         s->img_bytes = 0;
-        cudaError_t e = cudaMalloc((void **)&s->img, bytes);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            return ih_fail(ctx, IMGHIST_E_CUDA,
-                           "CUDA cannot allocate %zu bytes of GPU memory for a %ux%u image: %s",
-                           bytes, width, height, cudaGetErrorString(e));
+        for (size_t try_bytes = want; try_bytes >= width; try_bytes /= 2) {
+            if (cudaMalloc((void **)&s->img, try_bytes) == cudaSuccess) {
+                s->img_bytes = try_bytes;
+                break;
+            }
+            (void)cudaGetLastError(); /* out of memory is not sticky */
+            s->img = NULL;
         }
-        s->img_bytes = bytes;
     }
-    CK("upload", cudaMemcpy2DAsync(s->img, width, pixels, pitch, width, height,
-                                   cudaMemcpyHostToDevice, s->stream));
+    const size_t usable = s->img_bytes < want ? s->img_bytes : want;
+    const size_t rows = usable / width;
+    return (uint32_t)(rows < height ? rows : height);
+}
+
+static void note_bands(imghist_ctx *ctx, uint32_t band, uint32_t height)
+{
+    if (band < height) {
+        snprintf(ctx->note, sizeof ctx->note,
+                 "the image does not fit in GPU memory: processed in %u bands of %u rows",
+                 (height + band - 1) / band, band);
+    }
+}
+
+static imghist_status upload_band(imghist_ctx *ctx, const uint8_t *pixels, size_t pitch,
+                                  uint32_t width, uint32_t row0, uint32_t rows,
+                                  imghist_device_image *dimg)
+{
+    ih_cuda_state *s = ctx->cuda;
+    CK("upload", cudaMemcpy2DAsync(s->img, width, pixels + (size_t)row0 * pitch, pitch, width,
+                                   rows, cudaMemcpyHostToDevice, s->stream));
     dimg->data = s->img;
     dimg->pitch = width;
     dimg->width = width;
-    dimg->height = height;
+    dimg->height = rows;
     return IMGHIST_OK;
 }
 
@@ -234,16 +272,27 @@ imghist_status ih_cuda_host_histogram(imghist_ctx *ctx, const uint8_t *pixels, s
                                       uint64_t hist[IMGHIST_BINS])
 {
     ih_cuda_state *s = ctx->cuda;
-    imghist_device_image dimg;
-    imghist_status st = upload(ctx, pixels, pitch, width, height, &dimg);
-    if (st == IMGHIST_OK) {
-        st = run_histogram(ctx, &dimg, s->hist, NULL, s->stream);
+    const uint32_t band = stage(ctx, width, height);
+    if (band == 0) {
+        snprintf(ctx->note, sizeof ctx->note, "GPU out of memory: ran on the CPU");
+        ih_cpu_histogram(pixels, pitch, width, height, hist);
+        return IMGHIST_OK;
+    }
+    note_bands(ctx, band, height);
+    imghist_status st = IMGHIST_OK;
+    for (uint32_t row0 = 0; row0 < height && st == IMGHIST_OK; row0 += band) {
+        const uint32_t rows = height - row0 < band ? height - row0 : band;
+        imghist_device_image dimg;
+        st = upload_band(ctx, pixels, pitch, width, row0, rows, &dimg);
+        if (st == IMGHIST_OK) {
+            st = run_histogram(ctx, &dimg, s->hist, NULL, row0 + rows == height, s->stream);
+        }
     }
     if (st == IMGHIST_OK) {
         CK("download", cudaMemcpyAsync(hist, s->hist, 256 * sizeof(uint64_t),
                                        cudaMemcpyDeviceToHost, s->stream));
-        CK("synchronize", cudaStreamSynchronize(s->stream));
     }
+    CK("synchronize", cudaStreamSynchronize(s->stream));
     return st;
 }
 
@@ -252,23 +301,50 @@ imghist_status ih_cuda_host_equalize(imghist_ctx *ctx, const uint8_t *src, size_
                                      uint32_t height, uint64_t hist[IMGHIST_BINS])
 {
     ih_cuda_state *s = ctx->cuda;
-    imghist_device_image dimg;
-    imghist_status st = upload(ctx, src, src_pitch, width, height, &dimg);
-    if (st == IMGHIST_OK) {
-        st = run_histogram(ctx, &dimg, s->hist, s->lut, s->stream);
-    }
-    if (st == IMGHIST_OK) {
-        st = run_apply(ctx, &dimg, s->img, dimg.pitch, s->stream);
-    }
-    if (st == IMGHIST_OK) {
-        CK("download", cudaMemcpy2DAsync(dst, dst_pitch, s->img, dimg.pitch, width, height,
-                                         cudaMemcpyDeviceToHost, s->stream));
+    const uint32_t band = stage(ctx, width, height);
+    if (band == 0) {
+        snprintf(ctx->note, sizeof ctx->note, "GPU out of memory: ran on the CPU");
+        uint64_t h[IMGHIST_BINS];
+        uint8_t lut[IMGHIST_BINS];
+        ih_cpu_histogram(src, src_pitch, width, height, h);
+        imghist_equalize_lut(h, lut);
+        ih_cpu_apply_lut(src, src_pitch, dst, dst_pitch, width, height, lut);
         if (hist != NULL) {
-            CK("download", cudaMemcpyAsync(hist, s->hist, 256 * sizeof(uint64_t),
-                                           cudaMemcpyDeviceToHost, s->stream));
+            memcpy(hist, h, sizeof h);
         }
-        CK("synchronize", cudaStreamSynchronize(s->stream));
+        return IMGHIST_OK;
     }
+    note_bands(ctx, band, height);
+    imghist_status st = IMGHIST_OK;
+    imghist_device_image dimg;
+    /* Pass 1: histogram and LUT. A single band stays on the GPU for pass 2. */
+    for (uint32_t row0 = 0; row0 < height && st == IMGHIST_OK; row0 += band) {
+        const uint32_t rows = height - row0 < band ? height - row0 : band;
+        st = upload_band(ctx, src, src_pitch, width, row0, rows, &dimg);
+        if (st == IMGHIST_OK) {
+            st = run_histogram(ctx, &dimg, s->hist, s->lut, row0 + rows == height, s->stream);
+        }
+    }
+    /* Pass 2: look up, band by band. */
+    for (uint32_t row0 = 0; row0 < height && st == IMGHIST_OK; row0 += band) {
+        const uint32_t rows = height - row0 < band ? height - row0 : band;
+        if (band < height) {
+            st = upload_band(ctx, src, src_pitch, width, row0, rows, &dimg);
+        }
+        if (st == IMGHIST_OK) {
+            st = run_apply(ctx, &dimg, s->img, width, s->stream);
+        }
+        if (st == IMGHIST_OK) {
+            CK("download", cudaMemcpy2DAsync(dst + (size_t)row0 * dst_pitch, dst_pitch, s->img,
+                                             width, width, rows, cudaMemcpyDeviceToHost,
+                                             s->stream));
+        }
+    }
+    if (st == IMGHIST_OK && hist != NULL) {
+        CK("download", cudaMemcpyAsync(hist, s->hist, 256 * sizeof(uint64_t),
+                                       cudaMemcpyDeviceToHost, s->stream));
+    }
+    CK("synchronize", cudaStreamSynchronize(s->stream));
     return st;
 }
 
@@ -307,7 +383,7 @@ extern "C" imghist_status imghist_cuda_histogram(imghist_ctx *ctx, const imghist
     }
     unsigned long long *out =
         hist_mem == IMGHIST_MEM_DEVICE ? (unsigned long long *)hist : ctx->cuda->hist;
-    st = run_histogram(ctx, img, out, NULL, stream);
+    st = run_histogram(ctx, img, out, NULL, true, stream);
     if (st == IMGHIST_OK) {
         st = deliver_hist(ctx, hist, hist_mem, out, 1, stream);
     }
@@ -332,7 +408,7 @@ extern "C" imghist_status imghist_cuda_equalize(imghist_ctx *ctx, const imghist_
     unsigned long long *out = (hist != NULL && hist_mem == IMGHIST_MEM_DEVICE)
                                   ? (unsigned long long *)hist
                                   : ctx->cuda->hist;
-    st = run_histogram(ctx, src, out, ctx->cuda->lut, stream);
+    st = run_histogram(ctx, src, out, ctx->cuda->lut, true, stream);
     if (st == IMGHIST_OK) {
         st = run_apply(ctx, src, dst, dst_pitch, stream);
     }

@@ -134,6 +134,25 @@ static void test_hist_random_large(void **state)
     imghist_destroy(ctx);
 }
 
+/* More than 2^32 pixels without gigabytes: every row of this "image" is the
+ * same 64 KiB buffer (pitch 0, which only the internal function allows), so
+ * the 32-bit sub-histograms must be folded into 64-bit counts in time. */
+static void test_hist_counts_past_2_32(void **state)
+{
+    (void)state;
+    enum { W = 65536 };
+    static uint8_t row[W];
+    memset(row, 9, sizeof row);
+    row[100] = 200;
+    const uint32_t h = 65539; /* (2^16 - 1) * h > 2^32 of one value */
+    uint64_t hist[256];
+    ih_cpu_histogram(row, 0, W, h, hist);
+    assert_int_equal(hist[200], h);
+    assert_int_equal(hist[9], (uint64_t)(W - 1) * h);
+    assert_true(hist[9] > UINT32_MAX);
+    assert_int_equal(sum_hist(hist), (uint64_t)W * h);
+}
+
 static void test_hist_bad_args(void **state)
 {
     (void)state;
@@ -584,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_hist_1x1_and_extremes),
         cmocka_unit_test(test_hist_odd_widths_and_pitch),
         cmocka_unit_test(test_hist_random_large),
+        cmocka_unit_test(test_hist_counts_past_2_32),
         cmocka_unit_test(test_hist_bad_args),
         cmocka_unit_test(test_lut_constant_image),
         cmocka_unit_test(test_lut_two_values),

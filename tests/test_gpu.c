@@ -4,6 +4,7 @@
  * batch API and equalization. Exits 77 (skipped) when there is no usable GPU.
  * argv[1], if given, is the samples folder.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -308,6 +309,62 @@ static void test_host_api_photographs(void **state)
     }
 }
 
+/* Host images that do not fit the staging buffer go through in bands, with
+ * the same bits, and the note says so. */
+static void test_host_api_in_bands(void **state)
+{
+    (void)state;
+    const uint32_t w = 1237, h = 911;
+    uint8_t *img = malloc((size_t)w * h), *eg = malloc((size_t)w * h), *ec = malloc((size_t)w * h);
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        img[i] = pattern_value((enum pattern)(i % 3 == 0 ? MULT32 : NORMALISH), i, 0, 0);
+    }
+    uint64_t hg[256], hc[256];
+    setenv("IMGHIST_CUDA_STAGING_BYTES", "100000", 1); /* 80 rows per band */
+    assert_int_equal(imghist_histogram(gpu, img, w, w, h, hg), IMGHIST_OK);
+    assert_non_null(strstr(imghist_last_note(gpu), "bands"));
+    assert_int_equal(imghist_equalize(gpu, img, w, eg, w, w, h, hg), IMGHIST_OK);
+    assert_non_null(strstr(imghist_last_note(gpu), "bands"));
+    unsetenv("IMGHIST_CUDA_STAGING_BYTES");
+    assert_int_equal(imghist_equalize(cpu, img, w, ec, w, w, h, hc), IMGHIST_OK);
+    assert_memory_equal(hg, hc, sizeof hc);
+    assert_memory_equal(eg, ec, (size_t)w * h);
+    /* And back to one piece. */
+    assert_int_equal(imghist_histogram(gpu, img, w, w, h, hg), IMGHIST_OK);
+    assert_string_equal(imghist_last_note(gpu), "");
+    assert_memory_equal(hg, hc, sizeof hc);
+    free(img);
+    free(eg);
+    free(ec);
+}
+
+/* More than 2^32 pixels in one image: 64-bit counts end to end. */
+static void test_over_4g_pixels(void **state)
+{
+    (void)state;
+    if (quick) {
+        skip();
+    }
+    const uint32_t w = 65536, h = 65552; /* 2^32 + 2^20 pixels */
+    const size_t n = (size_t)w * h;
+    uint8_t *d;
+    if (cudaMalloc((void **)&d, n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        printf("not enough GPU memory for %zu bytes: skipped\n", n);
+        skip();
+    }
+    CUDA_OK(cudaMemset(d, 7, n));
+    CUDA_OK(cudaMemset(d + 12345, 250, 1000001));
+    imghist_device_image di = {d, w, w, h};
+    uint64_t got[256];
+    assert_int_equal(imghist_cuda_histogram(gpu, &di, got, IMGHIST_MEM_HOST, 0), IMGHIST_OK);
+    CUDA_OK(cudaDeviceSynchronize());
+    assert_int_equal(got[7], (uint64_t)n - 1000001);
+    assert_int_equal(got[250], 1000001);
+    assert_true(got[7] > UINT32_MAX);
+    CUDA_OK(cudaFree(d));
+}
+
 static void test_device_api_errors(void **state)
 {
     (void)state;
@@ -360,6 +417,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_equalize_random),
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_host_api_photographs),
+        cmocka_unit_test(test_host_api_in_bands),
+        cmocka_unit_test(test_over_4g_pixels),
         cmocka_unit_test(test_device_api_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,14 @@ static int write_csv_file(const char *path, const uint64_t hist[IMGHIST_BINS])
     return EXIT_OK;
 }
 
+/* Under -v, say when the library had to take another route (bands, CPU). */
+static void report_note(const imghist_ctx *ctx)
+{
+    if (verbosity > 0 && imghist_last_note(ctx)[0] != '\0') {
+        fprintf(stderr, "imghist: note: %s\n", imghist_last_note(ctx));
+    }
+}
+
 static void print_summary(const char *name, const imghist_image *img,
                           const uint64_t hist[IMGHIST_BINS])
 {
@@ -114,6 +122,7 @@ static int run(const ih_cli_args *a)
         }
         st = imghist_equalize(ctx, img->pixels, img->pitch, eq, img->width, img->width,
                               img->height, hist);
+        report_note(ctx);
         if (st == IMGHIST_OK) {
             st = imghist_write_png(ctx, a->equalize_out, eq, img->width, img->width, img->height);
         }
@@ -127,6 +136,7 @@ static int run(const ih_cli_args *a)
         }
     } else {
         st = imghist_histogram(ctx, img->pixels, img->pitch, img->width, img->height, hist);
+        report_note(ctx);
         if (st != IMGHIST_OK) {
             rc = fail(imghist_last_error(ctx));
             goto done;

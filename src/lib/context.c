@@ -62,6 +62,7 @@ imghist_status ih_check_image(imghist_ctx *ctx, const void *pixels, size_t pitch
         return IMGHIST_E_INVALID_ARG;
     }
     ctx->err[0] = '\0';
+    ctx->note[0] = '\0';
     if (pixels == NULL) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "image pointer is NULL");
     }
@@ -151,6 +152,11 @@ imghist_backend imghist_get_backend(const imghist_ctx *ctx)
 const char *imghist_last_error(const imghist_ctx *ctx)
 {
     return ctx != NULL ? ctx->err : "no context";
+}
+
+const char *imghist_last_note(const imghist_ctx *ctx)
+{
+    return ctx != NULL ? ctx->note : "";
 }
 
 imghist_status imghist_set_max_pixels(imghist_ctx *ctx, uint64_t max_pixels)

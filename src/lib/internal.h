@@ -17,6 +17,7 @@ struct imghist_ctx {
     uint64_t max_pixels;
     struct ih_cuda_state *cuda;   /* non-NULL only on the CUDA backend */
     char err[512];
+    char note[256];               /* how the last call ran, when noteworthy */
 };
 
 /* Record a formatted message on ctx (if any) and return status. */
