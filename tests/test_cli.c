@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 #include <dirent.h>
+#include <zlib.h>
 
 #include "imghist.h"
 #include "test_util.h"
@@ -25,6 +26,9 @@
 static const char *exe;
 static const char *samples;
 static char *dir; /* per-test scratch folder */
+
+/* Pass as the stdin path to start the tool with standard input closed. */
+static const char CLOSED_STDIN[] = "<closed>";
 
 typedef struct {
     int code;
@@ -61,7 +65,11 @@ static run_result run_v(const char *in_path, va_list ap)
     snprintf(errp, sizeof errp, "%s/.stderr", dir);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path : "/dev/null", O_RDONLY, 0);
+    if (in_path == CLOSED_STDIN) {
+        posix_spawn_file_actions_addclose(&fa, 0);
+    } else {
+        posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path : "/dev/null", O_RDONLY, 0);
+    }
     posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid;
@@ -416,6 +424,75 @@ static void test_output_is_input_refused(void **state)
     free(moon);
 }
 
+/* A tiny PNG that declares 100000 x 100000 pixels: refused from its header,
+ * with a message, before any large allocation. */
+static void test_decompression_bomb(void **state)
+{
+    (void)state;
+    uint8_t px = 0;
+    size_t n = 0;
+    uint8_t *png = tu_png_encode(1, 1, 0 /* gray */, 8, &px, NULL, 0, &n);
+    /* IHDR data sits at bytes 16..28, its CRC at 29..32. */
+    const uint32_t big = 100000;
+    for (int k = 0; k < 2; k++) {
+        png[16 + 4 * k] = (uint8_t)(big >> 24);
+        png[17 + 4 * k] = (uint8_t)(big >> 16);
+        png[18 + 4 * k] = (uint8_t)(big >> 8);
+        png[19 + 4 * k] = (uint8_t)big;
+    }
+    const uint32_t crc = (uint32_t)crc32(crc32(0, NULL, 0), png + 12, 17);
+    png[29] = (uint8_t)(crc >> 24);
+    png[30] = (uint8_t)(crc >> 16);
+    png[31] = (uint8_t)(crc >> 8);
+    png[32] = (uint8_t)crc;
+    const char *bomb = path_in("bomb.png");
+    tu_write_file(bomb, png, n);
+    free(png);
+    run_result r = RUN(bomb, "--equalize", path_in("out.png"));
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, bomb);
+    assert_non_null(strstr(r.err, "limit"));
+    assert_false(tu_exists(path_in("out.png")));
+    free_result(&r);
+
+    /* --max-pixels lowers the limit; a limit at the image's size admits it. */
+    r = RUN(sample("moon.png"), "--max-pixels", "262143");
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "262143");
+    free_result(&r);
+    r = RUN(sample("moon.png"), "--max-pixels", "262144", "-q");
+    assert_int_equal(r.code, 0);
+    free_result(&r);
+}
+
+/* Standard input closed or empty, an output that cannot be created, a full
+ * disk for the PNG: each one line, exit 1. */
+static void test_stream_and_device_errors(void **state)
+{
+    (void)state;
+    run_result r = RUN_IN(NULL, "-");
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "<stdin>");
+    free_result(&r);
+
+    r = RUN_IN(CLOSED_STDIN, "-");
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "<stdin>");
+    free_result(&r);
+
+    r = RUN(sample("moon.png"), "--csv", "/proc/self/imghist.csv");
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "/proc/self/imghist.csv");
+    free_result(&r);
+
+    if (tu_exists("/dev/full")) {
+        r = RUN(sample("moon.png"), "--equalize", "/dev/full");
+        assert_int_equal(r.code, 1);
+        assert_one_line_error(&r, "No space left");
+        free_result(&r);
+    }
+}
+
 static void test_cuda_backend_without_gpu(void **state)
 {
     (void)state;
@@ -455,6 +532,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_bad_inputs_exit_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_write_keeps_old_output, setup, teardown),
         cmocka_unit_test_setup_teardown(test_output_is_input_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decompression_bomb, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_and_device_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cuda_backend_without_gpu, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

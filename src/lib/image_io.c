@@ -240,6 +240,21 @@ static void png_error_fn(png_structp png, png_const_charp msg)
     png_longjmp(png, 1);
 }
 
+/* fwrite with the reason kept: libpng's own writer only says "Write Error". */
+static void png_write_fn(png_structp png, png_bytep data, png_size_t len)
+{
+    if (fwrite(data, 1, len, (FILE *)png_get_io_ptr(png)) != len) {
+        png_error(png, strerror(errno ? errno : EIO));
+    }
+}
+
+static void png_flush_fn(png_structp png)
+{
+    if (fflush((FILE *)png_get_io_ptr(png)) != 0) {
+        png_error(png, strerror(errno ? errno : EIO));
+    }
+}
+
 static void png_warning_fn(png_structp png, png_const_charp msg)
 {
     (void)png;
@@ -266,7 +281,7 @@ static int encode_png(FILE *fp, const uint8_t *pixels, size_t pitch, uint32_t wi
         png_destroy_write_struct(&png, &info);
         return -1;
     }
-    png_init_io(png, fp);
+    png_set_write_fn(png, fp, png_write_fn, png_flush_fn);
     png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     /* Level 6 with adaptive filtering: the usual size/speed balance. */
