@@ -1,20 +1,31 @@
 #!/bin/sh
-# Set up, build, and run every test suite (the GPU suite skips without a GPU).
-# Ends with the line "N passed, N failed, N skipped".
+# Set up, build, and run every test suite twice: the normal build (CUDA when
+# nvcc is there; the GPU suite skips without a GPU) and a CPU build under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+# Ends with the line "N passed, N failed, N skipped" over both.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh python3 python3-opencv python3-numpy
 [ -f build/build.ninja ] || meson setup build
-ninja -C build
+[ -f build-asan/build.ninja ] || meson setup build-asan -Dcuda=disabled \
+    -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debugoptimized
 status=0
-meson test -C build --print-errorlogs || status=$?
-python3 - build/meson-logs/testlog.json <<'PY'
-import json, sys
+for b in build build-asan; do
+    echo "== $b"
+    ninja -C "$b" || { status=1; continue; }
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+        meson test -C "$b" --print-errorlogs || status=1
+done
+python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
+import json, os, sys
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
-for line in open(sys.argv[1]):
-    r = json.loads(line)["result"]
-    key = {"OK": "OK", "SKIP": "SKIP", "EXPECTEDFAIL": "OK"}.get(r, "FAIL")
-    counts[key] += 1
+for path in sys.argv[1:]:
+    if not os.path.exists(path):
+        counts["FAIL"] += 1
+        continue
+    for line in open(path):
+        r = json.loads(line)["result"]
+        counts[{"OK": "OK", "SKIP": "SKIP", "EXPECTEDFAIL": "OK"}.get(r, "FAIL")] += 1
 print(f"{counts['OK']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
 PY
 exit $status
