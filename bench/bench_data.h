@@ -42,6 +42,8 @@ void fill_pattern(Pattern p, uint8_t *dst, size_t width, size_t height, const Ph
 
 /* 64-bit histogram of n packed bytes, on all threads. */
 void cpu_histogram(const uint8_t *data, size_t n, uint64_t hist[256]);
+/* The same on the calling thread only (for many small images in parallel). */
+void cpu_histogram_1t(const uint8_t *data, size_t n, uint64_t hist[256]);
 
 /* Compare `bins` counts of width count_bytes (4 or 8) with the 64-bit
  * reference; on a difference *why names the first one. */

@@ -270,3 +270,11 @@ const char *cub_version_string(void)
              CCCL_PATCH_VERSION);
     return buf;
 }
+
+__global__ void empty_kernel() {}
+
+cudaError_t launch_empty(cudaStream_t stream)
+{
+    empty_kernel<<<1, 32, 0, stream>>>();
+    return cudaGetLastError();
+}

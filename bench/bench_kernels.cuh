@@ -29,6 +29,8 @@ int stream_grid(int sm_count);
 /* XOR-fold `bytes` (a multiple of 16, 16-byte aligned) into *sink. */
 cudaError_t launch_read(read_variant v, const void *src, size_t bytes, unsigned int *sink,
                         int grid, cudaStream_t stream);
+/* A kernel that does nothing: the floor of a timed single launch. */
+cudaError_t launch_empty(cudaStream_t stream);
 /* dst = src, 16-byte loads and stores, 4 of each in flight per thread. */
 cudaError_t launch_copy(void *dst, const void *src, size_t bytes, int grid, cudaStream_t stream);
 

@@ -19,7 +19,7 @@ struct ih_cuda_state {
     int batch_resident;   /* batch-kernel blocks resident on the whole GPU */
     int apply_grid;
     cudaStream_t stream;  /* for the host-image entry points */
-    unsigned long long *ws;      /* 256 counters, zero between launches */
+    unsigned long long *ws;      /* IH_WS_COPIES * 256 counters, zero between launches */
     unsigned int *counter;       /* zero between launches */
     unsigned long long *hist;    /* 256 results for host-bound outputs */
     unsigned char *lut;          /* 256 LUT bytes */
@@ -66,15 +66,22 @@ imghist_status ih_cuda_open(imghist_ctx *ctx)
         if ((e = ih_hist_blocks_per_sm(&hist_bps, &batch_bps, &apply_bps)) != cudaSuccess) {
             break; /* no kernel image for this GPU shows up here */
         }
+        /* IMGHIST_HIST_BLOCKS_PER_SM lowers the persistent grid (a tuning knob). */
+        const char *bps_env = getenv("IMGHIST_HIST_BLOCKS_PER_SM");
+        if (bps_env != NULL && atoi(bps_env) > 0 && atoi(bps_env) < hist_bps) {
+            hist_bps = atoi(bps_env);
+        }
         s->hist_grid = s->sm_count * (hist_bps > 0 ? hist_bps : 1);
         s->batch_resident = s->sm_count * (batch_bps > 0 ? batch_bps : 1);
         s->apply_grid = s->sm_count * (apply_bps > 0 ? apply_bps : 1);
         if ((e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking)) != cudaSuccess ||
-            (e = cudaMalloc((void **)&s->ws, 256 * sizeof(unsigned long long))) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->ws, IH_WS_COPIES * 256 * sizeof(unsigned long long))) !=
+                cudaSuccess ||
             (e = cudaMalloc((void **)&s->counter, sizeof(unsigned int))) != cudaSuccess ||
             (e = cudaMalloc((void **)&s->hist, 256 * sizeof(unsigned long long))) != cudaSuccess ||
             (e = cudaMalloc((void **)&s->lut, 256)) != cudaSuccess ||
-            (e = cudaMemset(s->ws, 0, 256 * sizeof(unsigned long long))) != cudaSuccess ||
+            (e = cudaMemset(s->ws, 0, IH_WS_COPIES * 256 * sizeof(unsigned long long))) !=
+                cudaSuccess ||
             (e = cudaMemset(s->counter, 0, sizeof(unsigned int))) != cudaSuccess ||
             (e = cudaDeviceSynchronize()) != cudaSuccess) {
             break;

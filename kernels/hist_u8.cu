@@ -10,7 +10,8 @@
  * several loads in flight per thread, over a persistent grid; at the end each
  * block folds its 32 replicas and adds them to a 64-bit global workspace.
  *
- * The last block to finish (a ticket counter) turns the workspace into the
+ * The last block to finish (a ticket counter) turns the workspace (IH_WS_COPIES
+ * copies, to spread the merges' atomics over L2) into the
  * result: it moves the counts to the output, zeroes the workspace for the next
  * launch, and, for equalization, scans the histogram into the CDF and the LUT,
  * so that histogram -> CDF -> LUT is one launch with no host round trip.
@@ -150,7 +151,9 @@ __device__ void finalize(const ih_hist_launch &l)
     }
     __syncthreads();
     if (t < 256) {
-        h = atomicExch(l.ws + t, 0ull); /* read at L2 and leave zero */
+        for (int k = 0; k < IH_WS_COPIES; k++) {
+            h += atomicExch(l.ws + k * 256 + t, 0ull); /* read at L2 and leave zero */
+        }
         l.hist_out[t] = h;
         s_hist[t] = h;
         if (h != 0) {
@@ -195,7 +198,7 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
 
     zero_counters(sh);
     count_granules(sh + (threadIdx.x & 31), g, blockIdx.x, gridDim.x);
-    fold_replicas(sh, l.ws);
+    fold_replicas(sh, l.ws + (blockIdx.x % IH_WS_COPIES) * 256);
     if (!l.finalize) {
         return;
     }

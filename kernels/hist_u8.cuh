@@ -9,9 +9,14 @@
 /* Threads per block of the histogram and LUT-apply kernels. */
 #define IH_HIST_THREADS 512
 
+/* Copies of the global workspace: block b adds into copy b % IH_WS_COPIES, so
+ * that the per-block merges of a small image do not all queue on the same
+ * 256 addresses in L2. */
+#define IH_WS_COPIES 8
+
 struct ih_hist_launch {
     int grid;                       /* blocks; the kernel loops over chunks */
-    unsigned long long *ws;         /* 256 zeroed 64-bit counters, left zeroed */
+    unsigned long long *ws;         /* IH_WS_COPIES * 256 zeroed counters, left zeroed */
     unsigned int *counter;          /* zero, left zero */
     unsigned long long *hist_out;   /* final 256 counts (device) */
     unsigned char *lut_out;         /* NULL, or 256 bytes of equalization LUT (device) */
