@@ -66,11 +66,11 @@ static inline uint32_t ih_granules_per_row(const uint8_t *base, size_t pitch, ui
     return (uint32_t)(((uint64_t)width + 15) / 16 + 1);
 }
 
-/* Where granule i lies: its row's first byte and the granule's first byte. */
-__device__ __forceinline__ void ih_locate(const ih_geom &g, uint32_t i, const uint8_t *&row,
-                                          const uint8_t *&gran)
+/* Where granule i lies: its row (index and first byte) and its first byte. */
+__device__ __forceinline__ void ih_locate(const ih_geom &g, uint32_t i, uint32_t &r,
+                                          const uint8_t *&row, const uint8_t *&gran)
 {
-    const uint32_t r = ih_div(g.per_row, i);
+    r = ih_div(g.per_row, i);
     const uint32_t c = i - r * g.per_row.d;
     row = g.base + (size_t)r * g.pitch;
     gran = (const uint8_t *)(((uintptr_t)row & ~(uintptr_t)15) + (uintptr_t)c * 16);

@@ -55,30 +55,40 @@ __device__ __forceinline__ void zero_counters(uint32_t *sh)
     __syncthreads();
 }
 
-/* Count the granules [first chunk, total) of g assigned to this block. */
-__device__ __forceinline__ void count_granules(uint32_t *shl, const ih_geom &g, uint32_t chunk0,
-                                               uint32_t chunk_stride)
+/*
+ * Walk the granules of g that belong to this block (chunks blockIdx.x,
+ * blockIdx.x + gridDim.x, ...). Whole granules are loaded UNROLL at a time,
+ * all loads in flight before the first use, then handed to
+ * on_vec(v, row, col); the bytes of granules at a row's edges go one by one to
+ * on_byte(value, row, col). row is the row index, col the byte offset in it.
+ */
+template <class OnVec, class OnByte>
+__device__ __forceinline__ void walk_granules(const ih_geom &g, OnVec on_vec, OnByte on_byte)
 {
-    for (uint32_t c0 = chunk0 * CHUNK; c0 < g.total; c0 += chunk_stride * CHUNK) {
+    for (uint32_t c0 = blockIdx.x * CHUNK; c0 < g.total; c0 += gridDim.x * CHUNK) {
         uint4 v[UNROLL];
+        uint32_t row_of[UNROLL], col_of[UNROLL];
         bool full[UNROLL];
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
             const uint32_t i = c0 + k * THREADS + threadIdx.x;
             full[k] = false;
             if (i < g.total) {
+                uint32_t r;
                 const uint8_t *row, *gp;
-                ih_locate(g, i, row, gp);
+                ih_locate(g, i, r, row, gp);
                 const uint8_t *end = row + g.width;
                 if (gp >= row && gp + 16 <= end) {
                     v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
+                    row_of[k] = r;
+                    col_of[k] = (uint32_t)(gp - row);
                     full[k] = true;
                 } else {
                     /* A granule shared with padding or a neighbour row. */
                     const uint8_t *p = gp < row ? row : gp;
                     const uint8_t *q = gp + 16 < end ? gp + 16 : end;
                     for (; p < q; p++) {
-                        atomicAdd(shl + ((uint32_t)*p << 5), 1u);
+                        on_byte((uint32_t)*p, r, (uint32_t)(p - row));
                     }
                 }
             }
@@ -86,10 +96,18 @@ __device__ __forceinline__ void count_granules(uint32_t *shl, const ih_geom &g, 
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
             if (full[k]) {
-                count_vec(shl, v[k]);
+                on_vec(v[k], row_of[k], col_of[k]);
             }
         }
     }
+}
+
+/* Count this block's granules of g into the lane's replicas. */
+__device__ __forceinline__ void count_granules(uint32_t *shl, const ih_geom &g)
+{
+    walk_granules(
+        g, [shl](uint4 v, uint32_t, uint32_t) { count_vec(shl, v); },
+        [shl](uint32_t b, uint32_t, uint32_t) { atomicAdd(shl + (b << 5), 1u); });
 }
 
 /* Fold the 32 replicas of every bin and add them to dst[0..255]. Two threads
@@ -197,7 +215,7 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
     __shared__ unsigned int s_ticket;
 
     zero_counters(sh);
-    count_granules(sh + (threadIdx.x & 31), g, blockIdx.x, gridDim.x);
+    count_granules(sh + (threadIdx.x & 31), g);
     fold_replicas(sh, l.ws + (blockIdx.x % IH_WS_COPIES) * 256);
     if (!l.finalize) {
         return;
@@ -221,7 +239,7 @@ __global__ void __launch_bounds__(THREADS) hist_u8_batch_kernel(const ih_geom *g
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
     const ih_geom g = geoms[blockIdx.y];
     zero_counters(sh);
-    count_granules(sh + (threadIdx.x & 31), g, blockIdx.x, gridDim.x);
+    count_granules(sh + (threadIdx.x & 31), g);
     fold_replicas(sh, hists + (size_t)blockIdx.y * 256);
 }
 
@@ -256,45 +274,19 @@ __global__ void __launch_bounds__(THREADS) apply_lut_kernel(ih_geom g, uint8_t *
     __shared__ uint32_t s_lut[64 * LANES];
     load_lut(s_lut, lut);
     const uint32_t *lutl = s_lut + (threadIdx.x & 31);
-    for (uint32_t c0 = blockIdx.x * CHUNK; c0 < g.total; c0 += gridDim.x * CHUNK) {
-        uint4 v[UNROLL];
-        uint8_t *d[UNROLL];
-        bool full[UNROLL];
-#pragma unroll
-        for (int k = 0; k < UNROLL; k++) {
-            const uint32_t i = c0 + k * THREADS + threadIdx.x;
-            full[k] = false;
-            if (i < g.total) {
-                const uint8_t *row, *gp;
-                ih_locate(g, i, row, gp);
-                const uint32_t r = ih_div(g.per_row, i);
-                uint8_t *drow = dst + (size_t)r * dst_pitch;
-                const uint8_t *end = row + g.width;
-                if (gp >= row && gp + 16 <= end) {
-                    v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
-                    d[k] = drow + (gp - row);
-                    full[k] = true;
-                } else {
-                    const uint8_t *p = gp < row ? row : gp;
-                    const uint8_t *q = gp + 16 < end ? gp + 16 : end;
-                    for (; p < q; p++) {
-                        drow[p - row] = (uint8_t)map_byte(lutl, *p);
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int k = 0; k < UNROLL; k++) {
-            if (full[k]) {
-                uint4 o;
-                o.x = map_word(lutl, v[k].x);
-                o.y = map_word(lutl, v[k].y);
-                o.z = map_word(lutl, v[k].z);
-                o.w = map_word(lutl, v[k].w);
-                __stcs(reinterpret_cast<uint4 *>(d[k]), o);
-            }
-        }
-    }
+    walk_granules(
+        g,
+        [=](uint4 v, uint32_t r, uint32_t col) {
+            uint4 o;
+            o.x = map_word(lutl, v.x);
+            o.y = map_word(lutl, v.y);
+            o.z = map_word(lutl, v.z);
+            o.w = map_word(lutl, v.w);
+            __stcs(reinterpret_cast<uint4 *>(dst + (size_t)r * dst_pitch + col), o);
+        },
+        [=](uint32_t b, uint32_t r, uint32_t col) {
+            dst[(size_t)r * dst_pitch + col] = (uint8_t)map_byte(lutl, b);
+        });
 }
 
 /* Any alignments: one byte per thread and step. */
