@@ -25,7 +25,8 @@ namespace {
 constexpr int THREADS = IH_HIST_THREADS;
 constexpr int LANES = 32;
 constexpr int UNROLL = 4;                 /* 16-byte loads in flight per thread */
-constexpr int CHUNK = THREADS * UNROLL;   /* granules per block per step */
+constexpr int CHUNK = IH_HIST_CHUNK;      /* granules per block per step */
+static_assert(CHUNK == THREADS * UNROLL, "IH_HIST_CHUNK must match the unrolling");
 constexpr int SH_WORDS = 256 * LANES;     /* 32 KiB of counters */
 
 static_assert(THREADS == 512, "fold_replicas assumes 512 threads");
@@ -56,16 +57,18 @@ __device__ __forceinline__ void zero_counters(uint32_t *sh)
 }
 
 /*
- * Walk the granules of g that belong to this block (chunks blockIdx.x,
- * blockIdx.x + gridDim.x, ...). Whole granules are loaded UNROLL at a time,
+ * Walk chunks first, first + step, ... (below end) of g's granules. Whole granules are loaded UNROLL at a time,
  * all loads in flight before the first use, then handed to
  * on_vec(v, row, col); the bytes of granules at a row's edges go one by one to
  * on_byte(value, row, col). row is the row index, col the byte offset in it.
  */
 template <class OnVec, class OnByte>
-__device__ __forceinline__ void walk_granules(const ih_geom &g, OnVec on_vec, OnByte on_byte)
+__device__ __forceinline__ void walk_granules(const ih_geom &g, uint32_t first, uint32_t step,
+                                              uint32_t end, OnVec on_vec, OnByte on_byte)
 {
-    for (uint32_t c0 = blockIdx.x * CHUNK; c0 < g.total; c0 += gridDim.x * CHUNK) {
+    const uint32_t stop = end < (g.total + CHUNK - 1) / CHUNK ? end : (g.total + CHUNK - 1) / CHUNK;
+    for (uint32_t c = first; c < stop; c += step) {
+        const uint32_t c0 = c * CHUNK;
         uint4 v[UNROLL];
         uint32_t row_of[UNROLL], col_of[UNROLL];
         bool full[UNROLL];
@@ -102,11 +105,12 @@ __device__ __forceinline__ void walk_granules(const ih_geom &g, OnVec on_vec, On
     }
 }
 
-/* Count this block's granules of g into the lane's replicas. */
-__device__ __forceinline__ void count_granules(uint32_t *shl, const ih_geom &g)
+/* Count chunks first, first + step, ... (below end) of g into the lane's replicas. */
+__device__ __forceinline__ void count_granules(uint32_t *shl, const ih_geom &g, uint32_t first,
+                                               uint32_t step, uint32_t end)
 {
     walk_granules(
-        g, [shl](uint4 v, uint32_t, uint32_t) { count_vec(shl, v); },
+        g, first, step, end, [shl](uint4 v, uint32_t, uint32_t) { count_vec(shl, v); },
         [shl](uint32_t b, uint32_t, uint32_t) { atomicAdd(shl + (b << 5), 1u); });
 }
 
@@ -215,7 +219,7 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
     __shared__ unsigned int s_ticket;
 
     zero_counters(sh);
-    count_granules(sh + (threadIdx.x & 31), g);
+    count_granules(sh + (threadIdx.x & 31), g, blockIdx.x, gridDim.x, UINT32_MAX);
     fold_replicas(sh, l.ws + (blockIdx.x % IH_WS_COPIES) * 256);
     if (!l.finalize) {
         return;
@@ -233,14 +237,47 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
     finalize(l);
 }
 
-__global__ void __launch_bounds__(THREADS) hist_u8_batch_kernel(const ih_geom *geoms,
+/*
+ * The batch: a persistent grid where each block takes an equal run of the
+ * images' chunks, numbered back to back, so that no image size leaves blocks
+ * idle at the end; a block folds its counters into an image's histogram each
+ * time its run leaves that image (at most a few images per block).
+ * Three blocks per SM measured faster (80-82 % of the read ceiling for 2000
+ * images of 640x480) than two without the few bytes of spills (74-76 %).
+ */
+__global__ void __launch_bounds__(THREADS, 3) hist_u8_batch_kernel(const ih_geom *geoms,
+                                                                const uint32_t *chunk_start,
+                                                                uint32_t count,
                                                                 unsigned long long *hists)
 {
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
-    const ih_geom g = geoms[blockIdx.y];
-    zero_counters(sh);
-    count_granules(sh + (threadIdx.x & 31), g);
-    fold_replicas(sh, hists + (size_t)blockIdx.y * 256);
+    const uint32_t total = chunk_start[count];
+    const uint32_t per = total / gridDim.x, extra = total % gridDim.x;
+    uint32_t lo = blockIdx.x * per + (blockIdx.x < extra ? blockIdx.x : extra);
+    const uint32_t hi = lo + per + (blockIdx.x < extra ? 1 : 0);
+    if (lo >= hi) {
+        return;
+    }
+    /* The image holding chunk lo: the last i with chunk_start[i] <= lo. */
+    uint32_t a = 0, b = count - 1;
+    while (a < b) {
+        const uint32_t m = (a + b + 1) / 2;
+        if (chunk_start[m] <= lo) {
+            a = m;
+        } else {
+            b = m - 1;
+        }
+    }
+    uint32_t *shl = sh + (threadIdx.x & 31);
+    for (uint32_t img = a; lo < hi; img++) {
+        const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
+        const uint32_t end = next < hi ? next : hi;
+        zero_counters(sh);
+        count_granules(shl, geoms[img], lo - base, 1, end - base);
+        fold_replicas(sh, hists + (size_t)img * 256);
+        __syncthreads(); /* the fold's reads before the next zeroing */
+        lo = end;
+    }
 }
 
 /* LUT lookups from a table replicated per lane (bank = lane, no conflicts):
@@ -275,7 +312,7 @@ __global__ void __launch_bounds__(THREADS) apply_lut_kernel(ih_geom g, uint8_t *
     load_lut(s_lut, lut);
     const uint32_t *lutl = s_lut + (threadIdx.x & 31);
     walk_granules(
-        g,
+        g, blockIdx.x, gridDim.x, UINT32_MAX,
         [=](uint4 v, uint32_t r, uint32_t col) {
             uint4 o;
             o.x = map_word(lutl, v.x);
@@ -316,20 +353,12 @@ cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStr
     return cudaGetLastError();
 }
 
-cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, unsigned int count, int blocks_per_image,
-                                    unsigned long long *hists, cudaStream_t stream)
+cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
+                                    uint32_t count, int grid, unsigned long long *hists,
+                                    cudaStream_t stream)
 {
-    for (unsigned int first = 0; first < count; first += 65535) {
-        const unsigned int n = count - first < 65535 ? count - first : 65535;
-        dim3 grid((unsigned int)blocks_per_image, n);
-        hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms + first,
-                                                           hists + (size_t)first * 256);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) {
-            return e;
-        }
-    }
-    return cudaSuccess;
+    hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, hists);
+    return cudaGetLastError();
 }
 
 cudaError_t ih_launch_apply_lut(const ih_geom &src, uint8_t *dst, size_t dst_pitch,

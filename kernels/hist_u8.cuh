@@ -6,8 +6,10 @@
 
 #include "granules.cuh"
 
-/* Threads per block of the histogram and LUT-apply kernels. */
+/* Threads per block of the histogram and LUT-apply kernels, and granules a
+ * block takes per step (4 16-byte loads in flight per thread). */
 #define IH_HIST_THREADS 512
+#define IH_HIST_CHUNK (IH_HIST_THREADS * 4)
 
 /* Copies of the global workspace: block b adds into copy b % IH_WS_COPIES, so
  * that the per-block merges of a small image do not all queue on the same
@@ -26,10 +28,13 @@ struct ih_hist_launch {
 /* Histogram of one band of granules; see ih_hist_launch. */
 cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStream_t stream);
 
-/* Histograms of many images: geoms[i] (device array) adds into
- * hists[256*i] (device, zeroed by the caller). */
-cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, unsigned int count, int blocks_per_image,
-                                    unsigned long long *hists, cudaStream_t stream);
+/* Histograms of many images in one persistent launch: image i (geoms[i], a
+ * device array) adds into hists[256*i] (device, zeroed by the caller).
+ * chunk_start (device, count + 1 entries) numbers the images' chunks back to
+ * back: image i owns chunks [chunk_start[i], chunk_start[i+1]). */
+cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
+                                    uint32_t count, int grid, unsigned long long *hists,
+                                    cudaStream_t stream);
 
 /* dst = lut[src] over an image; `lut` is 256 device bytes, 4-byte aligned. */
 cudaError_t ih_launch_apply_lut(const ih_geom &src, uint8_t *dst, size_t dst_pitch,

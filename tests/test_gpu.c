@@ -276,6 +276,39 @@ static void test_batch(void **state)
     free(got);
 }
 
+/* Many tiny images and one large one: blocks whose run of chunks crosses
+ * hundreds of images, and images split over many blocks. */
+static void test_batch_mixed_sizes(void **state)
+{
+    (void)state;
+    const size_t n = quick ? 300 : 1500;
+    img_t *im = malloc(n * sizeof *im);
+    imghist_device_image *di = malloc(n * sizeof *di);
+    uint64_t *want = malloc(n * 256 * sizeof(uint64_t)), *got = malloc(n * 256 * sizeof(uint64_t));
+    for (size_t i = 0; i < n; i++) {
+        const int big = i == n / 2;
+        const uint32_t w = big ? 3001 : 1 + tu_below(&rng, 40);
+        const uint32_t h = big ? (quick ? 200 : 2000) : 1 + tu_below(&rng, 4);
+        im[i] = make_image(w, h, w + tu_below(&rng, 5), tu_below(&rng, 16),
+                           (enum pattern)(i % N_PATTERNS));
+        di[i] = (imghist_device_image){im[i].dev, im[i].pitch, w, h};
+        tu_naive_hist(im[i].host, im[i].pitch, w, h, want + 256 * i);
+    }
+    memset(got, 0xa5, n * 256 * sizeof(uint64_t));
+    assert_int_equal(imghist_cuda_histogram_batch(gpu, di, n, got, IMGHIST_MEM_HOST, 0), IMGHIST_OK);
+    CUDA_OK(cudaDeviceSynchronize());
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(got + 256 * i, want + 256 * i, 256 * sizeof(uint64_t)) != 0) {
+            fail_msg("batch image %zu (%ux%u) differs", i, di[i].width, di[i].height);
+        }
+        free_image(&im[i]);
+    }
+    free(im);
+    free(di);
+    free(want);
+    free(got);
+}
+
 /* The host-image entry points on the CUDA backend, on the photographs. */
 static void test_host_api_photographs(void **state)
 {
@@ -416,6 +449,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hist_patterns_large),
         cmocka_unit_test(test_equalize_random),
         cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_batch_mixed_sizes),
         cmocka_unit_test(test_host_api_photographs),
         cmocka_unit_test(test_host_api_in_bands),
         cmocka_unit_test(test_over_4g_pixels),
