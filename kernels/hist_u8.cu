@@ -238,45 +238,43 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
 }
 
 /*
- * The batch: a persistent grid where each block takes an equal run of the
- * images' chunks, numbered back to back, so that no image size leaves blocks
- * idle at the end; a block folds its counters into an image's histogram each
- * time its run leaves that image (at most a few images per block).
+ * The batch: the images' chunks are numbered back to back and cut into runs of
+ * `run` chunks; a persistent grid takes the runs in turn (block b: runs b,
+ * b + grid, ...), so that the blocks read neighbouring memory at any moment
+ * and no image size leaves blocks idle at the end. A block folds its counters
+ * into an image's histogram each time a run leaves that image.
  * Three blocks per SM measured faster (80-82 % of the read ceiling for 2000
  * images of 640x480) than two without the few bytes of spills (74-76 %).
  */
 __global__ void __launch_bounds__(THREADS, 3) hist_u8_batch_kernel(const ih_geom *geoms,
-                                                                const uint32_t *chunk_start,
-                                                                uint32_t count,
-                                                                unsigned long long *hists)
+                                                                   const uint32_t *chunk_start,
+                                                                   uint32_t count, uint32_t run,
+                                                                   unsigned long long *hists)
 {
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
-    const uint32_t total = chunk_start[count];
-    const uint32_t per = total / gridDim.x, extra = total % gridDim.x;
-    uint32_t lo = blockIdx.x * per + (blockIdx.x < extra ? blockIdx.x : extra);
-    const uint32_t hi = lo + per + (blockIdx.x < extra ? 1 : 0);
-    if (lo >= hi) {
-        return;
-    }
-    /* The image holding chunk lo: the last i with chunk_start[i] <= lo. */
-    uint32_t a = 0, b = count - 1;
-    while (a < b) {
-        const uint32_t m = (a + b + 1) / 2;
-        if (chunk_start[m] <= lo) {
-            a = m;
-        } else {
-            b = m - 1;
-        }
-    }
     uint32_t *shl = sh + (threadIdx.x & 31);
-    for (uint32_t img = a; lo < hi; img++) {
-        const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
-        const uint32_t end = next < hi ? next : hi;
-        zero_counters(sh);
-        count_granules(shl, geoms[img], lo - base, 1, end - base);
-        fold_replicas(sh, hists + (size_t)img * 256);
-        __syncthreads(); /* the fold's reads before the next zeroing */
-        lo = end;
+    const uint32_t total = chunk_start[count];
+    for (uint32_t lo = blockIdx.x * run; lo < total; lo += gridDim.x * run) {
+        const uint32_t hi = total - lo < run ? total : lo + run;
+        /* The image holding chunk lo: the last i with chunk_start[i] <= lo. */
+        uint32_t a = 0, b = count - 1;
+        while (a < b) {
+            const uint32_t m = (a + b + 1) / 2;
+            if (chunk_start[m] <= lo) {
+                a = m;
+            } else {
+                b = m - 1;
+            }
+        }
+        for (uint32_t img = a, at = lo; at < hi; img++) {
+            const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
+            const uint32_t end = next < hi ? next : hi;
+            zero_counters(sh);
+            count_granules(shl, geoms[img], at - base, 1, end - base);
+            fold_replicas(sh, hists + (size_t)img * 256);
+            __syncthreads(); /* the fold's reads before the next zeroing */
+            at = end;
+        }
     }
 }
 
@@ -354,10 +352,10 @@ cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStr
 }
 
 cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
-                                    uint32_t count, int grid, unsigned long long *hists,
-                                    cudaStream_t stream)
+                                    uint32_t count, uint32_t run, int grid,
+                                    unsigned long long *hists, cudaStream_t stream)
 {
-    hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, hists);
+    hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists);
     return cudaGetLastError();
 }
 
