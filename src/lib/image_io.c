@@ -113,10 +113,144 @@ imghist_status ih_check_dimensions(imghist_ctx *ctx, const char *name, uint64_t 
     return IMGHIST_OK;
 }
 
+/*
+ * stb_image 2.27 (Debian 12's libstb) never returns from an RLE Radiance .hdr
+ * whose data ends inside a scanline (CVE-2021-42715, fixed in 2.28): past the
+ * end every byte reads as 0, a zero-length dump, forever. Walk the scanlines
+ * as stbi__hdr_load does, reading 0 past the end like it, and report whether
+ * it would reach that loop. Each step consumes a byte, so this is O(size).
+ */
+static int hdr_would_hang(const uint8_t *d, size_t n, uint32_t w, uint32_t h)
+{
+    static const char radiance[] = "#?RADIANCE\n", rgbe[] = "#?RGBE\n";
+    if (!(n >= sizeof radiance - 1 && memcmp(d, radiance, sizeof radiance - 1) == 0) &&
+        !(n >= sizeof rgbe - 1 && memcmp(d, rgbe, sizeof rgbe - 1) == 0)) {
+        return 0;
+    }
+    if (w < 8 || w >= 32768) {
+        return 0; /* flat scanlines: stb reads a fixed number of bytes */
+    }
+    /* The pixels start after the line that follows the first empty line. */
+    size_t p = 0;
+    int seen_empty = 0;
+    for (;;) {
+        const uint8_t *nl = memchr(d + p, '\n', n - p);
+        if (nl == NULL) {
+            return 0; /* stbi_info would have refused it */
+        }
+        const size_t line_len = (size_t)(nl - (d + p));
+        p += line_len + 1;
+        if (seen_empty) {
+            break; /* that was the resolution line */
+        }
+        seen_empty = line_len == 0;
+    }
+#define HDR_GET8() (p < n ? d[p++] : (p++, 0))
+    for (uint32_t y = 0; y < h; y++) {
+        const unsigned c1 = HDR_GET8(), c2 = HDR_GET8();
+        unsigned len = HDR_GET8();
+        if (c1 != 2 || c2 != 2 || (len & 0x80)) {
+            return 0; /* stb switches to flat scanlines for the rest */
+        }
+        len = (len << 8) | HDR_GET8();
+        if (len != w) {
+            return 0; /* stb fails */
+        }
+        for (int k = 0; k < 4; k++) {
+            uint32_t i = 0;
+            while (i < w) {
+                if (p >= n) {
+                    return 1; /* count reads 0 here, and again, forever */
+                }
+                unsigned count = d[p++];
+                if (count > 128) {
+                    count -= 128;
+                    if (count > w - i) {
+                        return 0; /* stb fails */
+                    }
+                    p++; /* the value */
+                } else {
+                    if (count > w - i) {
+                        return 0;
+                    }
+                    p += count;
+                }
+                i += count;
+            }
+        }
+    }
+#undef HDR_GET8
+    return 0;
+}
+
+/*
+ * Formats stb_image would also try but imghist does not take: Softimage PIC
+ * (its loader crashed under fuzzing, tests/crashers/). Returns a reason or
+ * NULL.
+ */
+static const char *refused_format(const uint8_t *d, size_t n)
+{
+    static const uint8_t pic[4] = {0x53, 0x80, 0xf6, 0x34};
+    if (n >= 4 && memcmp(d, pic, 4) == 0) {
+        return "Softimage PIC is not supported";
+    }
+    return NULL;
+}
+
+/*
+ * Binary PNM (P5/P6) headers, checked here because stb_image's integer parser
+ * overflows on long numbers: width, height and maxval must be plain decimal
+ * numbers that fit, maxval 1..65535. Returns a reason or NULL.
+ */
+static const char *bad_pnm_header(const uint8_t *d, size_t n)
+{
+    if (n < 2 || d[0] != 'P' || (d[1] != '5' && d[1] != '6')) {
+        return NULL;
+    }
+    size_t p = 2;
+    for (int field = 0; field < 3; field++) {
+        for (;;) { /* whitespace and comments */
+            while (p < n && (d[p] == ' ' || d[p] == '\t' || d[p] == '\n' || d[p] == '\r' ||
+                             d[p] == '\v' || d[p] == '\f')) {
+                p++;
+            }
+            if (p < n && d[p] == '#') {
+                while (p < n && d[p] != '\n' && d[p] != '\r') {
+                    p++;
+                }
+                continue;
+            }
+            break;
+        }
+        uint64_t v = 0;
+        size_t digits = 0;
+        while (p < n && d[p] >= '0' && d[p] <= '9') {
+            v = v * 10 + (uint64_t)(d[p++] - '0');
+            if (++digits > 9) {
+                return "PNM header number too large";
+            }
+        }
+        if (digits == 0) {
+            return "PNM header is malformed";
+        }
+        if (field == 2 && (v == 0 || v > 65535)) {
+            return "PNM maxval out of range";
+        }
+    }
+    return NULL;
+}
+
 /* Every other format through stb_image, 8 bits per sample. */
 static imghist_status decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
                                  const char *name, ih_raw *out)
 {
+    const char *refused = refused_format(data, size);
+    if (refused == NULL) {
+        refused = bad_pnm_header(data, size);
+    }
+    if (refused != NULL) {
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name, refused);
+    }
     /* Dimensions from the header first, so that a tiny file declaring a huge
      * image is refused before anything large is allocated. */
     int w = 0, h = 0, comp = 0;
@@ -125,12 +259,18 @@ static imghist_status decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t s
         return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name,
                        why ? why : "unknown format");
     }
-    imghist_status st = ih_check_dimensions(ctx, name, w > 0 ? (uint64_t)w : 0,
-                                            h > 0 ? (uint64_t)h : 0);
+    /* stb_image's BMP header reader gives a top-down file's height as
+     * negative (its loader then uses the absolute value). */
+    const uint64_t uw = w > 0 ? (uint64_t)w : 0;
+    const uint64_t uh = h >= 0 ? (uint64_t)h : (uint64_t)(-(int64_t)h);
+    imghist_status st = ih_check_dimensions(ctx, name, uw, uh);
     if (st != IMGHIST_OK) {
         return st;
     }
-    const uint64_t pixels = (uint64_t)w * (uint64_t)h;
+    if (hdr_would_hang(data, size, (uint32_t)uw, (uint32_t)uh)) {
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (HDR file is truncated)", name);
+    }
+    const uint64_t pixels = uw * uh;
     uint8_t *decoded = stbi_load_from_memory(data, (int)size, &w, &h, &comp, 0);
     if (decoded == NULL) {
         const char *why = stbi_failure_reason();
