@@ -194,6 +194,18 @@ static const char *refused_format(const uint8_t *d, size_t n)
     if (n >= 4 && memcmp(d, pic, 4) == 0) {
         return "Softimage PIC is not supported";
     }
+    /* 0xFF fill bytes, then SOI: stb_image's own JPEG decoder would take it
+     * (imghist_load_memory sends only FF D8 FF to libjpeg-turbo), and its
+     * DHT reader writes out of bounds on bad code counts. */
+    if (n >= 2 && d[0] == 0xff) {
+        size_t i = 1;
+        while (i < n && d[i] == 0xff) {
+            i++;
+        }
+        if (i < n && d[i] == 0xd8) {
+            return "JPEG does not start with FF D8 FF";
+        }
+    }
     return NULL;
 }
 

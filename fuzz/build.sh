@@ -1,0 +1,84 @@
+#!/bin/sh
+# Build the libFuzzer targets with clang, outside Meson:
+#   fuzz/out/fuzz_load   imghist_load_memory + histogram + equalize
+#   fuzz/out/fuzz_args   the CLI's ih_parse_args
+# Both run under AddressSanitizer and UndefinedBehaviorSanitizer (any UB report
+# is a crash). stb_image is compiled from Debian's header into the targets
+# (Debian's libstb is that same code built with no options), so that the
+# fuzzer sees its coverage and ASan its memory accesses; libpng and
+# libjpeg-turbo are the system's shared libraries (not instrumented: their
+# internals give no coverage, but ASan still checks what they hand back).
+# usage: fuzz/build.sh            (CC=clang-14 etc. to pick another clang)
+set -eu
+cd "$(dirname "$0")/.."
+
+# libFuzzer ships in clang's runtime package (libclang-rt-14-dev on Debian 12).
+scripts/deps.sh clang libclang-rt-14-dev
+
+CC=${CC:-clang}
+out=fuzz/out
+mkdir -p "$out/include" "$out/obj"
+
+# The public header, configured as Meson would with the CUDA backend off.
+version=$(sed -n "s/^ *version: *'\([0-9][0-9.]*\)'.*/\1/p" meson.build | head -n 1)
+major=${version%%.*}
+rest=${version#*.}
+minor=${rest%%.*}
+patch=${rest#*.}
+sed -e "s/@VERSION@/$version/g" -e "s/@VERSION_MAJOR@/$major/g" \
+    -e "s/@VERSION_MINOR@/$minor/g" -e "s/@VERSION_PATCH@/$patch/g" \
+    -e "s/@WITH_CUDA@/0/g" include/imghist.h.in > "$out/include/imghist.h.tmp"
+if grep -q '@[A-Z_]*@' "$out/include/imghist.h.tmp"; then
+    echo "fuzz/build.sh: unconfigured @VAR@ left in imghist.h:" >&2
+    grep -n '@[A-Z_]*@' "$out/include/imghist.h.tmp" >&2
+    exit 1
+fi
+mv "$out/include/imghist.h.tmp" "$out/include/imghist.h"
+
+# stb_image 2.27 as Debian ships it: imghist guards against its known hang
+# (CVE-2021-42715, an RLE HDR that ends early) and crash (Softimage PIC), so
+# the fuzz build must not patch them away.
+rm -rf "$out/stb"
+printf '#define STB_IMAGE_IMPLEMENTATION\n#include <stb_image.h>\n' > "$out/stb_image_impl.c"
+
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+CFLAGS="-g -O1 -std=c11 $SAN $(pkg-config --cflags stb libpng libjpeg)"
+INC="-I$out/include -Isrc/lib -Isrc/common -Isrc/cli"
+LIBS="$(pkg-config --libs libpng libjpeg) -lm"
+
+# The library's C sources (those of src/meson.build without CUDA).
+lib_src="src/lib/context.c src/lib/cpu_hist.c src/lib/decode_jpeg.c src/lib/decode_png.c
+         src/lib/equalize_lut.c src/lib/image_io.c src/lib/cuda_stub.c src/common/atomic_file.c"
+
+compile() { # source object [extra flags]
+    src=$1 obj=$2
+    shift 2
+    $CC $CFLAGS -fsanitize=fuzzer-no-link $INC "$@" -c "$src" -o "$obj"
+}
+
+# Per-pixel loops (gray conversion, histogram, LUT, the harness's checks; the
+# format dispatch is on memcmp, which libFuzzer hooks anyway) gain nothing from
+# comparison tracing, which took 3/4 of the time on large images: off there.
+NOCMP="-fno-sanitize-coverage=trace-cmp"
+lib_obj=""
+for src in $lib_src; do
+    obj="$out/obj/$(basename "$src" .c).o"
+    case $src in
+        */cpu_hist.c | */equalize_lut.c | */image_io.c) compile "$src" "$obj" $NOCMP ;;
+        *) compile "$src" "$obj" ;;
+    esac
+    lib_obj="$lib_obj $obj"
+done
+# stb_image's own code; warnings there are not ours. stb_image 2.27 has
+# undefined behaviour that imghist cannot fix inside it (tests/crashers/stb_*:
+# a PSD with alpha converts out-of-range floats to bytes; a JPEG DHT with too
+# many codes indexes past its arrays), so UBSan only reports there (fuzz/run.sh keeps
+# going: UBSAN_OPTIONS=halt_on_error=0) and the campaign gets past it; the
+# reports are in fuzz/out/load.log. In imghist's code any UB still stops it.
+compile "$out/stb_image_impl.c" "$out/obj/stb_image_impl.o" -w -fsanitize-recover=undefined
+compile src/cli/args.c "$out/obj/args.o"
+
+$CC $CFLAGS -fsanitize=fuzzer $NOCMP $INC fuzz/fuzz_load.c $lib_obj "$out/obj/stb_image_impl.o" \
+    $LIBS -o "$out/fuzz_load"
+$CC $CFLAGS -fsanitize=fuzzer $INC fuzz/fuzz_args.c "$out/obj/args.o" -o "$out/fuzz_args"
+echo "fuzz/build.sh: built $out/fuzz_load and $out/fuzz_args"
