@@ -21,7 +21,7 @@
 
 #include "imghist.h"
 
-#define FUZZ_MAX_PIXELS (UINT64_C(1) << 22)
+#define FUZZ_MAX_PIXELS (UINT64_C(1) << 16)
 
 #define CHECK(cond)              \
     do {                         \
@@ -43,7 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static imghist_ctx *ctx = NULL;
     if (ctx == NULL) {
         CHECK(imghist_create(IMGHIST_BACKEND_CPU, &ctx) == IMGHIST_OK && ctx != NULL);
-        /* Keep declared-huge images from exhausting the fuzzer's memory. */
+        /* Small images keep an execution well under a millisecond (at 2^22
+         * pixels a run took ~5 ms, ~200 executions a second; at 2^16 ~15000);
+         * larger declared sizes still exercise the header checks and the
+         * limit path. */
         CHECK(imghist_set_max_pixels(ctx, FUZZ_MAX_PIXELS) == IMGHIST_OK);
     }
 

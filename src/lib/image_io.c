@@ -130,7 +130,9 @@ static int hdr_would_hang(const uint8_t *d, size_t n, uint32_t w, uint32_t h)
     if (w < 8 || w >= 32768) {
         return 0; /* flat scanlines: stb reads a fixed number of bytes */
     }
-    /* The pixels start after the line that follows the first empty line. */
+    /* The pixels start after the line that follows the first empty line;
+     * stb_image reads a line into a C string, so one that starts with a NUL
+     * byte is empty too. */
     size_t p = 0;
     int seen_empty = 0;
     for (;;) {
@@ -139,11 +141,12 @@ static int hdr_would_hang(const uint8_t *d, size_t n, uint32_t w, uint32_t h)
             return 0; /* stbi_info would have refused it */
         }
         const size_t line_len = (size_t)(nl - (d + p));
+        const int empty = line_len == 0 || d[p] == '\0';
         p += line_len + 1;
         if (seen_empty) {
             break; /* that was the resolution line */
         }
-        seen_empty = line_len == 0;
+        seen_empty = empty;
     }
 #define HDR_GET8() (p < n ? d[p++] : (p++, 0))
     for (uint32_t y = 0; y < h; y++) {
@@ -207,6 +210,74 @@ static const char *refused_format(const uint8_t *d, size_t n)
         }
     }
     return NULL;
+}
+
+/*
+ * Photoshop files with an alpha channel. stb_image 2.27 "removes the white
+ * matte" of such a file by dividing the colour by alpha and casting the float
+ * back to a byte without a range check (stb_image.h:6225, undefined behaviour
+ * and garbage on files whose colour is not premultiplied; found by fuzzing,
+ * tests/crashers/stb_psd_rgba_unmatte_float_cast_ub.psd). imghist ignores
+ * alpha in every format, so it hands stb a copy of the file that declares only
+ * the three colour channels: the planes come first in a PSD, and for RLE data
+ * the per-row byte counts of the extra channels, which end the count table,
+ * are cut out. Returns 1 and the copy (to be freed) when the file was changed,
+ * 0 when it needs no change or is too short for this to apply (stb then reads
+ * the original and reports it), -1 when out of memory.
+ */
+static uint32_t be16(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 8 | p[1];
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int psd_colour_only(const uint8_t *d, size_t n, uint8_t **copy, size_t *copy_n)
+{
+    if (n < 26 || memcmp(d, "8BPS", 4) != 0 || be16(d + 4) != 1) {
+        return 0;
+    }
+    const uint32_t channels = be16(d + 12), rows = be32(d + 14);
+    if (channels <= 3 || channels > 16) {
+        return 0; /* nothing to drop, or stb refuses it */
+    }
+    /* Skip the colour-mode, resources and layer sections (length-prefixed). */
+    size_t at = 26;
+    for (int section = 0; section < 3; section++) {
+        if (n - at < 4 || be32(d + at) > n - at - 4) {
+            return 0;
+        }
+        at += 4 + (size_t)be32(d + at);
+    }
+    if (n - at < 2) {
+        return 0;
+    }
+    const uint32_t compression = be16(d + at);
+    at += 2;
+    /* RLE: channels * rows 16-bit counts; those of channels 3.. go. */
+    size_t cut_at = at, cut = 0;
+    if (compression == 1) {
+        const uint64_t table = (uint64_t)channels * rows * 2;
+        if (table > n - at) {
+            return 0;
+        }
+        cut_at = at + (size_t)rows * 3 * 2;
+        cut = (size_t)(table - (uint64_t)rows * 3 * 2);
+    }
+    uint8_t *c = malloc(n - cut);
+    if (c == NULL) {
+        return -1;
+    }
+    memcpy(c, d, cut_at);
+    memcpy(c + cut_at, d + cut_at + cut, n - cut_at - cut);
+    c[12] = 0;
+    c[13] = 3;
+    *copy = c;
+    *copy_n = n - cut;
+    return 1;
 }
 
 /*
@@ -283,7 +354,15 @@ static imghist_status decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t s
         return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (HDR file is truncated)", name);
     }
     const uint64_t pixels = uw * uh;
-    uint8_t *decoded = stbi_load_from_memory(data, (int)size, &w, &h, &comp, 0);
+    uint8_t *psd = NULL;
+    size_t psd_size = 0;
+    const int psd_changed = psd_colour_only(data, size, &psd, &psd_size);
+    if (psd_changed < 0) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
+    }
+    uint8_t *decoded = psd_changed ? stbi_load_from_memory(psd, (int)psd_size, &w, &h, &comp, 0)
+                                   : stbi_load_from_memory(data, (int)size, &w, &h, &comp, 0);
+    free(psd);
     if (decoded == NULL) {
         const char *why = stbi_failure_reason();
         if (why != NULL && strcmp(why, "outofmem") == 0) {
