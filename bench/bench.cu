@@ -121,6 +121,9 @@ struct Bench {
     uint8_t *d_flush = nullptr;
     size_t flush_bytes = 0;
     unsigned int *d_sink = nullptr;
+    /* held-stream timing: host-mapped release flag and timeout report */
+    volatile int *h_hold = nullptr; /* [0] release, [1] timed out */
+    int *d_hold = nullptr;
     unsigned int *d_h32 = nullptr;           /* BATCH_COUNT * 256 32-bit counts */
     unsigned long long *d_h64 = nullptr;     /* BATCH_COUNT * 256 64-bit counts */
     void *d_cub_temp = nullptr;
@@ -311,6 +314,53 @@ double back_to_back_ms(const Impl &impl, int n)
     }
     CUDA_CHECK(cudaEventRecord(g.ev1, g.stream));
     return elapsed_ms() / n;
+}
+
+/*
+ * GPU time of one call, without the host's launch overhead: the stream is held
+ * by a waiting kernel while the flush (if any), the start event, the call and
+ * the stop event are enqueued, then released, so the call's launches reach
+ * the GPU back to back (NVBench's blocking-kernel method). Median of `runs`;
+ * -1 when a call cannot be timed this way (it waited for the GPU itself).
+ */
+double held_ms(const Impl &impl, int runs, bool flush)
+{
+    std::vector<double> t;
+    std::string err;
+    for (int i = 0; i < runs; i++) {
+        g.h_hold[0] = 0;
+        g.h_hold[1] = 0;
+        __sync_synchronize();
+        CUDA_CHECK(launch_hold(g.d_hold, g.d_hold + 1, 200 * 1000 * 1000LL, g.stream));
+        if (flush) {
+            flush_l2();
+        }
+        CUDA_CHECK(cudaEventRecord(g.ev0, g.stream));
+        const bool ok = impl.run(&err);
+        CUDA_CHECK(cudaEventRecord(g.ev1, g.stream));
+        __sync_synchronize();
+        g.h_hold[0] = 1;
+        const double ms = elapsed_ms();
+        if (!ok || g.h_hold[1] != 0) {
+            CUDA_CHECK(cudaStreamSynchronize(g.stream));
+            return -1;
+        }
+        t.push_back(ms);
+    }
+    return median(t);
+}
+
+void table_row(const std::string &kernel, const char *pattern, const Result &r, double bytes,
+               double ratio);
+
+/* A row for a held_ms figure. */
+void held_row(const std::string &name, const char *pattern, double ms, double bytes, double ratio)
+{
+    Result r;
+    r.ran = ms > 0;
+    r.note = ms > 0 ? "" : "cannot be held (the call waits for the GPU)";
+    r.ms = ms;
+    table_row(name + " (held)", pattern, r, bytes, ratio);
 }
 
 /* A histogram implementation writing `bins` counts of `count_bytes` each to
@@ -718,6 +768,18 @@ void section_batch()
     }
     std::vector<uint64_t> ref(bins);
 
+    /* The read ceiling in the batch kernel's order: blocks take runs of
+     * 32 KiB chunks in turn; run 1 is the plain streaming order. */
+    for (uint32_t run : {1u, 4u, 16u, 51u}) {
+        Impl im;
+        im.name = "floor: read in runs of " + std::to_string(run) + " x 32 KiB";
+        im.run = [=](std::string *err) {
+            return cuda_ok(launch_read_runs(d, total, 2048, run, g.d_sink, g.rw_grid, g.stream),
+                           err);
+        };
+        table_row(im.name, "-", measure(im, ts), (double)total, -1);
+    }
+
     for (Pattern p : all_patterns()) {
         fill_pattern(p, g.h_a, BATCH_W, (size_t)BATCH_H * BATCH_COUNT, g.photo);
         upload_packed(total);
@@ -767,6 +829,12 @@ void section_batch()
         for (size_t i = 0; i < impls.size(); i++) {
             table_row(impls[i].name, pattern_name(p), res[i], (double)total,
                       cub_ms > 0 && res[i].ran ? cub_ms / res[i].ms : -1);
+        }
+        for (size_t i = 1; i < impls.size(); i++) {
+            if (impls[i].name.rfind("NPP", 0) != 0 && res[i].ran) {
+                held_row(impls[i].name, pattern_name(p), held_ms(impls[i], ts.runs, true),
+                         (double)total, -1);
+            }
         }
         note_target(T_BATCH, res.back(), pct_of_ceiling(res.back(), (double)total), p);
     }
@@ -820,6 +888,7 @@ void section_latency()
             b.ran = true;
             b.ms = back_to_back_ms(im, g.opt.latency_runs);
             table_row(im.name + " back-to-back", "-", b, (double)n, -1);
+            held_row(im.name, "-", held_ms(im, g.opt.latency_runs, false), (double)n, -1);
         }
     }
 
@@ -858,10 +927,11 @@ void section_latency()
             g.d_h64, 8, 256, ref));
 
         std::vector<Result> res;
-        std::vector<double> b2b;
+        std::vector<double> b2b, held;
         for (const Impl &im : impls) {
             res.push_back(measure(im, ts));
             b2b.push_back(res.back().ran ? back_to_back_ms(im, g.opt.latency_runs) : -1);
+            held.push_back(res.back().ran ? held_ms(im, g.opt.latency_runs, false) : -1);
         }
         const double cub_ms = res[0].ran ? res[0].ms : 0;
         const double cub_b2b = b2b[0];
@@ -877,6 +947,10 @@ void section_latency()
                 table_row(impls[i].name + " back-to-back", pattern_name(p), r, (double)n,
                           cub_b2b > 0 ? cub_b2b / b2b[i] : -1);
             }
+        }
+        for (size_t i = 0; i < impls.size(); i++) {
+            held_row(impls[i].name, pattern_name(p), held[i], (double)n,
+                     held[0] > 0 && held[i] > 0 ? held[0] / held[i] : -1);
         }
         note_target(T_LATENCY, res.back(), res.back().ms * 1000, p);
     }
@@ -1065,6 +1139,10 @@ void setup()
     CUDA_CHECK(cudaMalloc((void **)&g.d_flush, g.flush_bytes));
     CUDA_CHECK(cudaMemset(g.d_flush, 0, g.flush_bytes));
     CUDA_CHECK(cudaMalloc((void **)&g.d_sink, sizeof(unsigned int)));
+    int *hold = nullptr;
+    CUDA_CHECK(cudaHostAlloc((void **)&hold, 2 * sizeof(int), cudaHostAllocMapped));
+    g.h_hold = hold;
+    CUDA_CHECK(cudaHostGetDevicePointer((void **)&g.d_hold, hold, 0));
     CUDA_CHECK(cudaMalloc((void **)&g.d_h32, BATCH_COUNT * 256 * sizeof(unsigned int)));
     CUDA_CHECK(cudaMalloc((void **)&g.d_h64, BATCH_COUNT * 256 * sizeof(unsigned long long)));
     CUDA_CHECK(cudaMallocHost((void **)&g.h_a, GiB));
@@ -1101,6 +1179,7 @@ void teardown()
     cudaFree(g.d_b);
     cudaFree(g.d_flush);
     cudaFree(g.d_sink);
+    cudaFreeHost((void *)g.h_hold);
     cudaFree(g.d_h32);
     cudaFree(g.d_h64);
     cudaFree(g.d_cub_temp);

@@ -271,6 +271,76 @@ const char *cub_version_string(void)
     return buf;
 }
 
+__global__ void __launch_bounds__(RW_THREADS) read_runs_kernel(const uint4 *__restrict__ src,
+                                                               size_t n16, uint32_t chunk16,
+                                                               uint32_t run,
+                                                               unsigned int *__restrict__ sink)
+{
+    const size_t chunks = (n16 + chunk16 - 1) / chunk16;
+    uint32_t acc = 0;
+    for (size_t lo = (size_t)blockIdx.x * run; lo < chunks; lo += (size_t)gridDim.x * run) {
+        const size_t hi = chunks - lo < run ? chunks : lo + run;
+        for (size_t c = lo; c < hi; c++) {
+            const size_t end = (c + 1) * chunk16 < n16 ? (c + 1) * chunk16 : n16;
+            for (size_t i = c * chunk16 + threadIdx.x; i < end; i += 4 * RW_THREADS) {
+                uint4 v[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    const size_t j = i + (size_t)k * RW_THREADS;
+                    v[k] = j < end ? __ldcs(src + j) : make_uint4(0, 0, 0, 0);
+                }
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    acc ^= fold16(v[k]);
+                }
+            }
+        }
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        acc ^= __shfl_xor_sync(0xffffffffu, acc, off);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicXor(sink, acc);
+    }
+}
+
+cudaError_t launch_read_runs(const void *src, size_t bytes, uint32_t chunk16, uint32_t run,
+                             unsigned int *sink, int grid, cudaStream_t stream)
+{
+    if (chunk16 == 0 || run == 0) {
+        return cudaErrorInvalidValue;
+    }
+    read_runs_kernel<<<grid, RW_THREADS, 0, stream>>>(static_cast<const uint4 *>(src), bytes / 16,
+                                                       chunk16, run, sink);
+    return cudaGetLastError();
+}
+
+__device__ __forceinline__ unsigned long long global_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__global__ void hold_kernel(const volatile int *release, int *timed_out, long long max_ns)
+{
+    const unsigned long long t0 = global_ns();
+    while (*release == 0) {
+        __nanosleep(500);
+        if ((long long)(global_ns() - t0) > max_ns) {
+            *timed_out = 1;
+            break;
+        }
+    }
+}
+
+cudaError_t launch_hold(const volatile int *release, int *timed_out, long long max_ns,
+                        cudaStream_t stream)
+{
+    hold_kernel<<<1, 1, 0, stream>>>(release, timed_out, max_ns);
+    return cudaGetLastError();
+}
+
 __global__ void empty_kernel() {}
 
 cudaError_t launch_empty(cudaStream_t stream)

@@ -29,8 +29,19 @@ int stream_grid(int sm_count);
 /* XOR-fold `bytes` (a multiple of 16, 16-byte aligned) into *sink. */
 cudaError_t launch_read(read_variant v, const void *src, size_t bytes, unsigned int *sink,
                         int grid, cudaStream_t stream);
+/* The streaming read in the batch kernel's order: `bytes` (a multiple of 16)
+ * cut into chunks of `chunk16` 16-byte words, chunks grouped into runs of
+ * `run`; block b reads runs b, b + grid, ... (4 loads in flight per thread). */
+cudaError_t launch_read_runs(const void *src, size_t bytes, uint32_t chunk16, uint32_t run,
+                             unsigned int *sink, int grid, cudaStream_t stream);
 /* A kernel that does nothing: the floor of a timed single launch. */
 cudaError_t launch_empty(cudaStream_t stream);
+/* Holds `stream` until *release (host-mapped memory) becomes non-zero, so that
+ * work enqueued behind it starts back to back with no host launch gaps (the
+ * blocking-kernel method of NVBench). Gives up after about `max_ns`
+ * nanoseconds and then sets *timed_out. */
+cudaError_t launch_hold(const volatile int *release, int *timed_out, long long max_ns,
+                        cudaStream_t stream);
 /* dst = src, 16-byte loads and stores, 4 of each in flight per thread. */
 cudaError_t launch_copy(void *dst, const void *src, size_t bytes, int grid, cudaStream_t stream);
 

@@ -220,9 +220,11 @@ static imghist_status check_device_image(imghist_ctx *ctx, const imghist_device_
  * when GPU memory allows; otherwise as many whole rows as fit, and the image is
  * processed in bands (the kernels accumulate across bands, so the result is
  * the same). IMGHIST_CUDA_STAGING_BYTES caps the buffer (for tests and for
- * sharing the GPU). Returns the rows per band, or 0 when not even one row fits.
+ * sharing the GPU). *band gets the rows per band, or 0 when not even one row
+ * fits (the caller runs on the CPU). Any failure other than running out of
+ * memory (a GPU fault left by an earlier kernel, say) is an error.
  */
-static uint32_t stage(imghist_ctx *ctx, uint32_t width, uint32_t height)
+static imghist_status stage(imghist_ctx *ctx, uint32_t width, uint32_t height, uint32_t *band)
 {
     ih_cuda_state *s = ctx->cuda;
     size_t want = (size_t)width * height;
@@ -237,21 +239,27 @@ static uint32_t stage(imghist_ctx *ctx, uint32_t width, uint32_t height)
         want = width;
     }
     if (s->img_bytes < want) {
-        cudaFree(s->img);
+        const cudaError_t freed = cudaFree(s->img);
         s->img = NULL;
         s->img_bytes = 0;
+        CK("free", freed);
         for (size_t try_bytes = want; try_bytes >= width; try_bytes /= 2) {
-            if (cudaMalloc((void **)&s->img, try_bytes) == cudaSuccess) {
+            const cudaError_t e = cudaMalloc((void **)&s->img, try_bytes);
+            if (e == cudaSuccess) {
                 s->img_bytes = try_bytes;
                 break;
             }
-            (void)cudaGetLastError(); /* out of memory is not sticky */
             s->img = NULL;
+            if (e != cudaErrorMemoryAllocation) {
+                CK("staging allocation", e);
+            }
+            (void)cudaGetLastError(); /* out of memory is not sticky */
         }
     }
     const size_t usable = s->img_bytes < want ? s->img_bytes : want;
     const size_t rows = usable / width;
-    return (uint32_t)(rows < height ? rows : height);
+    *band = (uint32_t)(rows < height ? rows : height);
+    return IMGHIST_OK;
 }
 
 static void note_bands(imghist_ctx *ctx, uint32_t band, uint32_t height)
@@ -282,14 +290,17 @@ imghist_status ih_cuda_host_histogram(imghist_ctx *ctx, const uint8_t *pixels, s
                                       uint64_t hist[IMGHIST_BINS])
 {
     ih_cuda_state *s = ctx->cuda;
-    const uint32_t band = stage(ctx, width, height);
+    uint32_t band = 0;
+    imghist_status st = stage(ctx, width, height, &band);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
     if (band == 0) {
         snprintf(ctx->note, sizeof ctx->note, "GPU out of memory: ran on the CPU");
         ih_cpu_histogram(pixels, pitch, width, height, hist);
         return IMGHIST_OK;
     }
     note_bands(ctx, band, height);
-    imghist_status st = IMGHIST_OK;
     for (uint32_t row0 = 0; row0 < height && st == IMGHIST_OK; row0 += band) {
         const uint32_t rows = height - row0 < band ? height - row0 : band;
         imghist_device_image dimg;
@@ -311,7 +322,11 @@ imghist_status ih_cuda_host_equalize(imghist_ctx *ctx, const uint8_t *src, size_
                                      uint32_t height, uint64_t hist[IMGHIST_BINS])
 {
     ih_cuda_state *s = ctx->cuda;
-    const uint32_t band = stage(ctx, width, height);
+    uint32_t band = 0;
+    imghist_status st = stage(ctx, width, height, &band);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
     if (band == 0) {
         snprintf(ctx->note, sizeof ctx->note, "GPU out of memory: ran on the CPU");
         uint64_t h[IMGHIST_BINS];
@@ -325,7 +340,6 @@ imghist_status ih_cuda_host_equalize(imghist_ctx *ctx, const uint8_t *src, size_
         return IMGHIST_OK;
     }
     note_bands(ctx, band, height);
-    imghist_status st = IMGHIST_OK;
     imghist_device_image dimg;
     /* Pass 1: histogram and LUT. A single band stays on the GPU for pass 2. */
     for (uint32_t row0 = 0; row0 < height && st == IMGHIST_OK; row0 += band) {

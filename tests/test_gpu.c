@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
@@ -294,13 +295,29 @@ static void test_batch_mixed_sizes(void **state)
         di[i] = (imghist_device_image){im[i].dev, im[i].pitch, w, h};
         tu_naive_hist(im[i].host, im[i].pitch, w, h, want + 256 * i);
     }
-    memset(got, 0xa5, n * 256 * sizeof(uint64_t));
-    assert_int_equal(imghist_cuda_histogram_batch(gpu, di, n, got, IMGHIST_MEM_HOST, 0), IMGHIST_OK);
-    CUDA_OK(cudaDeviceSynchronize());
-    for (size_t i = 0; i < n; i++) {
-        if (memcmp(got + 256 * i, want + 256 * i, 256 * sizeof(uint64_t)) != 0) {
-            fail_msg("batch image %zu (%ux%u) differs", i, di[i].width, di[i].height);
+    /* The library's run length, then runs of 1, 3 and 16 chunks (a block's
+     * segments then cross from none to hundreds of image ends). */
+    const char *runs[] = {NULL, "1", "3", "16"};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        if (runs[r] == NULL) {
+            unsetenv("IMGHIST_BATCH_RUN");
+        } else {
+            setenv("IMGHIST_BATCH_RUN", runs[r], 1);
         }
+        memset(got, 0xa5, n * 256 * sizeof(uint64_t));
+        assert_int_equal(imghist_cuda_histogram_batch(gpu, di, n, got, IMGHIST_MEM_HOST, 0),
+                         IMGHIST_OK);
+        CUDA_OK(cudaDeviceSynchronize());
+        for (size_t i = 0; i < n; i++) {
+            if (memcmp(got + 256 * i, want + 256 * i, 256 * sizeof(uint64_t)) != 0) {
+                unsetenv("IMGHIST_BATCH_RUN");
+                fail_msg("batch image %zu (%ux%u) differs (run %s)", i, di[i].width,
+                         di[i].height, runs[r] ? runs[r] : "default");
+            }
+        }
+    }
+    unsetenv("IMGHIST_BATCH_RUN");
+    for (size_t i = 0; i < n; i++) {
         free_image(&im[i]);
     }
     free(im);
@@ -413,8 +430,98 @@ static void test_device_api_errors(void **state)
                      IMGHIST_E_INVALID_ARG);
 }
 
+/*
+ * The child of test_gpu_fault (a process of its own: a GPU fault poisons the
+ * CUDA context for good). A device image at an address nothing is mapped at
+ * makes the histogram kernel fault; from then on every entry point must return
+ * IMGHIST_E_CUDA with a one-line message, write no result, and not crash.
+ * Prints what it saw; exit 0 when all of that held.
+ */
+static int expect_cuda_error(imghist_ctx *ctx, imghist_status st, const char *what)
+{
+    const char *msg = imghist_last_error(ctx);
+    printf("%s: status %d: %s\n", what, (int)st, msg);
+    return st == IMGHIST_E_CUDA && msg[0] != '\0' && strchr(msg, '\n') == NULL &&
+           strstr(msg, "cudaError") != NULL;
+}
+
+static int fault_child(void)
+{
+    imghist_ctx *ctx = NULL;
+    if (imghist_create(IMGHIST_BACKEND_CUDA, &ctx) != IMGHIST_OK) {
+        printf("create: %s\n", imghist_last_error(ctx));
+        return 2;
+    }
+    enum { W = 1000, H = 700 };
+    static uint8_t host[W * H], out[W * H];
+    for (size_t i = 0; i < sizeof host; i++) {
+        host[i] = (uint8_t)(i * 7 + i / W);
+    }
+    uint8_t *d_img = NULL, *d_out = NULL;
+    uint64_t *d_hist = NULL;
+    if (cudaMalloc((void **)&d_img, sizeof host) != cudaSuccess ||
+        cudaMalloc((void **)&d_out, sizeof host) != cudaSuccess ||
+        cudaMalloc((void **)&d_hist, 256 * sizeof(uint64_t)) != cudaSuccess ||
+        cudaMemcpy(d_img, host, sizeof host, cudaMemcpyHostToDevice) != cudaSuccess) {
+        printf("set-up failed\n");
+        return 2;
+    }
+    const imghist_device_image bad = {(const uint8_t *)(uintptr_t)4096, 4096, 4096, 4096};
+    imghist_status st = imghist_cuda_histogram(ctx, &bad, d_hist, IMGHIST_MEM_DEVICE, 0);
+    printf("unmapped image: status %d\n", (int)st);
+    const cudaError_t e = cudaDeviceSynchronize();
+    printf("synchronize: %s\n", cudaGetErrorName(e));
+    int ok = st == IMGHIST_OK && e != cudaSuccess;
+
+    const imghist_device_image good = {d_img, W, W, H};
+    uint64_t hist[256];
+    memset(hist, 0xa5, sizeof hist);
+    const uint64_t poison = hist[0];
+    ok &= expect_cuda_error(ctx, imghist_cuda_histogram(ctx, &good, hist, IMGHIST_MEM_HOST, 0),
+                            "device histogram");
+    ok &= expect_cuda_error(ctx,
+                            imghist_cuda_equalize(ctx, &good, d_out, W, hist, IMGHIST_MEM_HOST, 0),
+                            "device equalize");
+    ok &= expect_cuda_error(
+        ctx, imghist_cuda_histogram_batch(ctx, &good, 1, hist, IMGHIST_MEM_HOST, 0), "batch");
+    ok &= expect_cuda_error(ctx, imghist_histogram(ctx, host, W, W, H, hist), "host histogram");
+    memset(out, 0x5a, sizeof out);
+    ok &= expect_cuda_error(ctx, imghist_equalize(ctx, host, W, out, W, W, H, hist),
+                            "host equalize");
+    for (int b = 0; b < 256; b++) {
+        ok &= hist[b] == poison; /* no result was delivered */
+    }
+    imghist_destroy(ctx);
+    printf("%s\n", ok ? "fault handled" : "FAULT NOT HANDLED");
+    return ok ? 0 : 1;
+}
+
+static void test_gpu_fault(void **state)
+{
+    (void)state;
+    if (quick) {
+        skip(); /* under compute-sanitizer the deliberate fault would be a finding */
+    }
+    char self[4096], cmd[4200];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    assert_null(strchr(self, '\''));
+    snprintf(cmd, sizeof cmd, "'%s' --fault-child 2>&1", self);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char line[600];
+    while (fgets(line, sizeof line, p) != NULL) {
+        printf("  child: %s", line);
+    }
+    assert_int_equal(pclose(p), 0);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--fault-child") == 0) {
+        return fault_child();
+    }
     samples = argc > 1 ? argv[1] : "samples";
     quick = getenv("IMGHIST_TEST_QUICK") != NULL && atoi(getenv("IMGHIST_TEST_QUICK")) != 0;
     imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &gpu);
@@ -454,6 +561,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_host_api_in_bands),
         cmocka_unit_test(test_over_4g_pixels),
         cmocka_unit_test(test_device_api_errors),
+        cmocka_unit_test(test_gpu_fault),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     imghist_image_free(photo);
