@@ -246,7 +246,15 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
  * Three blocks per SM measured faster (80-82 % of the read ceiling for 2000
  * images of 640x480) than two without the few bytes of spills (74-76 %).
  */
-__global__ void __launch_bounds__(THREADS, 3) hist_u8_batch_kernel(const ih_geom *geoms,
+/* Three 512-thread blocks per SM where an SM holds 1536 threads (sm_80 and
+ * later; sm_75 holds 1024). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define IH_BATCH_MIN_BLOCKS 2
+#else
+#define IH_BATCH_MIN_BLOCKS 3
+#endif
+
+__global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS) hist_u8_batch_kernel(const ih_geom *geoms,
                                                                    const uint32_t *chunk_start,
                                                                    uint32_t count, uint32_t run,
                                                                    unsigned long long *hists)
