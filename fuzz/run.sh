@@ -28,6 +28,7 @@ esac
 work=fuzz/out/corpus-$target
 mkdir -p "$work" fuzz/findings
 cp -p fuzz/corpus/"$target"/* "$work"/ 2>/dev/null || true
+cp -p fuzz/corpus/"$target"-found/* "$work"/ 2>/dev/null || true
 for f in tests/crashers/*; do
     case $(basename "$f") in README.md) continue ;; esac
     [ -f "$f" ] && cp -p "$f" "$work"/
