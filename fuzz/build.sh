@@ -48,7 +48,8 @@ LIBS="$(pkg-config --libs libpng libjpeg) -lm"
 
 # The library's C sources (those of src/meson.build without CUDA).
 lib_src="src/lib/context.c src/lib/cpu_hist.c src/lib/decode_jpeg.c src/lib/decode_png.c
-         src/lib/equalize_lut.c src/lib/image_io.c src/lib/cuda_stub.c src/common/atomic_file.c"
+         src/lib/equalize_lut.c src/lib/image_io.c src/lib/cuda_stub.c src/common/atomic_file.c
+         src/common/one_line.c"
 
 compile() { # source object [extra flags]
     src=$1 obj=$2

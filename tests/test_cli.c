@@ -303,6 +303,40 @@ static void test_usage_exit_2(void **state)
     }
 }
 
+/* Names and arguments with control characters still give one line: a
+ * newline or an escape is shown as '?'. */
+static void test_control_characters_in_names(void **state)
+{
+    (void)state;
+    /* A missing file whose name holds a newline and an escape sequence. */
+    const char *missing = path_in("no\nsuch\x1b[2J.png");
+    run_result r = RUN(missing);
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "no?such?[2J.png");
+    assert_null(strchr(r.err, '\x1b'));
+    free_result(&r);
+    /* A bad file that exists under such a name. */
+    const char *bad = path_in("bad\rname.png");
+    assert_int_equal(tu_write_file(bad, "not an image", 12), 0);
+    r = RUN(bad);
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "bad?name.png");
+    free_result(&r);
+    /* A usage error echoing an argument. */
+    r = RUN("--bogus\nsecond line");
+    assert_int_equal(r.code, 2);
+    assert_one_line_error(&r, "--bogus?second line");
+    free_result(&r);
+    /* Under -v the names in "wrote ..." lines too. */
+    const char *csv = path_in("hist\n.csv");
+    r = RUN(sample("moon.png"), "-v", "--csv", csv);
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.err, "wrote "));
+    assert_non_null(strstr(r.err, "hist?.csv"));
+    assert_true(tu_exists(csv));
+    free_result(&r);
+}
+
 /* Temporary output files are hidden names in the target's folder: none may
  * be left behind. */
 static void assert_no_temporaries(void)
@@ -528,6 +562,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_help_and_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_csv, setup, teardown),
         cmocka_unit_test_setup_teardown(test_equalize, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_control_characters_in_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_exit_2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_inputs_exit_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_write_keeps_old_output, setup, teardown),

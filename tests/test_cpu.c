@@ -533,6 +533,10 @@ static void test_load_errors(void **state)
     assert_int_equal(imghist_load_memory(ctx, text, sizeof text, "text.png", &img),
                      IMGHIST_E_DECODE);
     assert_non_null(strstr(imghist_last_error(ctx), "text.png"));
+    /* The message stays one line whatever the name holds. */
+    assert_int_equal(imghist_load_memory(ctx, text, sizeof text, "two\nlines\r.png", &img),
+                     IMGHIST_E_DECODE);
+    assert_non_null(strstr(imghist_last_error(ctx), "two?lines?.png"));
 
     /* A valid PNG cut short. */
     uint8_t px[64 * 64];

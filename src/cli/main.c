@@ -1,6 +1,7 @@
 /* imghist: the command-line tool. Uses only the public library API (and the
  * shared write-then-rename helper for the CSV). */
 #define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,15 +10,29 @@
 #include "args.h"
 #include "atomic_file.h"
 #include "imghist.h"
+#include "one_line.h"
 #include "report.h"
 
 enum { EXIT_OK = 0, EXIT_FILE = 1, EXIT_USAGE = 2 };
 
 static int verbosity;
 
+/* One line on stderr, "imghist: " first; control characters that came with a
+ * file name or an argument are shown as '?'. */
+static void say(const char *fmt, ...)
+{
+    char line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    ih_one_line(line);
+    fprintf(stderr, "imghist: %s\n", line);
+}
+
 static int fail(const char *msg)
 {
-    fprintf(stderr, "imghist: %s\n", msg);
+    say("%s", msg);
     return EXIT_FILE;
 }
 
@@ -59,7 +74,7 @@ static int write_csv_file(const char *path, const uint64_t hist[IMGHIST_BINS])
 static void report_note(const imghist_ctx *ctx)
 {
     if (verbosity > 0 && imghist_last_note(ctx)[0] != '\0') {
-        fprintf(stderr, "imghist: note: %s\n", imghist_last_note(ctx));
+        say("note: %s", imghist_last_note(ctx));
     }
 }
 
@@ -70,7 +85,10 @@ static void print_summary(const char *name, const imghist_image *img,
     if (ih_stats_from_hist(hist, &st) != 0) {
         return;
     }
-    printf("%s: %ux%u, %llu pixels\n", name, img->width, img->height,
+    char shown[1024];
+    snprintf(shown, sizeof shown, "%s", name);
+    ih_one_line(shown);
+    printf("%s: %ux%u, %llu pixels\n", shown, img->width, img->height,
            (unsigned long long)st.count);
     printf("min %d  max %d  mean %.2f  median %d  stddev %.2f\n", st.min, st.max, st.mean,
            st.median, st.stddev);
@@ -98,7 +116,7 @@ static int run(const ih_cli_args *a)
         return fail(msg);
     }
     if (verbosity > 0) {
-        fprintf(stderr, "imghist: backend: %s\n", imghist_backend_name(imghist_get_backend(ctx)));
+        say("backend: %s", imghist_backend_name(imghist_get_backend(ctx)));
     }
     if (a->max_pixels != 0) {
         imghist_set_max_pixels(ctx, a->max_pixels);
@@ -132,7 +150,7 @@ static int run(const ih_cli_args *a)
             goto done;
         }
         if (verbosity > 0) {
-            fprintf(stderr, "imghist: wrote %s\n", a->equalize_out);
+            say("wrote %s", a->equalize_out);
         }
     } else {
         st = imghist_histogram(ctx, img->pixels, img->pitch, img->width, img->height, hist);
@@ -149,7 +167,7 @@ static int run(const ih_cli_args *a)
             goto done;
         }
         if (verbosity > 0 && strcmp(a->csv_out, "-") != 0) {
-            fprintf(stderr, "imghist: wrote %s\n", a->csv_out);
+            say("wrote %s", a->csv_out);
         }
     }
     if (a->equalize_out == NULL && a->csv_out == NULL && verbosity >= 0) {
@@ -170,7 +188,7 @@ int main(int argc, char **argv)
     ih_cli_args a;
     char err[512];
     if (ih_parse_args(argc, argv, &a, err, sizeof err) != 0) {
-        fprintf(stderr, "imghist: %s (see imghist --help)\n", err);
+        say("%s (see imghist --help)", err);
         return EXIT_USAGE;
     }
     if (a.help) {

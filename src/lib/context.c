@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "one_line.h"
 
 int imghist_version(void)
 {
@@ -51,6 +52,7 @@ imghist_status ih_fail(imghist_ctx *ctx, imghist_status status, const char *fmt,
         va_start(ap, fmt);
         vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
         va_end(ap);
+        ih_one_line(ctx->err);
     }
     return status;
 }

@@ -1,0 +1,11 @@
+#include "one_line.h"
+
+void ih_one_line(char *s)
+{
+    for (; *s != '\0'; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f) {
+            *s = '?';
+        }
+    }
+}
