@@ -224,27 +224,35 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
     if (!l.finalize) {
         return;
     }
-    __threadfence();
+    /* Release the block's merges and take a ticket; the last block acquires
+     * everyone's. One thread fences, after the barrier, as cooperative groups'
+     * grid sync does: the barrier orders the other threads' merges before its
+     * fence, and the fence is cumulative. (With a fence in every thread, the
+     * fences held a fifth of the stall samples of a 12 MP call.) */
     __syncthreads();
     if (threadIdx.x == 0) {
+        __threadfence();
         s_ticket = atomicAdd(l.counter, 1u);
+        if (s_ticket == gridDim.x - 1) {
+            __threadfence();
+        }
     }
     __syncthreads();
     if (s_ticket != gridDim.x - 1) {
         return;
     }
-    __threadfence();
     finalize(l);
 }
 
 /*
  * The batch: the images' chunks are numbered back to back and cut into runs of
  * `run` chunks; a persistent grid takes the runs in turn (block b: runs b,
- * b + grid, ...), so that the blocks read neighbouring memory at any moment
- * and no image size leaves blocks idle at the end. A block folds its counters
- * into an image's histogram each time a run leaves that image.
- * Three blocks per SM measured faster (80-82 % of the read ceiling for 2000
- * images of 640x480) than two without the few bytes of spills (74-76 %).
+ * b + grid, ...), so that no image size leaves blocks idle at the end. The
+ * library makes it one run per block (bench/RESULTS.md). A block folds its
+ * counters into an image's histogram each time a run leaves that image.
+ * Three blocks per SM measured faster than two without the few bytes of
+ * spills (80-82 % of the read ceiling against 74-76 %, before the geometry
+ * moved to shared memory).
  */
 /* Three 512-thread blocks per SM where an SM holds 1536 threads (sm_80 and
  * later; sm_75 holds 1024). */
@@ -260,9 +268,17 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS) hist_u8_batch_ke
                                                                    unsigned long long *hists)
 {
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
+    /* The current image's geometry. Read through a pointer into global
+     * memory, the compiler loaded it again at every step (ncu: 8.5 M global
+     * loads where the pixels need 1.2 M, each in front of a step's
+     * addresses): 78-81 % of the read ceiling; from shared memory 83-87 %.
+     * A copy in registers measured 77-80 %. */
+    __shared__ ih_geom s_geom;
     uint32_t *shl = sh + (threadIdx.x & 31);
     const uint32_t total = chunk_start[count];
-    for (uint32_t lo = blockIdx.x * run; lo < total; lo += gridDim.x * run) {
+    for (uint64_t lo64 = (uint64_t)blockIdx.x * run; lo64 < total;
+         lo64 += (uint64_t)gridDim.x * run) {
+        const uint32_t lo = (uint32_t)lo64;
         const uint32_t hi = total - lo < run ? total : lo + run;
         /* The image holding chunk lo: the last i with chunk_start[i] <= lo. */
         uint32_t a = 0, b = count - 1;
@@ -277,8 +293,11 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS) hist_u8_batch_ke
         for (uint32_t img = a, at = lo; at < hi; img++) {
             const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
             const uint32_t end = next < hi ? next : hi;
-            zero_counters(sh);
-            count_granules(shl, geoms[img], at - base, 1, end - base);
+            if (threadIdx.x == 0) {
+                s_geom = geoms[img];
+            }
+            zero_counters(sh); /* its barrier publishes s_geom */
+            count_granules(shl, s_geom, at - base, 1, end - base);
             fold_replicas(sh, hists + (size_t)img * 256);
             __syncthreads(); /* the fold's reads before the next zeroing */
             at = end;
