@@ -6,7 +6,8 @@ conversion, the histogram and the equalized image must match OpenCV's
 cvtColor(BGR2GRAY), calcHist and equalizeHist bit for bit, on the CPU backend
 and on whatever `auto` picks (CUDA on a GPU machine).
 
-usage: test_opencv_ref.py IMGHIST_BINARY SAMPLES_DIR
+usage: test_opencv_ref.py IMGHIST_BINARY SAMPLES_DIR [MAKE_CMYK_JPEG]
+MAKE_CMYK_JPEG (tests/make_cmyk_jpeg.c) adds CMYK and YCCK JPEGs.
 Exits 77 (skipped) when python3-opencv is not installed.
 """
 import os
@@ -94,16 +95,24 @@ def synthetic(workdir, seed):
         p = os.path.join(workdir, name)
         assert cv2.imwrite(p, img, params)
         paths.append(p)
+    # CMYK and YCCK with an Adobe marker (Photoshop's kind), odd sizes.
+    if MAKE_CMYK:
+        for space, (w, h) in (("cmyk", (211, 97)), ("ycck", (64, 49))):
+            p = os.path.join(workdir, f"{space}-{w}x{h}.jpg")
+            subprocess.run([MAKE_CMYK, p, space, str(w), str(h), str(seed % 100000)], check=True)
+            paths.append(p)
     return paths
 
 
 SAMPLES = None
+MAKE_CMYK = None
 
 
 def main():
-    global SAMPLES
+    global SAMPLES, MAKE_CMYK
     exe, samples = sys.argv[1], sys.argv[2]
     SAMPLES = samples
+    MAKE_CMYK = sys.argv[3] if len(sys.argv) > 3 else None
     seed = int(os.environ.get("IMGHIST_TEST_SEED", int.from_bytes(os.urandom(4), "little")))
     print(f"OpenCV {cv2.__version__}, seed {seed}")
     ok = True
