@@ -42,9 +42,9 @@ rm -rf "$out/stb"
 printf '#define STB_IMAGE_IMPLEMENTATION\n#include <stb_image.h>\n' > "$out/stb_image_impl.c"
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS="-g -O1 -std=c11 $SAN $(pkg-config --cflags stb libpng libjpeg)"
+CFLAGS="-g -O1 -std=c11 $SAN $(pkg-config --cflags stb libpng libjpeg libexif)"
 INC="-I$out/include -Isrc/lib -Isrc/common -Isrc/cli"
-LIBS="$(pkg-config --libs libpng libjpeg) -lm"
+LIBS="$(pkg-config --libs libpng libjpeg libexif) -lm"
 
 # The library's C sources (those of src/meson.build without CUDA).
 lib_src="src/lib/context.c src/lib/cpu_hist.c src/lib/decode_jpeg.c src/lib/decode_png.c

@@ -239,6 +239,24 @@ def jpeg_dc_only(w, h, ncomp, adobe_transform=None, block_values=None):
     return out + bw_.flush() + b"\xff\xd9"
 
 
+def exif_block(orientation, big_endian, ifd_offset=8, entries=1, type_code=3):
+    """An APP1 payload: "Exif\\0\\0" and a TIFF block whose IFD 0 holds the
+    Orientation tag."""
+    e = ">" if big_endian else "<"
+    tiff = (b"MM" if big_endian else b"II") + struct.pack(e + "HI", 42, ifd_offset)
+    tiff += struct.pack(e + "H", entries)
+    if type_code == 3:
+        value = struct.pack(e + "HH", orientation, 0)
+    else:
+        value = struct.pack(e + "I", orientation)
+    tiff += struct.pack(e + "HHI", 0x0112, type_code, 1) + value + struct.pack(e + "I", 0)
+    return b"Exif\0\0" + tiff
+
+
+def jpeg_with_app1(jpeg, payload):
+    return jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload + jpeg[2:]
+
+
 def cv2_jpegs():
     try:
         import cv2
@@ -624,6 +642,17 @@ def load_corpus():
     f["jpeg_declares_65500x65500.jpg"] = (base[:sof + 5] + struct.pack(">HH", 65500, 65500)
                                           + base[sof + 9:])
     f["jpeg_zero_width.jpg"] = base[:sof + 7] + b"\x00\x00" + base[sof + 9:]
+    # EXIF orientation (APP1 right after SOI), both byte orders; and broken
+    # EXIF: an IFD offset past the end, an entry count past the end, the
+    # orientation as a LONG.
+    f["jpeg_exif_orientation_6_le.jpg"] = jpeg_with_app1(base, exif_block(6, False))
+    f["jpeg_exif_orientation_7_be.jpg"] = jpeg_with_app1(base, exif_block(7, True))
+    f["jpeg_exif_ifd_offset_past_end.jpg"] = jpeg_with_app1(
+        base, exif_block(6, False, ifd_offset=0x7fff0000))
+    f["jpeg_exif_entry_count_past_end.jpg"] = jpeg_with_app1(
+        base, exif_block(3, True, entries=0x7fff))
+    f["jpeg_exif_orientation_as_long.jpg"] = jpeg_with_app1(
+        base, exif_block(8, False, type_code=4))
 
     # BMP.
     f["bmp_1bit.bmp"] = bmp(20, 10, 1)

@@ -6,8 +6,9 @@ conversion, the histogram and the equalized image must match OpenCV's
 cvtColor(BGR2GRAY), calcHist and equalizeHist bit for bit, on the CPU backend
 and on whatever `auto` picks (CUDA on a GPU machine).
 
-usage: test_opencv_ref.py IMGHIST_BINARY SAMPLES_DIR [MAKE_CMYK_JPEG]
-MAKE_CMYK_JPEG (tests/make_cmyk_jpeg.c) adds CMYK and YCCK JPEGs.
+usage: test_opencv_ref.py IMGHIST_BINARY SAMPLES_DIR [MAKE_JPEG]
+MAKE_JPEG (tests/make_jpeg.c) adds CMYK and YCCK JPEGs and JPEGs with every
+EXIF orientation, which cv::imread turns upright.
 Exits 77 (skipped) when python3-opencv is not installed.
 """
 import os
@@ -95,24 +96,31 @@ def synthetic(workdir, seed):
         p = os.path.join(workdir, name)
         assert cv2.imwrite(p, img, params)
         paths.append(p)
-    # CMYK and YCCK with an Adobe marker (Photoshop's kind), odd sizes.
-    if MAKE_CMYK:
-        for space, (w, h) in (("cmyk", (211, 97)), ("ycck", (64, 49))):
-            p = os.path.join(workdir, f"{space}-{w}x{h}.jpg")
-            subprocess.run([MAKE_CMYK, p, space, str(w), str(h), str(seed % 100000)], check=True)
+    if MAKE_JPEG:
+        # CMYK and YCCK with an Adobe marker (Photoshop's kind), odd sizes.
+        made = [(f"{space}-{w}x{h}.jpg", [space, str(w), str(h)])
+                for space, (w, h) in (("cmyk", (211, 97)), ("ycck", (64, 49)))]
+        # EXIF orientations 1..8 on a non-square image (5..8 transpose it),
+        # and 0 and 9, which are not orientations: left as stored.
+        made += [(f"exif-orientation-{o}.jpg", ["rgb", "75", "41", "", str(o)])
+                 for o in range(0, 10)]
+        for name, args in made:
+            p = os.path.join(workdir, name)
+            args = args[:3] + [str(seed % 100000)] + args[4:]
+            subprocess.run([MAKE_JPEG, p] + args, check=True)
             paths.append(p)
     return paths
 
 
 SAMPLES = None
-MAKE_CMYK = None
+MAKE_JPEG = None
 
 
 def main():
-    global SAMPLES, MAKE_CMYK
+    global SAMPLES, MAKE_JPEG
     exe, samples = sys.argv[1], sys.argv[2]
     SAMPLES = samples
-    MAKE_CMYK = sys.argv[3] if len(sys.argv) > 3 else None
+    MAKE_JPEG = sys.argv[3] if len(sys.argv) > 3 else None
     seed = int(os.environ.get("IMGHIST_TEST_SEED", int.from_bytes(os.urandom(4), "little")))
     print(f"OpenCV {cv2.__version__}, seed {seed}")
     ok = True

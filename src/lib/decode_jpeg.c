@@ -2,7 +2,8 @@
  * JPEG through libjpeg-turbo with its default settings (integer slow DCT,
  * fancy upsampling), the decoder OpenCV uses, so the decoded pixels are the
  * same as cv::imread's. A file that ends early is an error here (libjpeg
- * would pad it with gray and only warn).
+ * would pad it with gray and only warn). The EXIF orientation is reported
+ * for the caller to apply, as cv::imread applies it.
  */
 #include <setjmp.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include <jerror.h>
 #include <jpeglib.h>
+#include <libexif/exif-data.h>
 
 #include "decode.h"
 
@@ -50,6 +52,37 @@ static void cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, size_t n)
     }
 }
 
+/*
+ * The EXIF orientation, read as OpenCV 4.6's JPEG decoder reads it: from the
+ * first APP1 marker, IFD 0 only. libexif parses the block; its "follow the
+ * specification" option (which adds or rewrites entries) is off. Returns
+ * 1..8, or 0 when there is none or it is not a valid SHORT.
+ */
+static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
+{
+    jpeg_saved_marker_ptr app1 = cinfo->marker_list;
+    while (app1 != NULL && app1->marker != JPEG_APP0 + 1) {
+        app1 = app1->next;
+    }
+    if (app1 == NULL || app1->data_length < 6 || memcmp(app1->data, "Exif\0\0", 6) != 0) {
+        return 0;
+    }
+    ExifData *ed = exif_data_new();
+    if (ed == NULL) {
+        return 0;
+    }
+    exif_data_unset_option(ed, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
+    exif_data_load_data(ed, app1->data, app1->data_length);
+    int o = 0;
+    ExifEntry *e = exif_content_get_entry(ed->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
+    if (e != NULL && e->format == EXIF_FORMAT_SHORT && e->components >= 1 && e->size >= 2 &&
+        e->data != NULL) {
+        o = exif_get_short(e->data, exif_data_get_byte_order(ed));
+    }
+    exif_data_unref(ed);
+    return o >= 1 && o <= 8 ? o : 0;
+}
+
 imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size,
                               const char *name, ih_raw *out)
 {
@@ -80,7 +113,9 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     }
     jpeg_create_decompress(&cinfo);
     jpeg_mem_src(&cinfo, data, (unsigned long)size);
+    jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&cinfo, TRUE);
+    const int orientation = exif_orientation(&cinfo);
     if (ih_check_dimensions(ctx, name, cinfo.image_width, cinfo.image_height) != IMGHIST_OK) {
         st = IMGHIST_E_LIMIT;
         longjmp(err.jump, 1);
@@ -135,5 +170,6 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     out->height = h;
     out->channels = channels;
     out->samples = samples;
+    out->orientation = orientation;
     return IMGHIST_OK;
 }
