@@ -262,10 +262,9 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
 #define IH_BATCH_MIN_BLOCKS 3
 #endif
 
-__global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS) hist_u8_batch_kernel(const ih_geom *geoms,
-                                                                   const uint32_t *chunk_start,
-                                                                   uint32_t count, uint32_t run,
-                                                                   unsigned long long *hists)
+__global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
+    hist_u8_batch_kernel(const ih_geom *geoms, const uint32_t *chunk_start, uint32_t count,
+                         uint32_t run, unsigned long long *hists)
 {
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
     /* The current image's geometry. Read through a pointer into global
