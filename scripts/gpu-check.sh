@@ -20,7 +20,10 @@ step() { # name, command...
 }
 nvidia-smi -L > "$OUT/gpu.txt" 2>&1; cat "$OUT/gpu.txt"
 step gpu_suite "$B/tests/test_gpu" samples
-step opencv_ref_auto python3 tests/test_opencv_ref.py "$B/src/imghist" samples
+mkjpeg=""
+[ -x "$B/tests/make_jpeg" ] && mkjpeg="$B/tests/make_jpeg"
+# shellcheck disable=SC2086
+step opencv_ref_auto python3 tests/test_opencv_ref.py "$B/src/imghist" samples $mkjpeg
 step cli_cuda "$B/src/imghist" samples/moon.png --backend cuda -v
 step two_phase_demo "$B/samples/two_phase_demo"
 step device_api_demo "$B/samples/device_api_demo" samples/coffee.png
