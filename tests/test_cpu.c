@@ -11,6 +11,7 @@
 #include <png.h>
 #include <stb_image_write.h>
 
+#include "decode.h"
 #include "internal.h"
 #include "test_util.h"
 
@@ -521,6 +522,55 @@ static void test_psd_alpha_ignored(void **state)
     imghist_destroy(ctx);
 }
 
+/* EXIF orientations against OpenCV's steps done one by one: transpose for
+ * 5..8, then flip around the vertical axis (2, 6), both axes (3, 7) or the
+ * horizontal axis (4, 8). */
+static void test_orientations(void **state)
+{
+    (void)state;
+    enum { W = 5, H = 3 };
+    uint8_t src[W * H];
+    for (int i = 0; i < W * H; i++) {
+        src[i] = (uint8_t)(i + 1);
+    }
+    for (int o = 1; o <= 8; o++) {
+        uint8_t step[W * H], want[W * H];
+        uint32_t w = W, h = H;
+        if (o >= 5) {
+            for (uint32_t y = 0; y < W; y++) {
+                for (uint32_t x = 0; x < H; x++) {
+                    step[y * H + x] = src[x * W + y];
+                }
+            }
+            w = H;
+            h = W;
+        } else {
+            memcpy(step, src, sizeof src);
+        }
+        const int fx = o == 2 || o == 3 || o == 6 || o == 7;
+        const int fy = o == 3 || o == 4 || o == 7 || o == 8;
+        for (uint32_t y = 0; y < h; y++) {
+            for (uint32_t x = 0; x < w; x++) {
+                want[y * w + x] = step[(fy ? h - 1 - y : y) * w + (fx ? w - 1 - x : x)];
+            }
+        }
+        uint32_t gw = W, gh = H;
+        uint8_t *got = ih_orient(src, &gw, &gh, o);
+        assert_non_null(got);
+        assert_int_equal(gw, w);
+        assert_int_equal(gh, h);
+        assert_memory_equal(got, want, sizeof want);
+        free(got);
+    }
+    /* 6 is the common phone photo: a 90-degree turn clockwise. */
+    uint32_t w = W, h = H;
+    uint8_t *r = ih_orient(src, &w, &h, 6);
+    assert_non_null(r);
+    assert_int_equal(r[0], src[(H - 1) * W]); /* bottom-left goes to top-left */
+    assert_int_equal(r[w - 1], src[0]);       /* top-left goes to top-right */
+    free(r);
+}
+
 static void test_load_errors(void **state)
 {
     (void)state;
@@ -700,6 +750,7 @@ int main(void)
         cmocka_unit_test(test_gray_16bit_rgb_and_palette),
         cmocka_unit_test(test_other_formats),
         cmocka_unit_test(test_psd_alpha_ignored),
+        cmocka_unit_test(test_orientations),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_png_crc_errors),
         cmocka_unit_test(test_jpeg_truncated),
