@@ -481,6 +481,29 @@ void table_row(const std::string &kernel, const char *pattern, const Result &r, 
     fflush(stdout);
 }
 
+/* One row per implementation; the ratio is to the first one (CUB). */
+void print_rows(const std::vector<Impl> &impls, const std::vector<Result> &res, Pattern p,
+                double bytes)
+{
+    const double cub_ms = res[0].ran ? res[0].ms : 0;
+    for (size_t i = 0; i < impls.size(); i++) {
+        table_row(impls[i].name, pattern_name(p), res[i], bytes,
+                  cub_ms > 0 && res[i].ran ? cub_ms / res[i].ms : -1);
+    }
+}
+
+/* Measure every implementation on the current data, then print the rows. */
+std::vector<Result> measure_rows(const std::vector<Impl> &impls, const TimeSpec &ts, Pattern p,
+                                 double bytes)
+{
+    std::vector<Result> res;
+    for (const Impl &im : impls) {
+        res.push_back(measure(im, ts));
+    }
+    print_rows(impls, res, p, bytes);
+    return res;
+}
+
 /* Record imghist's figure for a target: value is a percentage, µs or ratio. */
 void note_target(int id, const Result &r, double value, Pattern p)
 {
@@ -626,15 +649,7 @@ void section_contig(size_t n)
             },
             g.d_h64, 8, 256, ref));
 
-        std::vector<Result> res;
-        for (const Impl &im : impls) {
-            res.push_back(measure(im, ts));
-        }
-        const double cub_ms = res[0].ran ? res[0].ms : 0;
-        for (size_t i = 0; i < impls.size(); i++) {
-            table_row(impls[i].name, pattern_name(p), res[i], (double)n,
-                      cub_ms > 0 && res[i].ran ? cub_ms / res[i].ms : -1);
-        }
+        const std::vector<Result> res = measure_rows(impls, ts, p, (double)n);
         if (n >= GiB) {
             note_target(T_CONTIG, res.back(), pct_of_ceiling(res.back(), (double)n), p);
         }
@@ -703,15 +718,7 @@ void section_pitched()
             },
             g.d_h64, 8, 256, ref));
 
-        std::vector<Result> res;
-        for (const Impl &im : impls) {
-            res.push_back(measure(im, ts));
-        }
-        const double cub_ms = res[0].ran ? res[0].ms : 0;
-        for (size_t i = 0; i < impls.size(); i++) {
-            table_row(impls[i].name, pattern_name(p), res[i], (double)valid,
-                      cub_ms > 0 && res[i].ran ? cub_ms / res[i].ms : -1);
-        }
+        const std::vector<Result> res = measure_rows(impls, ts, p, (double)valid);
         note_target(T_PITCHED, res.back(), pct_of_ceiling(res.back(), (double)valid), p);
     }
     if (g.npp && !npp) {
@@ -821,15 +828,7 @@ void section_batch()
             },
             g.d_h64, 8, bins, ref.data()));
 
-        std::vector<Result> res;
-        for (const Impl &im : impls) {
-            res.push_back(measure(im, ts));
-        }
-        const double cub_ms = res[0].ran ? res[0].ms : 0;
-        for (size_t i = 0; i < impls.size(); i++) {
-            table_row(impls[i].name, pattern_name(p), res[i], (double)total,
-                      cub_ms > 0 && res[i].ran ? cub_ms / res[i].ms : -1);
-        }
+        const std::vector<Result> res = measure_rows(impls, ts, p, (double)total);
         for (size_t i = 1; i < impls.size(); i++) {
             if (impls[i].name.rfind("NPP", 0) != 0 && res[i].ran) {
                 held_row(impls[i].name, pattern_name(p), held_ms(impls[i], ts.runs, true),
@@ -933,12 +932,8 @@ void section_latency()
             b2b.push_back(res.back().ran ? back_to_back_ms(im, g.opt.latency_runs) : -1);
             held.push_back(res.back().ran ? held_ms(im, g.opt.latency_runs, false) : -1);
         }
-        const double cub_ms = res[0].ran ? res[0].ms : 0;
         const double cub_b2b = b2b[0];
-        for (size_t i = 0; i < impls.size(); i++) {
-            table_row(impls[i].name, pattern_name(p), res[i], (double)n,
-                      cub_ms > 0 && res[i].ran ? cub_ms / res[i].ms : -1);
-        }
+        print_rows(impls, res, p, (double)n);
         for (size_t i = 0; i < impls.size(); i++) {
             if (b2b[i] > 0) {
                 Result r;
