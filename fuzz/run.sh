@@ -46,7 +46,7 @@ status=0
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=0} \
 "$bin" -runs="$runs" -max_total_time="$max_time" -max_len="$max_len" -dict="$dict" \
-    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=256 -print_final_stats=1 \
     -artifact_prefix=fuzz/findings/"$target"- $jobflags ${FUZZ_ARGS:-} \
     "$work" > "$log" 2>&1 || status=$?
 grep -E '^(Done|stat::|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' "$log" || true

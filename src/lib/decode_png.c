@@ -66,6 +66,20 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     }
     png_set_read_fn(png, &src, read_fn);
     png_set_user_limits(png, 0x7fffffffu, 0x7fffffffu);
+    /* Ancillary chunks that do not change the pixels imghist reads are
+     * skipped unread. libpng 1.6.39 allocates the buffer of such a chunk
+     * (eXIf, the text chunks, sPLT, ...) from its declared length before
+     * reading it: a 116-byte file declaring an 842 MB eXIf chunk made it ask
+     * for 842 MB (found by fuzzing with -malloc_limit_mb; tests/crashers/
+     * png_exif_chunk_length_malloc_bomb.png). Skipped, a chunk is read
+     * through in small pieces and a false length ends in "truncated". Unknown
+     * chunks are skipped the same way (libpng's default without a callback).
+     * gAMA, cHRM, sRGB, iCCP, sBIT and bKGD only matter to transformations
+     * imghist does not ask for (OpenCV does not either). */
+    static const png_byte skipped[] = "tEXt\0zTXt\0iTXt\0eXIf\0iCCP\0sPLT\0pCAL\0sCAL\0"
+                                      "hIST\0tIME\0pHYs\0oFFs\0sBIT\0sRGB\0cHRM\0gAMA\0bKGD";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped,
+                                (int)(sizeof skipped / 5));
     png_read_info(png, info);
 
     const uint32_t w = png_get_image_width(png, info), h = png_get_image_height(png, info);
