@@ -426,6 +426,43 @@ Impl seed_impl(const char *name, const uint8_t *data, size_t n, const uint64_t *
         g.d_h32, 4, 256, ref);
 }
 
+/* The implementations every single-image section compares. */
+Impl cub_1d_impl(const uint8_t *d, size_t n, const uint64_t *ref)
+{
+    return hist_impl(
+        "CUB HistogramEven",
+        [=](std::string *err) {
+            size_t bytes = g.cub_temp_bytes;
+            return cuda_ok(cub_hist_1d(g.d_cub_temp, &bytes, d, (int)n, (int *)g.d_h32, g.stream),
+                           err);
+        },
+        g.d_h32, 4, 256, ref);
+}
+
+Impl npp_impl(const uint8_t *d, int pitch, int width, int height, const uint64_t *ref)
+{
+    return hist_impl(
+        "NPP HistogramEven",
+        [=](std::string *err) {
+            return npp_ok(bench_npp_histogram(d, pitch, width, height, (int *)g.d_h32,
+                                              g.d_npp_buf, g.stream),
+                          err);
+        },
+        g.d_h32, 4, 256, ref);
+}
+
+Impl imghist_impl(const imghist_device_image &img, const uint64_t *ref)
+{
+    return hist_impl(
+        "imghist_cuda_histogram",
+        [=](std::string *err) {
+            return imghist_ok(imghist_cuda_histogram(g.ctx, &img, (uint64_t *)g.d_h64,
+                                                     IMGHIST_MEM_DEVICE, g.stream),
+                              err);
+        },
+        g.d_h64, 8, 256, ref);
+}
+
 cudaError_t seed_global_adapter(const uint8_t *d, size_t n, unsigned int *h, int, cudaStream_t s)
 {
     return launch_seed_global(d, n, h, s);
@@ -619,35 +656,14 @@ void section_contig(size_t n)
         const imghist_device_image img = {d, width, width, height};
 
         std::vector<Impl> impls;
-        impls.push_back(hist_impl(
-            "CUB HistogramEven",
-            [=](std::string *err) {
-                size_t bytes = g.cub_temp_bytes;
-                return cuda_ok(cub_hist_1d(g.d_cub_temp, &bytes, d, (int)n, (int *)g.d_h32, g.stream),
-                               err);
-            },
-            g.d_h32, 4, 256, ref));
+        impls.push_back(cub_1d_impl(d, n, ref));
         impls.push_back(seed_impl("seed: global atomics", d, n, ref, seed_global_adapter));
         impls.push_back(seed_impl("seed: shared atomics", d, n, ref, launch_seed_shared));
         impls.push_back(seed_impl("seed: shared, 16B loads", d, n, ref, launch_seed_shared_vec));
         if (npp) {
-            impls.push_back(hist_impl(
-                "NPP HistogramEven",
-                [=](std::string *err) {
-                    return npp_ok(bench_npp_histogram(d, (int)width, (int)width, (int)height,
-                                                      (int *)g.d_h32, g.d_npp_buf, g.stream),
-                                  err);
-                },
-                g.d_h32, 4, 256, ref));
+            impls.push_back(npp_impl(d, (int)width, (int)width, (int)height, ref));
         }
-        impls.push_back(hist_impl(
-            "imghist_cuda_histogram",
-            [=](std::string *err) {
-                return imghist_ok(imghist_cuda_histogram(g.ctx, &img, (uint64_t *)g.d_h64,
-                                                         IMGHIST_MEM_DEVICE, g.stream),
-                                  err);
-            },
-            g.d_h64, 8, 256, ref));
+        impls.push_back(imghist_impl(img, ref));
 
         const std::vector<Result> res = measure_rows(impls, ts, p, (double)n);
         if (n >= GiB) {
@@ -699,24 +715,9 @@ void section_pitched()
             },
             g.d_h32, 4, 256, ref));
         if (npp) {
-            impls.push_back(hist_impl(
-                "NPP HistogramEven",
-                [=](std::string *err) {
-                    return npp_ok(bench_npp_histogram(d, (int)PITCHED_PITCH, (int)PITCHED_W,
-                                                      (int)PITCHED_H, (int *)g.d_h32, g.d_npp_buf,
-                                                      g.stream),
-                                  err);
-                },
-                g.d_h32, 4, 256, ref));
+            impls.push_back(npp_impl(d, (int)PITCHED_PITCH, (int)PITCHED_W, (int)PITCHED_H, ref));
         }
-        impls.push_back(hist_impl(
-            "imghist_cuda_histogram",
-            [=](std::string *err) {
-                return imghist_ok(imghist_cuda_histogram(g.ctx, &img, (uint64_t *)g.d_h64,
-                                                         IMGHIST_MEM_DEVICE, g.stream),
-                                  err);
-            },
-            g.d_h64, 8, 256, ref));
+        impls.push_back(imghist_impl(img, ref));
 
         const std::vector<Result> res = measure_rows(impls, ts, p, (double)valid);
         note_target(T_PITCHED, res.back(), pct_of_ceiling(res.back(), (double)valid), p);
@@ -898,32 +899,11 @@ void section_latency()
         cpu_histogram(g.h_a, n, ref);
 
         std::vector<Impl> impls;
-        impls.push_back(hist_impl(
-            "CUB HistogramEven",
-            [=](std::string *err) {
-                size_t bytes = g.cub_temp_bytes;
-                return cuda_ok(cub_hist_1d(g.d_cub_temp, &bytes, d, (int)n, (int *)g.d_h32, g.stream),
-                               err);
-            },
-            g.d_h32, 4, 256, ref));
+        impls.push_back(cub_1d_impl(d, n, ref));
         if (npp) {
-            impls.push_back(hist_impl(
-                "NPP HistogramEven",
-                [=](std::string *err) {
-                    return npp_ok(bench_npp_histogram(d, (int)MP12_W, (int)MP12_W, (int)MP12_H,
-                                                      (int *)g.d_h32, g.d_npp_buf, g.stream),
-                                  err);
-                },
-                g.d_h32, 4, 256, ref));
+            impls.push_back(npp_impl(d, (int)MP12_W, (int)MP12_W, (int)MP12_H, ref));
         }
-        impls.push_back(hist_impl(
-            "imghist_cuda_histogram",
-            [=](std::string *err) {
-                return imghist_ok(imghist_cuda_histogram(g.ctx, &img, (uint64_t *)g.d_h64,
-                                                         IMGHIST_MEM_DEVICE, g.stream),
-                                  err);
-            },
-            g.d_h64, 8, 256, ref));
+        impls.push_back(imghist_impl(img, ref));
 
         std::vector<Result> res;
         std::vector<double> b2b, held;

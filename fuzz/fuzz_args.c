@@ -20,16 +20,10 @@
 #include <string.h>
 
 #include "args.h"
+#include "fuzz_check.h"
 
 #define MAX_ARGS 32
 #define ERR_LEN 256
-
-#define CHECK(cond)              \
-    do {                         \
-        if (!(cond)) {           \
-            __builtin_trap();    \
-        }                        \
-    } while (0)
 
 static int points_into_argv(const char *p, int argc, char *const argv[])
 {

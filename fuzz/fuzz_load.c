@@ -20,15 +20,9 @@
 #include <string.h>
 
 #include "imghist.h"
+#include "fuzz_check.h"
 
 #define FUZZ_MAX_PIXELS (UINT64_C(1) << 16)
-
-#define CHECK(cond)              \
-    do {                         \
-        if (!(cond)) {           \
-            __builtin_trap();    \
-        }                        \
-    } while (0)
 
 static int one_line(const char *s)
 {

@@ -341,14 +341,20 @@ def bmp(w, h, bpp, pixels=None, pal=None, compression=0, header_size=40, masks=N
 
 # ---------------------------------------------------------------- TGA
 
+def run_length(seq, i, limit=128):
+    """How many items from seq[i] on equal seq[i], at most limit (both RLEs' packet size)."""
+    run = 1
+    while i + run < len(seq) and run < limit and seq[i + run] == seq[i]:
+        run += 1
+    return run
+
+
 def tga_rle(pixels, bytes_per_pixel):
     """pixels: list of bytes objects, one per pixel; alternate run and raw packets."""
     out = bytearray()
     i = 0
     while i < len(pixels):
-        run = 1
-        while i + run < len(pixels) and run < 128 and pixels[i + run] == pixels[i]:
-            run += 1
+        run = run_length(pixels, i)
         if run > 1:
             out.append(0x80 | (run - 1))
             out += pixels[i]
@@ -478,9 +484,7 @@ def packbits(row):
     out = bytearray()
     i = 0
     while i < len(row):
-        run = 1
-        while i + run < len(row) and run < 128 and row[i + run] == row[i]:
-            run += 1
+        run = run_length(row, i)
         if run >= 3:
             out += bytes([257 - run, row[i]])
             i += run
