@@ -176,7 +176,7 @@ __device__ void finalize(const ih_hist_launch &l)
         for (int k = 0; k < IH_WS_COPIES; k++) {
             h += atomicExch(l.ws + k * 256 + t, 0ull); /* read at L2 and leave zero */
         }
-        l.hist_out[t] = h;
+        l.hist_out[t] = l.accumulate ? l.hist_out[t] + h : h;
         s_hist[t] = h;
         if (h != 0) {
             atomicMin(&s_first, t);

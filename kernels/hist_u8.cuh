@@ -22,6 +22,7 @@ struct ih_hist_launch {
     unsigned int *counter;          /* zero, left zero */
     unsigned long long *hist_out;   /* final 256 counts (device) */
     unsigned char *lut_out;         /* NULL, or 256 bytes of equalization LUT (device) */
+    bool accumulate;                /* add to hist_out's counts instead of overwriting them */
     bool finalize;                  /* last band of the image: produce hist_out/lut_out */
 };
 

@@ -7,19 +7,22 @@
 
 const char ih_usage_text[] =
     "Usage: imghist INPUT [--equalize OUT.png] [--csv FILE|-] [--backend auto|cpu|cuda]\n"
-    "                     [--max-pixels N] [-v|-q] [--help] [--version]\n"
+    "                     [--max-pixels N] [--max-bytes N] [-v|-q] [--help] [--version]\n"
     "\n"
     "Histogram and histogram equalization of an image as 8-bit gray.\n"
-    "INPUT is any image stb_image reads (PNG, JPEG, BMP, TGA, GIF, PNM, PSD, HDR),\n"
-    "or - for standard input. With no --equalize or --csv, prints a summary and a\n"
-    "picture of the histogram.\n"
+    "INPUT is an image file (PNG, JPEG, BMP, TGA, GIF, PNM, PSD, HDR; recognised by\n"
+    "its content) or - for standard input. With no --equalize or --csv, prints a\n"
+    "summary and a picture of the histogram.\n"
     "\n"
     "  --equalize OUT.png  write the equalized image (same result as OpenCV's\n"
     "                      equalizeHist) as an 8-bit gray PNG\n"
     "  --csv FILE|-        write the histogram as CSV: bin,lower,upper,count\n"
-    "  --backend B         auto (CUDA if a usable GPU exists, default), cpu or cuda;\n"
-    "                      the environment variable IMGHIST_BACKEND sets auto's choice\n"
+    "  --backend B         auto (CUDA if a usable GPU exists, default), cpu or cuda\n"
+    "                      (any case); the environment variable IMGHIST_BACKEND sets\n"
+    "                      auto's choice\n"
     "  --max-pixels N      refuse images with more than N pixels (default 1073741824)\n"
+    "  --max-bytes N       refuse input files longer than N bytes (default and most\n"
+    "                      2147483647)\n"
     "  -v, --verbose       say which backend ran and what was written\n"
     "  -q, --quiet         print nothing but errors and requested data\n"
     "  -h, --help          show this help\n"
@@ -61,6 +64,20 @@ static const char *take_value(int argc, char *const argv[], int *i, const char *
         return NULL;
     }
     return argv[++*i];
+}
+
+/* A positive whole number. */
+static int parse_count(const char *opt, const char *v, uint64_t *out, char *err, size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long n = strtoull(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || n == 0 || v[0] == '-') {
+        snprintf(err, errlen, "%s needs a positive whole number, not '%s'", opt, v);
+        return -1;
+    }
+    *out = n;
+    return 0;
 }
 
 int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, size_t errlen)
@@ -120,28 +137,22 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
         }
         if ((v = take_value(argc, argv, &i, "--backend", &matched, err, errlen)) || matched) {
             if (v == NULL) return -1;
-            if (strcmp(v, "auto") == 0) {
-                out->backend = IMGHIST_BACKEND_AUTO;
-            } else if (strcmp(v, "cpu") == 0) {
-                out->backend = IMGHIST_BACKEND_CPU;
-            } else if (strcmp(v, "cuda") == 0) {
-                out->backend = IMGHIST_BACKEND_CUDA;
-            } else {
+            if (imghist_backend_from_name(v, &out->backend) != IMGHIST_OK) {
                 snprintf(err, errlen, "unknown backend '%s' (use auto, cpu or cuda)", v);
                 return -1;
             }
             continue;
         }
         if ((v = take_value(argc, argv, &i, "--max-pixels", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            char *end = NULL;
-            errno = 0;
-            unsigned long long n = strtoull(v, &end, 10);
-            if (errno != 0 || end == v || *end != '\0' || n == 0 || v[0] == '-') {
-                snprintf(err, errlen, "--max-pixels needs a positive whole number, not '%s'", v);
+            if (v == NULL || parse_count("--max-pixels", v, &out->max_pixels, err, errlen) != 0) {
                 return -1;
             }
-            out->max_pixels = n;
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--max-bytes", &matched, err, errlen)) || matched) {
+            if (v == NULL || parse_count("--max-bytes", v, &out->max_bytes, err, errlen) != 0) {
+                return -1;
+            }
             continue;
         }
         snprintf(err, errlen, "unknown option '%s'", a);

@@ -14,6 +14,7 @@ typedef struct ih_cli_args {
     imghist_backend backend;
     int verbosity;            /* -1 quiet, 0 normal, 1 verbose */
     uint64_t max_pixels;      /* 0: the library's default */
+    uint64_t max_bytes;       /* 0: the library's default */
     int help;
     int version;
 } ih_cli_args;

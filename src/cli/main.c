@@ -1,17 +1,20 @@
-/* imghist: the command-line tool. Uses only the public library API (and the
- * shared write-then-rename helper for the CSV). */
+/* imghist: the command-line tool. Uses only the public library API; owns
+ * standard input, its output files and its own messages. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "args.h"
-#include "atomic_file.h"
 #include "imghist.h"
-#include "one_line.h"
+#include "outputs.h"
+#include "read_all.h"
 #include "report.h"
+#include "sanitize.h"
 
 enum { EXIT_OK = 0, EXIT_FILE = 1, EXIT_USAGE = 2 };
 
@@ -26,7 +29,7 @@ static void say(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    ih_one_line(line);
+    ih_sanitize_line(line);
     fprintf(stderr, "imghist: %s\n", line);
 }
 
@@ -34,6 +37,17 @@ static int fail(const char *msg)
 {
     say("%s", msg);
     return EXIT_FILE;
+}
+
+/* A library failure, with the option that moves the limit it hit. */
+static int fail_lib(const imghist_ctx *ctx, imghist_status st)
+{
+    const char *msg = imghist_last_error(ctx);
+    if (st == IMGHIST_E_LIMIT) {
+        say("%s (see %s)", msg, strstr(msg, " pixels") != NULL ? "--max-pixels" : "--max-bytes");
+        return EXIT_FILE;
+    }
+    return fail(msg[0] != '\0' ? msg : imghist_strerror(st));
 }
 
 /* Refuse an output that names the input file (same device and inode). */
@@ -49,27 +63,6 @@ static int names_input(const char *input, const char *output)
     return si.st_dev == so.st_dev && si.st_ino == so.st_ino;
 }
 
-static int write_csv_file(const char *path, const uint64_t hist[IMGHIST_BINS])
-{
-    ih_outfile out;
-    char why[256], msg[1024];
-    if (ih_outfile_open(&out, path, 1, why, sizeof why) != 0) {
-        snprintf(msg, sizeof msg, "%s: cannot create: %s", path, why);
-        return fail(msg);
-    }
-    if (ih_write_csv(out.fp, hist) != 0) {
-        ih_outfile_abort(&out);
-        snprintf(msg, sizeof msg, "%s: write error", path);
-        return fail(msg);
-    }
-    if (ih_outfile_commit(&out, why, sizeof why) != 0) {
-        snprintf(msg, sizeof msg, "%s: cannot write: %s", strcmp(path, "-") ? path : "<stdout>",
-                 why);
-        return fail(msg);
-    }
-    return EXIT_OK;
-}
-
 /* Under -v, say when the library had to take another route (bands, CPU). */
 static void report_note(const imghist_ctx *ctx)
 {
@@ -78,8 +71,8 @@ static void report_note(const imghist_ctx *ctx)
     }
 }
 
-static void print_summary(const char *name, const imghist_image *img,
-                          const uint64_t hist[IMGHIST_BINS])
+static void print_summary(const char *name, const imghist_view *img,
+                          const uint64_t hist[IH_CLI_BINS])
 {
     ih_stats st;
     if (ih_stats_from_hist(hist, &st) != 0) {
@@ -87,7 +80,7 @@ static void print_summary(const char *name, const imghist_image *img,
     }
     char shown[1024];
     snprintf(shown, sizeof shown, "%s", name);
-    ih_one_line(shown);
+    ih_sanitize_line(shown);
     printf("%s: %ux%u, %llu pixels\n", shown, img->width, img->height,
            (unsigned long long)st.count);
     printf("min %d  max %d  mean %.2f  median %d  stddev %.2f\n", st.min, st.max, st.mean,
@@ -95,9 +88,128 @@ static void print_summary(const char *name, const imghist_image *img,
     ih_print_picture(stdout, hist, 8);
 }
 
+/* The input: a file through the library, or standard input read here. */
+static imghist_status load(imghist_ctx *ctx, const char *input, imghist_image **img,
+                           int *reported)
+{
+    *reported = 0;
+    if (strcmp(input, "-") != 0) {
+        return imghist_load_file(ctx, input, img);
+    }
+    int64_t limit = 0;
+    imghist_get_param(ctx, IMGHIST_P_MAX_INPUT_BYTES, &limit);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    errno = 0;
+    switch (ih_read_all(stdin, (uint64_t)limit, 0, &data, &size)) {
+    case IH_READ_OK:
+        break;
+    case IH_READ_OVER_LIMIT:
+        say("<stdin>: input is larger than the limit of %lld bytes (see --max-bytes)",
+            (long long)limit);
+        *reported = 1;
+        return IMGHIST_E_LIMIT;
+    case IH_READ_ERROR:
+        say("<stdin>: read error: %s", strerror(errno ? errno : EIO));
+        *reported = 1;
+        return IMGHIST_E_IO;
+    case IH_READ_NOMEM:
+        say("<stdin>: out of memory");
+        *reported = 1;
+        return IMGHIST_E_NOMEM;
+    }
+    imghist_status st = imghist_load_memory(ctx, data, size, "<stdin>", img);
+    free(data);
+    return st;
+}
+
+typedef struct blob {
+    const void *data;
+    size_t size;
+} blob;
+
+static int write_blob(FILE *fp, const void *arg)
+{
+    const blob *b = arg;
+    return fwrite(b->data, 1, b->size, fp) == b->size ? 0 : -1;
+}
+
+static int write_csv(FILE *fp, const void *hist)
+{
+    return ih_write_csv(fp, hist);
+}
+
+/* Every output or none: the files are written beside their targets, then
+ * renamed; the CSV on standard output comes last. */
+static int write_outputs(imghist_ctx *ctx, const ih_cli_args *a, const imghist_view *eq,
+                         const uint64_t hist[IH_CLI_BINS])
+{
+    ih_outputs outs = {0};
+    char msg[1200];
+    void *png = NULL;
+    size_t png_size = 0;
+    if (a->equalize_out != NULL) {
+        imghist_status st = imghist_encode_png(ctx, eq, &png, &png_size);
+        if (st != IMGHIST_OK) {
+            snprintf(msg, sizeof msg, "%s: %s", a->equalize_out, imghist_last_error(ctx));
+            return fail(msg);
+        }
+        const blob b = {png, png_size};
+        if (ih_outputs_stage(&outs, a->equalize_out, write_blob, &b, msg, sizeof msg) != 0) {
+            imghist_free(png);
+            ih_outputs_abort(&outs);
+            return fail(msg);
+        }
+        imghist_free(png);
+    }
+    const int csv_to_file = a->csv_out != NULL && strcmp(a->csv_out, "-") != 0;
+    if (csv_to_file && ih_outputs_stage(&outs, a->csv_out, write_csv, hist, msg, sizeof msg)) {
+        ih_outputs_abort(&outs);
+        return fail(msg);
+    }
+    if (ih_outputs_commit(&outs, msg, sizeof msg) != 0) {
+        return fail(msg);
+    }
+    if (verbosity > 0) {
+        if (a->equalize_out != NULL) say("wrote %s", a->equalize_out);
+        if (csv_to_file) say("wrote %s", a->csv_out);
+    }
+    if (a->csv_out != NULL && !csv_to_file) {
+        if (ih_write_csv(stdout, hist) != 0 || fflush(stdout) != 0) {
+            return fail("<stdout>: write error");
+        }
+    }
+    return EXIT_OK;
+}
+
+static int configure(imghist_ctx *ctx, const ih_cli_args *a)
+{
+    char msg[256];
+    if (a->max_pixels != 0 &&
+        imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS, (int64_t)a->max_pixels) != IMGHIST_OK) {
+        snprintf(msg, sizeof msg, "--max-pixels: %s", imghist_last_error(ctx));
+        return fail(msg);
+    }
+    if (a->max_bytes != 0 &&
+        imghist_set_param(ctx, IMGHIST_P_MAX_INPUT_BYTES,
+                          a->max_bytes > INT64_MAX ? INT64_MAX : (int64_t)a->max_bytes) !=
+            IMGHIST_OK) {
+        snprintf(msg, sizeof msg, "--max-bytes: %s", imghist_last_error(ctx));
+        return fail(msg);
+    }
+    /* The CPU backend counts on every core (the result does not depend on it). */
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t lo = 1, hi = 1;
+    imghist_param_bounds(IMGHIST_P_CPU_THREADS, &lo, &hi);
+    if (cores > 1) {
+        imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, cores < hi ? cores : hi);
+    }
+    return EXIT_OK;
+}
+
 static int run(const ih_cli_args *a)
 {
-    char msg[1024];
+    char msg[1200];
     const char *name = strcmp(a->input, "-") == 0 ? "<stdin>" : a->input;
     const char *outs[2] = {a->equalize_out, a->csv_out};
     for (int i = 0; i < 2; i++) {
@@ -118,66 +230,52 @@ static int run(const ih_cli_args *a)
     if (verbosity > 0) {
         say("backend: %s", imghist_backend_name(imghist_get_backend(ctx)));
     }
-    if (a->max_pixels != 0) {
-        imghist_set_max_pixels(ctx, a->max_pixels);
-    }
-
-    int rc = EXIT_OK;
+    int rc = configure(ctx, a);
     imghist_image *img = NULL;
-    uint64_t hist[IMGHIST_BINS];
-    st = imghist_load_file(ctx, a->input, &img);
+    uint8_t *eq_pixels = NULL;
+    uint64_t hist[IH_CLI_BINS];
+    const imghist_counts counts = {hist, IH_CLI_BINS, IMGHIST_MEM_HOST};
+    int reported = 0;
+    if (rc != EXIT_OK) {
+        goto done;
+    }
+    st = load(ctx, a->input, &img, &reported);
     if (st != IMGHIST_OK) {
-        rc = fail(imghist_last_error(ctx));
+        rc = reported ? EXIT_FILE : fail_lib(ctx, st);
         goto done;
     }
 
+    imghist_view eq = img->view;
     if (a->equalize_out != NULL) {
-        uint8_t *eq = malloc((size_t)img->width * img->height);
-        if (eq == NULL) {
+        eq_pixels = malloc((size_t)img->view.width * img->view.height);
+        if (eq_pixels == NULL) {
             snprintf(msg, sizeof msg, "%s: out of memory", name);
             rc = fail(msg);
             goto done;
         }
-        st = imghist_equalize(ctx, img->pixels, img->pitch, eq, img->width, img->width,
-                              img->height, hist);
-        report_note(ctx);
-        if (st == IMGHIST_OK) {
-            st = imghist_write_png(ctx, a->equalize_out, eq, img->width, img->width, img->height);
-        }
-        free(eq);
-        if (st != IMGHIST_OK) {
-            rc = fail(imghist_last_error(ctx));
-            goto done;
-        }
-        if (verbosity > 0) {
-            say("wrote %s", a->equalize_out);
-        }
+        eq.data = eq_pixels;
+        eq.pitch = img->view.width;
+        st = imghist_equalize(ctx, &img->view, &eq, &counts);
     } else {
-        st = imghist_histogram(ctx, img->pixels, img->pitch, img->width, img->height, hist);
-        report_note(ctx);
-        if (st != IMGHIST_OK) {
-            rc = fail(imghist_last_error(ctx));
-            goto done;
-        }
+        st = imghist_histogram(ctx, &img->view, NULL, NULL, &counts);
+    }
+    report_note(ctx);
+    if (st != IMGHIST_OK) {
+        rc = fail_lib(ctx, st);
+        goto done;
     }
 
-    if (a->csv_out != NULL) {
-        rc = write_csv_file(a->csv_out, hist);
-        if (rc != EXIT_OK) {
-            goto done;
-        }
-        if (verbosity > 0 && strcmp(a->csv_out, "-") != 0) {
-            say("wrote %s", a->csv_out);
-        }
-    }
-    if (a->equalize_out == NULL && a->csv_out == NULL && verbosity >= 0) {
-        print_summary(name, img, hist);
+    if (a->equalize_out != NULL || a->csv_out != NULL) {
+        rc = write_outputs(ctx, a, &eq, hist);
+    } else if (verbosity >= 0) {
+        print_summary(name, &img->view, hist);
         if (fflush(stdout) != 0) {
             rc = fail("<stdout>: write error");
         }
     }
 
 done:
+    free(eq_pixels);
     imghist_image_free(img);
     imghist_destroy(ctx);
     return rc;

@@ -2,12 +2,12 @@
 
 #include <math.h>
 
-int ih_stats_from_hist(const uint64_t hist[IMGHIST_BINS], ih_stats *st)
+int ih_stats_from_hist(const uint64_t hist[IH_CLI_BINS], ih_stats *st)
 {
     uint64_t n = 0;
     long double sum = 0;
     int min = -1, max = -1;
-    for (int b = 0; b < IMGHIST_BINS; b++) {
+    for (int b = 0; b < IH_CLI_BINS; b++) {
         if (hist[b] == 0) {
             continue;
         }
@@ -26,7 +26,7 @@ int ih_stats_from_hist(const uint64_t hist[IMGHIST_BINS], ih_stats *st)
     uint64_t cum = 0;
     const uint64_t half = (n + 1) / 2; /* the lower median's rank */
     int median = -1;
-    for (int b = 0; b < IMGHIST_BINS; b++) {
+    for (int b = 0; b < IH_CLI_BINS; b++) {
         const long double d = b - mean;
         var += (long double)hist[b] * d * d;
         cum += hist[b];
@@ -43,18 +43,18 @@ int ih_stats_from_hist(const uint64_t hist[IMGHIST_BINS], ih_stats *st)
     return 0;
 }
 
-int ih_write_csv(FILE *fp, const uint64_t hist[IMGHIST_BINS])
+int ih_write_csv(FILE *fp, const uint64_t hist[IH_CLI_BINS])
 {
     fputs("bin,lower,upper,count\n", fp);
-    for (int b = 0; b < IMGHIST_BINS; b++) {
+    for (int b = 0; b < IH_CLI_BINS; b++) {
         fprintf(fp, "%d,%d,%d,%llu\n", b, b, b + 1, (unsigned long long)hist[b]);
     }
     return ferror(fp) ? -1 : 0;
 }
 
-void ih_print_picture(FILE *fp, const uint64_t hist[IMGHIST_BINS], int rows)
+void ih_print_picture(FILE *fp, const uint64_t hist[IH_CLI_BINS], int rows)
 {
-    enum { COLS = 64, PER = IMGHIST_BINS / COLS };
+    enum { COLS = 64, PER = IH_CLI_BINS / COLS };
     uint64_t col[COLS] = {0}, top = 0;
     for (int c = 0; c < COLS; c++) {
         for (int k = 0; k < PER; k++) {

@@ -7,6 +7,9 @@
 
 #include "imghist.h"
 
+/* The CLI reports 8-bit histograms: one bin per value. */
+#define IH_CLI_BINS 256
+
 typedef struct ih_stats {
     uint64_t count;
     int min, max, median; /* median: the lower median, a pixel value */
@@ -14,10 +17,10 @@ typedef struct ih_stats {
 } ih_stats;
 
 /* Returns -1 for an empty histogram. */
-int ih_stats_from_hist(const uint64_t hist[IMGHIST_BINS], ih_stats *st);
+int ih_stats_from_hist(const uint64_t hist[IH_CLI_BINS], ih_stats *st);
 /* Writes the CSV; returns 0 or -1 if the stream reports an error. */
-int ih_write_csv(FILE *fp, const uint64_t hist[IMGHIST_BINS]);
+int ih_write_csv(FILE *fp, const uint64_t hist[IH_CLI_BINS]);
 /* A picture `rows` lines high, 64 columns of 4 bins each. */
-void ih_print_picture(FILE *fp, const uint64_t hist[IMGHIST_BINS], int rows);
+void ih_print_picture(FILE *fp, const uint64_t hist[IH_CLI_BINS], int rows);
 
 #endif

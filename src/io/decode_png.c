@@ -11,11 +11,12 @@
 #include <string.h>
 
 #include "decode.h"
+#include "png_glue.h"
 
 struct png_src {
     const uint8_t *data;
     size_t size, pos;
-    char why[160];
+    ih_png_error err;
 };
 
 static void read_fn(png_structp png, png_bytep out, png_size_t n)
@@ -28,24 +29,12 @@ static void read_fn(png_structp png, png_bytep out, png_size_t n)
     s->pos += n;
 }
 
-static void error_fn(png_structp png, png_const_charp msg)
-{
-    struct png_src *s = png_get_error_ptr(png);
-    snprintf(s->why, sizeof s->why, "%s", msg);
-    png_longjmp(png, 1);
-}
-
-static void warning_fn(png_structp png, png_const_charp msg)
-{
-    (void)png; /* benign: bad sRGB profiles, unknown chunks */
-    (void)msg;
-}
-
 imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              ih_raw *out)
 {
-    struct png_src src = {data, size, 0, {0}};
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, error_fn, warning_fn);
+    struct png_src src = {data, size, 0, {{0}}};
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src.err, ih_png_error_fn,
+                                             ih_png_warning_fn);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (png == NULL || info == NULL) {
         png_destroy_read_struct(&png, &info, NULL);
@@ -60,7 +49,7 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
         free(rows);
         png_destroy_read_struct(&png, &info, NULL);
         if (st == IMGHIST_E_DECODE) {
-            return ih_fail(ctx, st, "%s: invalid PNG (%s)", name, src.why);
+            return ih_fail(ctx, st, "%s: invalid PNG (%s)", name, src.err.msg);
         }
         return st;
     }
@@ -83,7 +72,7 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     png_read_info(png, info);
 
     const uint32_t w = png_get_image_width(png, info), h = png_get_image_height(png, info);
-    if (ih_check_dimensions(ctx, name, w, h) != IMGHIST_OK) {
+    if (ih_check_pixel_limit(ctx, name, w, h) != IMGHIST_OK) {
         st = IMGHIST_E_LIMIT;
         png_longjmp(png, 1);
     }
@@ -103,7 +92,7 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     const int channels = png_get_channels(png, info);
     const size_t rowbytes = png_get_rowbytes(png, info);
     if ((channels != 1 && channels != 3) || rowbytes != (size_t)w * channels) {
-        snprintf(src.why, sizeof src.why, "unexpected layout after transforms");
+        snprintf(src.err.msg, sizeof src.err.msg, "unexpected layout after transforms");
         png_longjmp(png, 1);
     }
     samples = malloc(rowbytes * h);

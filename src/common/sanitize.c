@@ -1,6 +1,6 @@
-#include "one_line.h"
+#include "sanitize.h"
 
-void ih_one_line(char *s)
+void ih_sanitize_line(char *s)
 {
     for (; *s != '\0'; s++) {
         const unsigned char c = (unsigned char)*s;

@@ -1,15 +1,15 @@
 /* The equalization lookup table, bit-exact with OpenCV's cv::equalizeHist. */
 #include <math.h>
 
-#include "internal.h"
+#include "core.h"
 
-imghist_status imghist_equalize_lut(const uint64_t hist[IMGHIST_BINS], uint8_t lut[IMGHIST_BINS])
+imghist_status imghist_equalize_lut(const uint64_t hist[256], uint8_t lut[256])
 {
     if (hist == NULL || lut == NULL) {
         return IMGHIST_E_INVALID_ARG;
     }
     uint64_t total = 0;
-    for (int b = 0; b < IMGHIST_BINS; b++) {
+    for (int b = 0; b < IH_U8_BINS; b++) {
         total += hist[b];
     }
     if (total == 0) {
@@ -22,7 +22,7 @@ imghist_status imghist_equalize_lut(const uint64_t hist[IMGHIST_BINS], uint8_t l
     }
     if (hist[first] == total) {
         /* One value everywhere: OpenCV maps the image onto itself. */
-        for (int b = 0; b < IMGHIST_BINS; b++) {
+        for (int b = 0; b < IH_U8_BINS; b++) {
             lut[b] = (uint8_t)first;
         }
         return IMGHIST_OK;
@@ -35,7 +35,7 @@ imghist_status imghist_equalize_lut(const uint64_t hist[IMGHIST_BINS], uint8_t l
     for (int b = 0; b <= first; b++) {
         lut[b] = 0;
     }
-    for (int b = first + 1; b < IMGHIST_BINS; b++) {
+    for (int b = first + 1; b < IH_U8_BINS; b++) {
         sum += hist[b];
         const float v = rintf((float)(int64_t)sum * scale);
         lut[b] = (uint8_t)(v > 255.0f ? 255.0f : v);

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#include "atomic_file.h"
+#include "output_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,14 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void clear(ih_outfile *out)
+static void clear(ih_output_file *out)
 {
     free(out->final_path);
     free(out->tmp_path);
     memset(out, 0, sizeof *out);
 }
 
-int ih_outfile_open(ih_outfile *out, const char *path, int allow_stdout, char *err, size_t errlen)
+int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (allow_stdout && strcmp(path, "-") == 0) {
@@ -80,11 +80,10 @@ int ih_outfile_open(ih_outfile *out, const char *path, int allow_stdout, char *e
     return 0;
 }
 
-int ih_outfile_commit(ih_outfile *out, char *err, size_t errlen)
+int ih_output_close(ih_output_file *out, char *err, size_t errlen)
 {
     if (out->fp == NULL) {
-        snprintf(err, errlen, "output is not open");
-        return -1;
+        return 0; /* closed already */
     }
     if (out->is_stdout) {
         int bad = fflush(stdout) != 0 || ferror(stdout);
@@ -106,23 +105,33 @@ int ih_outfile_commit(ih_outfile *out, char *err, size_t errlen)
         e = errno;
     }
     out->fp = NULL;
-    if (!bad && out->tmp_path != NULL && rename(out->tmp_path, out->final_path) != 0) {
-        bad = 1;
-        e = errno;
-    }
     if (bad) {
         snprintf(err, errlen, "%s", strerror(e ? e : EIO));
-        if (out->tmp_path != NULL) {
-            unlink(out->tmp_path);
-        }
-        clear(out);
+        ih_output_abort(out);
+        return -1;
+    }
+    return 0;
+}
+
+int ih_output_commit(ih_output_file *out, char *err, size_t errlen)
+{
+    if (out->fp == NULL && out->tmp_path == NULL && !out->is_stdout) {
+        snprintf(err, errlen, "output is not open");
+        return -1;
+    }
+    if (ih_output_close(out, err, errlen) != 0) {
+        return -1;
+    }
+    if (out->tmp_path != NULL && rename(out->tmp_path, out->final_path) != 0) {
+        snprintf(err, errlen, "%s", strerror(errno ? errno : EIO));
+        ih_output_abort(out);
         return -1;
     }
     clear(out);
     return 0;
 }
 
-void ih_outfile_abort(ih_outfile *out)
+void ih_output_abort(ih_output_file *out)
 {
     if (out->fp != NULL && !out->is_stdout) {
         fclose(out->fp);

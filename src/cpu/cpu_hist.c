@@ -1,7 +1,7 @@
 /* The CPU reference path: histogram and LUT application. */
 #include <string.h>
 
-#include "internal.h"
+#include "cpu_hist.h"
 
 /*
  * Four interleaved 32-bit sub-histograms break the store-to-load dependency
@@ -11,20 +11,20 @@
  */
 #define IH_FOLD_EVERY (UINT32_C(1) << 30)
 
-static void fold(uint32_t sub[4][IMGHIST_BINS], uint64_t hist[IMGHIST_BINS])
+static void fold(uint32_t sub[4][IH_U8_BINS], uint64_t hist[IH_U8_BINS])
 {
-    for (int b = 0; b < IMGHIST_BINS; b++) {
+    for (int b = 0; b < IH_U8_BINS; b++) {
         hist[b] += (uint64_t)sub[0][b] + sub[1][b] + sub[2][b] + sub[3][b];
     }
-    memset(sub, 0, sizeof(uint32_t) * 4 * IMGHIST_BINS);
+    memset(sub, 0, sizeof(uint32_t) * 4 * IH_U8_BINS);
 }
 
-void ih_cpu_histogram(const uint8_t *pixels, size_t pitch, uint32_t width, uint32_t height,
-                      uint64_t hist[IMGHIST_BINS])
+void ih_cpu_hist_u8(const uint8_t *pixels, size_t pitch, uint32_t width, uint32_t height,
+                      uint64_t hist[IH_U8_BINS])
 {
-    uint32_t sub[4][IMGHIST_BINS];
+    uint32_t sub[4][IH_U8_BINS];
     memset(sub, 0, sizeof sub);
-    memset(hist, 0, sizeof(uint64_t) * IMGHIST_BINS);
+    memset(hist, 0, sizeof(uint64_t) * IH_U8_BINS);
 
     uint64_t since_fold = 0;
     for (uint32_t y = 0; y < height; y++) {
@@ -48,8 +48,8 @@ void ih_cpu_histogram(const uint8_t *pixels, size_t pitch, uint32_t width, uint3
     fold(sub, hist);
 }
 
-void ih_cpu_apply_lut(const uint8_t *src, size_t src_pitch, uint8_t *dst, size_t dst_pitch,
-                      uint32_t width, uint32_t height, const uint8_t lut[IMGHIST_BINS])
+void ih_cpu_apply_lut_u8(const uint8_t *src, size_t src_pitch, uint8_t *dst, size_t dst_pitch,
+                      uint32_t width, uint32_t height, const uint8_t lut[IH_U8_BINS])
 {
     for (uint32_t y = 0; y < height; y++) {
         const uint8_t *s = src + (size_t)y * src_pitch;

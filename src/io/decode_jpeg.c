@@ -116,7 +116,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&cinfo, TRUE);
     const int orientation = exif_orientation(&cinfo);
-    if (ih_check_dimensions(ctx, name, cinfo.image_width, cinfo.image_height) != IMGHIST_OK) {
+    if (ih_check_pixel_limit(ctx, name, cinfo.image_width, cinfo.image_height) != IMGHIST_OK) {
         st = IMGHIST_E_LIMIT;
         longjmp(err.jump, 1);
     }

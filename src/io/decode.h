@@ -1,9 +1,10 @@
 /* Decoders: each turns a file in memory into 8-bit samples, 1 (gray) or 3
- * (RGB) channels, interleaved, rows packed. */
+ * (RGB) channels, interleaved, rows packed. load.c chooses one by the file's
+ * first bytes. */
 #ifndef IMGHIST_DECODE_H
 #define IMGHIST_DECODE_H
 
-#include "internal.h"
+#include "core.h"
 
 typedef struct ih_raw {
     uint32_t width, height;
@@ -18,13 +19,13 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              ih_raw *out);
 imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size,
                               const char *name, ih_raw *out);
+imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
+                             const char *name, ih_raw *out);
 
-/* An 8-bit plane of w x h, rows packed, turned upright for EXIF orientation
- * o (2..8) as cv::imread does: a new w x h or h x w plane (*w, *h updated),
- * or NULL when out of memory. */
-uint8_t *ih_orient(const uint8_t *src, uint32_t *w, uint32_t *h, int o);
-
-/* The pixel-limit check shared by the decoders. */
-imghist_status ih_check_dimensions(imghist_ctx *ctx, const char *name, uint64_t w, uint64_t h);
+/* OpenCV's BGR2GRAY on one RGB triple. */
+static inline uint8_t ih_gray_from_rgb(uint32_t r, uint32_t g, uint32_t b)
+{
+    return (uint8_t)((9798u * r + 19235u * g + 3735u * b + 16384u) >> 15);
+}
 
 #endif

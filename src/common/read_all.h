@@ -1,0 +1,26 @@
+/* Reading a whole stream into memory under a byte limit, for the loader
+ * (files) and the CLI (standard input). */
+#ifndef IMGHIST_READ_ALL_H
+#define IMGHIST_READ_ALL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum ih_read_result {
+    IH_READ_OK = 0,
+    IH_READ_OVER_LIMIT, /* longer than the limit */
+    IH_READ_ERROR,      /* errno says why */
+    IH_READ_NOMEM
+};
+
+/*
+ * Read all of fp into a malloc'd buffer. No buffer grows past limit + 1 bytes
+ * (one more than the limit, to notice a longer stream), so an endless stream
+ * ends in IH_READ_OVER_LIMIT, not in running out of memory. size_hint: the
+ * expected length (a regular file's size) or 0.
+ */
+enum ih_read_result ih_read_all(FILE *fp, uint64_t limit, size_t size_hint, uint8_t **data,
+                                size_t *size);
+
+#endif

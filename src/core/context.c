@@ -1,0 +1,175 @@
+/* Contexts, statuses, messages, versions and backend names. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend.h"
+#include "sanitize.h"
+
+int imghist_version(void)
+{
+    return IMGHIST_VERSION_NUMBER;
+}
+
+const char *imghist_version_string(void)
+{
+    return IMGHIST_VERSION_STRING;
+}
+
+const char *imghist_strerror(imghist_status status)
+{
+    switch (status) {
+    case IMGHIST_OK: return "success";
+    case IMGHIST_E_INVALID_ARG: return "invalid argument";
+    case IMGHIST_E_NOMEM: return "out of memory";
+    case IMGHIST_E_IO: return "input/output error";
+    case IMGHIST_E_DECODE: return "cannot decode image";
+    case IMGHIST_E_ENCODE: return "cannot encode image";
+    case IMGHIST_E_LIMIT: return "input exceeds a limit";
+    case IMGHIST_E_NO_GPU: return "no usable GPU";
+    case IMGHIST_E_CUDA: return "CUDA error";
+    case IMGHIST_E_UNSUPPORTED: return "not supported";
+    case IMGHIST_E_BUFSIZE: return "output buffer too small";
+    case IMGHIST_E_FAULTED: return "the GPU faulted; the context is unusable";
+    }
+    return "unknown status";
+}
+
+const char *imghist_backend_name(imghist_backend backend)
+{
+    switch (backend) {
+    case IMGHIST_BACKEND_AUTO: return "auto";
+    case IMGHIST_BACKEND_CPU: return "cpu";
+    case IMGHIST_BACKEND_CUDA: return "cuda";
+    }
+    return "unknown";
+}
+
+imghist_status imghist_backend_from_name(const char *name, imghist_backend *out)
+{
+    if (name == NULL || out == NULL) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    static const imghist_backend all[] = {IMGHIST_BACKEND_AUTO, IMGHIST_BACKEND_CPU,
+                                          IMGHIST_BACKEND_CUDA};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (strcasecmp(name, imghist_backend_name(all[i])) == 0) {
+            *out = all[i];
+            return IMGHIST_OK;
+        }
+    }
+    return IMGHIST_E_INVALID_ARG;
+}
+
+static void vformat(char *buf, size_t len, const char *fmt, va_list ap)
+{
+    vsnprintf(buf, len, fmt, ap);
+    ih_sanitize_line(buf);
+}
+
+imghist_status ih_fail(imghist_ctx *ctx, imghist_status status, const char *fmt, ...)
+{
+    if (ctx != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vformat(ctx->err, sizeof ctx->err, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+imghist_status ih_fault(imghist_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vformat(ctx->fault, sizeof ctx->fault, fmt, ap);
+    va_end(ap);
+    ctx->faulted = 1;
+    return ih_fail(ctx, IMGHIST_E_FAULTED, "the GPU faulted: %s; destroy this context",
+                   ctx->fault);
+}
+
+void ih_note(imghist_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vformat(ctx->note, sizeof ctx->note, fmt, ap);
+    va_end(ap);
+}
+
+imghist_status ih_begin(imghist_ctx *ctx)
+{
+    if (ctx == NULL) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    ctx->err[0] = '\0';
+    ctx->note[0] = '\0';
+    if (ctx->faulted) {
+        return ih_fail(ctx, IMGHIST_E_FAULTED,
+                       "an earlier call found that the GPU faulted (%s); destroy this context",
+                       ctx->fault);
+    }
+    return IMGHIST_OK;
+}
+
+imghist_ctx *ih_ctx_new(const ih_backend_ops *ops)
+{
+    imghist_ctx *ctx = calloc(1, sizeof *ctx);
+    if (ctx == NULL) {
+        return NULL;
+    }
+    ctx->ops = ops;
+    ctx->backend = ops->id;
+    ih_params_default(&ctx->params);
+    return ctx;
+}
+
+void imghist_destroy(imghist_ctx *ctx)
+{
+    if (ctx == NULL) {
+        return;
+    }
+    ctx->ops->close(ctx);
+    free(ctx);
+}
+
+imghist_backend imghist_get_backend(const imghist_ctx *ctx)
+{
+    return ctx != NULL ? ctx->backend : IMGHIST_BACKEND_CPU;
+}
+
+const char *imghist_last_error(const imghist_ctx *ctx)
+{
+    return ctx != NULL ? ctx->err : "no context";
+}
+
+const char *imghist_last_note(const imghist_ctx *ctx)
+{
+    return ctx != NULL ? ctx->note : "";
+}
+
+imghist_status imghist_set_stream(imghist_ctx *ctx, imghist_stream stream)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (ctx->ops->set_stream == NULL) {
+        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "the %s backend has no stream",
+                       imghist_backend_name(ctx->backend));
+    }
+    return ctx->ops->set_stream(ctx, stream);
+}
+
+imghist_status imghist_get_stream(const imghist_ctx *ctx, imghist_stream *stream)
+{
+    if (ctx == NULL || stream == NULL) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    if (ctx->ops->get_stream == NULL) {
+        return IMGHIST_E_UNSUPPORTED;
+    }
+    return ctx->ops->get_stream(ctx, stream);
+}

@@ -1,0 +1,100 @@
+/*
+ * The core: what every backend and module shares and that knows no backend:
+ * the context, errors and notes, parameters, the checks of views, specs and
+ * counts. Backends plug in through backend.h.
+ */
+#ifndef IMGHIST_CORE_H
+#define IMGHIST_CORE_H
+
+#include "imghist.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bins of an 8-bit histogram: one per value. */
+#define IH_U8_BINS 256
+
+typedef struct ih_backend_ops ih_backend_ops;
+
+/* The sticky parameters (params.c holds their bounds and defaults). */
+typedef struct ih_params {
+    int64_t max_pixels;
+    int64_t max_input_bytes;
+    int64_t cpu_threads;
+    int64_t staging_bytes;      /* 0: automatic */
+    int64_t hist_blocks_per_sm; /* experimental; 0: automatic */
+    int64_t batch_run;          /* experimental; 0: automatic */
+} ih_params;
+
+void ih_params_default(ih_params *p);
+
+struct imghist_ctx {
+    imghist_backend backend;         /* CPU or CUDA, never AUTO */
+    const ih_backend_ops *ops;       /* the backend the context runs on */
+    const ih_backend_ops *fallback;  /* NULL, or the CPU backend, for host images
+                                        when the GPU is out of memory */
+    void *backend_state;             /* the backend's own, NULL on the CPU */
+    ih_params params;
+    int faulted;                     /* latched: the GPU faulted under this context */
+    char fault[320];                 /* what the fault was */
+    char err[512];
+    char note[256];                  /* how the last call ran, when noteworthy */
+};
+
+/* Record a formatted one-line message on ctx (if any) and return status. */
+imghist_status ih_fail(imghist_ctx *ctx, imghist_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Latch the context as faulted, keep the reason, and return IMGHIST_E_FAULTED. */
+imghist_status ih_fault(imghist_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Record how the call ran (imghist_last_note). */
+void ih_note(imghist_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Start of every call that takes a context: clears the message and the note;
+ * a NULL context is IMGHIST_E_INVALID_ARG, a faulted one IMGHIST_E_FAULTED. */
+imghist_status ih_begin(imghist_ctx *ctx);
+
+/* Size in bytes of one sample of dtype, 0 for an unknown type. */
+size_t ih_dtype_size(imghist_dtype dtype);
+
+/* A view's shape: NULL, empty, pitch too small, a bad enum, an address range
+ * that overflows. `role` names it in messages ("source", "mask"...). */
+imghist_status ih_check_view(imghist_ctx *ctx, const imghist_view *v, const char *role);
+/* What 0.2 implements of a valid view: one U8 channel. */
+imghist_status ih_check_view_u8(imghist_ctx *ctx, const imghist_view *v, const char *role);
+/* Counts that must hold `need` counters. */
+imghist_status ih_check_counts(imghist_ctx *ctx, const imghist_counts *c, size_t need,
+                               const char *role);
+
+/* Everything a histogram call needs from its spec. */
+typedef struct ih_hist_job {
+    uint32_t bins;
+    int accumulate;
+} ih_hist_job;
+imghist_status ih_resolve_spec(imghist_ctx *ctx, const imghist_histspec *spec,
+                               imghist_dtype dtype, ih_hist_job *job);
+
+/* out[i] = (accumulate ? out[i] : 0) + add[i] for n host counters. */
+void ih_store_counts(uint64_t *out, const uint64_t *add, size_t n, int accumulate);
+
+/* The loaders' limits, for the I/O module. */
+imghist_status ih_check_pixel_limit(imghist_ctx *ctx, const char *name, uint64_t w, uint64_t h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

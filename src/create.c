@@ -1,0 +1,58 @@
+/*
+ * The composition root: the one place that knows which backends this build
+ * has and picks one for a new context. The core below knows none by name.
+ */
+#include <stdlib.h>
+
+#include "backend.h"
+
+/* Set by meson: 1 when the CUDA backend is compiled in. */
+#ifndef IH_HAVE_CUDA
+#define IH_HAVE_CUDA 0
+#endif
+
+imghist_status imghist_create(imghist_backend backend, imghist_ctx **out)
+{
+    if (out == NULL) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    *out = ih_ctx_new(&ih_cpu_backend);
+    imghist_ctx *ctx = *out;
+    if (ctx == NULL) {
+        return IMGHIST_E_NOMEM;
+    }
+    if (backend != IMGHIST_BACKEND_AUTO && backend != IMGHIST_BACKEND_CPU &&
+        backend != IMGHIST_BACKEND_CUDA) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "unknown backend %d", (int)backend);
+    }
+    if (backend == IMGHIST_BACKEND_AUTO) {
+        const char *env = getenv("IMGHIST_BACKEND");
+        if (env != NULL && *env != '\0' &&
+            imghist_backend_from_name(env, &backend) != IMGHIST_OK) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                           "IMGHIST_BACKEND=%s is not one of auto, cpu, cuda", env);
+        }
+    }
+    if (backend == IMGHIST_BACKEND_CPU) {
+        return IMGHIST_OK;
+    }
+#if IH_HAVE_CUDA
+    ctx->ops = &ih_cuda_backend;
+    ctx->backend = IMGHIST_BACKEND_CUDA;
+    imghist_status st = ih_cuda_backend.open(ctx);
+    if (st == IMGHIST_OK) {
+        ctx->fallback = &ih_cpu_backend;
+        return IMGHIST_OK;
+    }
+    ctx->ops = &ih_cpu_backend;
+    ctx->backend = IMGHIST_BACKEND_CPU;
+#else
+    imghist_status st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
+                                "no usable GPU: this build of imghist has no CUDA backend");
+#endif
+    if (backend == IMGHIST_BACKEND_AUTO) {
+        ctx->err[0] = '\0'; /* quiet fallback: the CPU gives the same bits */
+        return IMGHIST_OK;
+    }
+    return st;
+}

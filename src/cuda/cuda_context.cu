@@ -1,0 +1,169 @@
+/*
+ * The CUDA backend: probing the GPU, the context's device state and stream,
+ * CUDA errors as statuses, and the backend table, which sends device views to
+ * cuda_device_ops.cu and host views to cuda_host_ops.cu.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_state.h"
+#include "hist_u8.cuh"
+
+/* Errors after which the CUDA context is unusable: every later CUDA call
+ * returns them again (a kernel's bad access, an assertion, a hardware fault). */
+static bool is_sticky(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorECCUncorrectable:
+        return true;
+    default:
+        return false;
+    }
+}
+
+imghist_status ih_cuda_error(imghist_ctx *ctx, const char *what, cudaError_t e)
+{
+    if (is_sticky(e)) {
+        return ih_fault(ctx, "CUDA %s failed: %s (%s)", what, cudaGetErrorString(e),
+                        cudaGetErrorName(e));
+    }
+    (void)cudaGetLastError(); /* a non-sticky error must not surface in a later call */
+    return ih_fail(ctx, IMGHIST_E_CUDA, "CUDA %s failed: %s (%s)", what, cudaGetErrorString(e),
+                   cudaGetErrorName(e));
+}
+
+static void cuda_close(imghist_ctx *ctx)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    if (s == NULL) {
+        return;
+    }
+    /* Errors are ignored here: a faulted context is freed too. */
+    if (s->stream != NULL || s->own_stream != NULL) {
+        (void)cudaStreamSynchronize(s->stream);
+    }
+    cudaFree(s->workspace);
+    cudaFree(s->ticket);
+    cudaFree(s->hist);
+    cudaFree(s->lut);
+    cudaFree(s->staging);
+    cudaFree(s->batch_desc);
+    free(s->batch_desc_host);
+    cudaFree(s->batch_hist);
+    if (s->handoff != NULL) {
+        cudaEventDestroy(s->handoff);
+    }
+    if (s->own_stream != NULL) {
+        cudaStreamDestroy(s->own_stream);
+    }
+    (void)cudaGetLastError();
+    free(s);
+    ctx->backend_state = NULL;
+}
+
+static imghist_status cuda_open(imghist_ctx *ctx)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        (void)cudaGetLastError(); /* clear the non-sticky error */
+        return ih_fail(ctx, IMGHIST_E_NO_GPU, "no usable GPU found (%s)",
+                       e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
+    }
+    ih_cuda_state *s = (ih_cuda_state *)calloc(1, sizeof *s);
+    if (s == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
+    }
+    ctx->backend_state = s;
+    do {
+        cudaDeviceProp prop;
+        if ((e = cudaGetDevice(&s->device)) != cudaSuccess ||
+            (e = cudaGetDeviceProperties(&prop, s->device)) != cudaSuccess) {
+            break;
+        }
+        s->sm_count = prop.multiProcessorCount;
+        /* No kernel image for this GPU shows up here. */
+        if ((e = ih_hist_blocks_per_sm(&s->hist_bps, &s->batch_bps, &s->apply_bps)) !=
+            cudaSuccess) {
+            break;
+        }
+        const size_t ws_bytes = IH_WS_COPIES * 256 * sizeof(unsigned long long);
+        if ((e = cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking)) !=
+                cudaSuccess ||
+            (e = cudaEventCreateWithFlags(&s->handoff, cudaEventDisableTiming)) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->workspace, ws_bytes)) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->ticket, sizeof(unsigned int))) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->hist, 256 * sizeof(unsigned long long))) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->lut, 256)) != cudaSuccess ||
+            (e = cudaMemset(s->workspace, 0, ws_bytes)) != cudaSuccess ||
+            (e = cudaMemset(s->ticket, 0, sizeof(unsigned int))) != cudaSuccess ||
+            (e = cudaDeviceSynchronize()) != cudaSuccess) {
+            break;
+        }
+        s->stream = s->own_stream;
+    } while (0);
+    if (e == cudaSuccess) {
+        return IMGHIST_OK;
+    }
+    imghist_status st = ih_fail(
+        ctx, e == cudaErrorNoKernelImageForDevice ? IMGHIST_E_NO_GPU : IMGHIST_E_CUDA,
+        "no usable GPU: CUDA set-up failed: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+    cuda_close(ctx);
+    return st;
+}
+
+static imghist_status cuda_set_stream(imghist_ctx *ctx, imghist_stream stream)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    cudaStream_t next = (cudaStream_t)stream;
+    if (next == s->stream) {
+        return IMGHIST_OK;
+    }
+    /* The workspace and buffers may still be in use by work on the old
+     * stream: the new one waits for it, on the GPU. */
+    IH_CUDA_TRY(ctx, "stream hand-off", cudaEventRecord(s->handoff, s->stream));
+    IH_CUDA_TRY(ctx, "stream hand-off", cudaStreamWaitEvent(next, s->handoff, 0));
+    s->stream = next;
+    return IMGHIST_OK;
+}
+
+static imghist_status cuda_get_stream(const imghist_ctx *ctx, imghist_stream *stream)
+{
+    *stream = (imghist_stream)ih_cuda((imghist_ctx *)ctx)->stream;
+    return IMGHIST_OK;
+}
+
+static imghist_status cuda_histogram(imghist_ctx *ctx, const imghist_view *src,
+                                     const ih_hist_job *job, const imghist_counts *out)
+{
+    return src->mem == IMGHIST_MEM_DEVICE ? ih_cuda_hist_device(ctx, src, job, out)
+                                          : ih_cuda_hist_host(ctx, src, job, out);
+}
+
+static imghist_status cuda_equalize(imghist_ctx *ctx, const imghist_view *src,
+                                    const imghist_view *dst, const imghist_counts *hist)
+{
+    return src->mem == IMGHIST_MEM_DEVICE ? ih_cuda_equalize_device(ctx, src, dst, hist)
+                                          : ih_cuda_equalize_host(ctx, src, dst, hist);
+}
+
+extern "C" const ih_backend_ops ih_cuda_backend = {
+    IMGHIST_BACKEND_CUDA,
+    1,
+    cuda_open,
+    cuda_close,
+    cuda_set_stream,
+    cuda_get_stream,
+    cuda_histogram,
+    ih_cuda_hist_batch_device,
+    cuda_equalize,
+};

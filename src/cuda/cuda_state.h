@@ -1,0 +1,80 @@
+/* The CUDA backend's host side: its per-context state and the seams between
+ * its files. Device code lives in kernels/. */
+#ifndef IMGHIST_CUDA_STATE_H
+#define IMGHIST_CUDA_STATE_H
+
+#include <cuda_runtime_api.h>
+
+#include "backend.h"
+
+struct ih_cuda_state {
+    int device;
+    int sm_count;
+    int hist_bps, batch_bps, apply_bps; /* resident blocks per SM (occupancy) */
+    cudaStream_t own_stream;            /* created with the context */
+    cudaStream_t stream;                /* the context's stream: own_stream or the caller's */
+    cudaEvent_t handoff;                /* orders a new stream after the old one */
+    unsigned long long *workspace;      /* IH_WS_COPIES * 256 counters, zero between launches */
+    unsigned int *ticket;               /* the last-block ticket, zero between launches */
+    unsigned long long *hist;           /* 256 results bound for host memory */
+    unsigned char *lut;                 /* 256 LUT bytes */
+    uint8_t *staging;                   /* host images, whole or in bands */
+    size_t staging_bytes;
+    void *batch_desc;                   /* batch descriptors: geometries, then chunk starts */
+    size_t batch_desc_cap;
+    uint8_t *batch_desc_host;           /* what batch_desc holds, to skip re-uploading it */
+    size_t batch_desc_bytes;
+    unsigned long long *batch_hist;     /* batch results bound for host memory */
+    size_t batch_hist_cap;
+};
+
+static inline struct ih_cuda_state *ih_cuda(imghist_ctx *ctx)
+{
+    return (struct ih_cuda_state *)ctx->backend_state;
+}
+
+/* A failed CUDA call as a status: IMGHIST_E_FAULTED (and the context latched)
+ * for the errors that leave the CUDA context unusable, else IMGHIST_E_CUDA. */
+imghist_status ih_cuda_error(imghist_ctx *ctx, const char *what, cudaError_t e);
+
+#define IH_CUDA_TRY(ctx, what, call)                    \
+    do {                                                \
+        const cudaError_t e_ = (call);                  \
+        if (e_ != cudaSuccess) {                        \
+            return ih_cuda_error((ctx), (what), e_);    \
+        }                                               \
+    } while (0)
+
+/* A U8 image, or a band of its rows, in device memory. */
+typedef struct ih_dev_image {
+    const uint8_t *data;
+    size_t pitch;
+    uint32_t width, height;
+} ih_dev_image;
+
+/* ---- cuda_device_ops.cu: work on device images, queued on the stream ---- */
+/* Histogram of img into hist_out (device, 256). `last`: img completes the
+ * histogram (false for the earlier bands of a host image staged in bands):
+ * then hist_out is written (added to when accumulate) and lut_out (NULL or
+ * 256 device bytes) gets the equalization LUT. */
+imghist_status ih_cuda_count(imghist_ctx *ctx, const ih_dev_image *img,
+                             unsigned long long *hist_out, int accumulate,
+                             unsigned char *lut_out, int last);
+/* dst = lut[src] with the context's LUT. */
+imghist_status ih_cuda_apply(imghist_ctx *ctx, const ih_dev_image *src, uint8_t *dst,
+                             size_t dst_pitch);
+imghist_status ih_cuda_hist_device(imghist_ctx *ctx, const imghist_view *src,
+                                   const ih_hist_job *job, const imghist_counts *out);
+imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *src,
+                                         size_t count, const ih_hist_job *job,
+                                         const imghist_counts *out);
+imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src,
+                                       const imghist_view *dst, const imghist_counts *hist);
+
+/* ---- cuda_host_ops.cu: host images through a staging buffer; synchronous ---- */
+imghist_status ih_cuda_hist_host(imghist_ctx *ctx, const imghist_view *src,
+                                 const ih_hist_job *job, const imghist_counts *out);
+imghist_status ih_cuda_equalize_host(imghist_ctx *ctx, const imghist_view *src,
+                                     const imghist_view *dst, const imghist_counts *hist);
+
+#endif

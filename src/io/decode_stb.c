@@ -1,0 +1,291 @@
+/*
+ * Every format but PNG and JPEG, through stb_image, 8 bits per sample; with
+ * guards in front of the stb_image 2.27 loaders that fuzzing found unsafe.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stb_image.h>
+
+#include "decode.h"
+
+/*
+ * stb_image 2.27 (Debian 12's libstb) never returns from an RLE Radiance .hdr
+ * whose data ends inside a scanline (CVE-2021-42715, fixed in 2.28): past the
+ * end every byte reads as 0, a zero-length dump, forever. Walk the scanlines
+ * as stbi__hdr_load does, reading 0 past the end like it, and report whether
+ * it would reach that loop. Each step consumes a byte, so this is O(size).
+ */
+static int hdr_would_hang(const uint8_t *d, size_t n, uint32_t w, uint32_t h)
+{
+    static const char radiance[] = "#?RADIANCE\n", rgbe[] = "#?RGBE\n";
+    if (!(n >= sizeof radiance - 1 && memcmp(d, radiance, sizeof radiance - 1) == 0) &&
+        !(n >= sizeof rgbe - 1 && memcmp(d, rgbe, sizeof rgbe - 1) == 0)) {
+        return 0;
+    }
+    if (w < 8 || w >= 32768) {
+        return 0; /* flat scanlines: stb reads a fixed number of bytes */
+    }
+    /* The pixels start after the line that follows the first empty line;
+     * stb_image reads a line into a C string, so one that starts with a NUL
+     * byte is empty too. */
+    size_t p = 0;
+    int seen_empty = 0;
+    for (;;) {
+        const uint8_t *nl = memchr(d + p, '\n', n - p);
+        if (nl == NULL) {
+            return 0; /* stbi_info would have refused it */
+        }
+        const size_t line_len = (size_t)(nl - (d + p));
+        const int empty = line_len == 0 || d[p] == '\0';
+        p += line_len + 1;
+        if (seen_empty) {
+            break; /* that was the resolution line */
+        }
+        seen_empty = empty;
+    }
+#define HDR_GET8() (p < n ? d[p++] : (p++, 0))
+    for (uint32_t y = 0; y < h; y++) {
+        const unsigned c1 = HDR_GET8(), c2 = HDR_GET8();
+        unsigned len = HDR_GET8();
+        if (c1 != 2 || c2 != 2 || (len & 0x80)) {
+            return 0; /* stb switches to flat scanlines for the rest */
+        }
+        len = (len << 8) | HDR_GET8();
+        if (len != w) {
+            return 0; /* stb fails */
+        }
+        for (int k = 0; k < 4; k++) {
+            uint32_t i = 0;
+            while (i < w) {
+                if (p >= n) {
+                    return 1; /* count reads 0 here, and again, forever */
+                }
+                unsigned count = d[p++];
+                if (count > 128) {
+                    count -= 128;
+                    if (count > w - i) {
+                        return 0; /* stb fails */
+                    }
+                    p++; /* the value */
+                } else {
+                    if (count > w - i) {
+                        return 0;
+                    }
+                    p += count;
+                }
+                i += count;
+            }
+        }
+    }
+#undef HDR_GET8
+    return 0;
+}
+
+/*
+ * Formats stb_image would also try but imghist does not take: Softimage PIC
+ * (its loader crashed under fuzzing, tests/crashers/). Returns a reason or
+ * NULL.
+ */
+static const char *refused_format(const uint8_t *d, size_t n)
+{
+    static const uint8_t pic[4] = {0x53, 0x80, 0xf6, 0x34};
+    if (n >= 4 && memcmp(d, pic, 4) == 0) {
+        return "Softimage PIC is not supported";
+    }
+    /* 0xFF fill bytes, then SOI: stb_image's own JPEG decoder would take it
+     * (imghist_load_memory sends only FF D8 FF to libjpeg-turbo), and its
+     * DHT reader writes out of bounds on bad code counts. */
+    if (n >= 2 && d[0] == 0xff) {
+        size_t i = 1;
+        while (i < n && d[i] == 0xff) {
+            i++;
+        }
+        if (i < n && d[i] == 0xd8) {
+            return "JPEG does not start with FF D8 FF";
+        }
+    }
+    return NULL;
+}
+
+/*
+ * Photoshop files with an alpha channel. stb_image 2.27 "removes the white
+ * matte" of such a file by dividing the colour by alpha and casting the float
+ * back to a byte without a range check (stb_image.h:6225, undefined behaviour
+ * and garbage on files whose colour is not premultiplied; found by fuzzing,
+ * tests/crashers/stb_psd_rgba_unmatte_float_cast_ub.psd). imghist ignores
+ * alpha in every format, so it hands stb a copy of the file that declares only
+ * the three colour channels: the planes come first in a PSD, and for RLE data
+ * the per-row byte counts of the extra channels, which end the count table,
+ * are cut out. Returns 1 and the copy (to be freed) when the file was changed,
+ * 0 when it needs no change or is too short for this to apply (stb then reads
+ * the original and reports it), -1 when out of memory.
+ */
+static uint32_t be16(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 8 | p[1];
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int psd_colour_only(const uint8_t *d, size_t n, uint8_t **copy, size_t *copy_n)
+{
+    if (n < 26 || memcmp(d, "8BPS", 4) != 0 || be16(d + 4) != 1) {
+        return 0;
+    }
+    const uint32_t channels = be16(d + 12), rows = be32(d + 14);
+    if (channels <= 3 || channels > 16) {
+        return 0; /* nothing to drop, or stb refuses it */
+    }
+    /* Skip the colour-mode, resources and layer sections (length-prefixed). */
+    size_t at = 26;
+    for (int section = 0; section < 3; section++) {
+        if (n - at < 4 || be32(d + at) > n - at - 4) {
+            return 0;
+        }
+        at += 4 + (size_t)be32(d + at);
+    }
+    if (n - at < 2) {
+        return 0;
+    }
+    const uint32_t compression = be16(d + at);
+    at += 2;
+    /* RLE: channels * rows 16-bit counts; those of channels 3.. go. */
+    size_t cut_at = at, cut = 0;
+    if (compression == 1) {
+        const uint64_t table = (uint64_t)channels * rows * 2;
+        if (table > n - at) {
+            return 0;
+        }
+        cut_at = at + (size_t)rows * 3 * 2;
+        cut = (size_t)(table - (uint64_t)rows * 3 * 2);
+    }
+    uint8_t *c = malloc(n - cut);
+    if (c == NULL) {
+        return -1;
+    }
+    memcpy(c, d, cut_at);
+    memcpy(c + cut_at, d + cut_at + cut, n - cut_at - cut);
+    c[12] = 0;
+    c[13] = 3;
+    *copy = c;
+    *copy_n = n - cut;
+    return 1;
+}
+
+/*
+ * Binary PNM (P5/P6) headers, checked here because stb_image's integer parser
+ * overflows on long numbers: width, height and maxval must be plain decimal
+ * numbers that fit, maxval 1..65535. Returns a reason or NULL.
+ */
+static const char *bad_pnm_header(const uint8_t *d, size_t n)
+{
+    if (n < 2 || d[0] != 'P' || (d[1] != '5' && d[1] != '6')) {
+        return NULL;
+    }
+    size_t p = 2;
+    for (int field = 0; field < 3; field++) {
+        for (;;) { /* whitespace and comments */
+            while (p < n && (d[p] == ' ' || d[p] == '\t' || d[p] == '\n' || d[p] == '\r' ||
+                             d[p] == '\v' || d[p] == '\f')) {
+                p++;
+            }
+            if (p < n && d[p] == '#') {
+                while (p < n && d[p] != '\n' && d[p] != '\r') {
+                    p++;
+                }
+                continue;
+            }
+            break;
+        }
+        uint64_t v = 0;
+        size_t digits = 0;
+        while (p < n && d[p] >= '0' && d[p] <= '9') {
+            v = v * 10 + (uint64_t)(d[p++] - '0');
+            if (++digits > 9) {
+                return "PNM header number too large";
+            }
+        }
+        if (digits == 0) {
+            return "PNM header is malformed";
+        }
+        if (field == 2 && (v == 0 || v > 65535)) {
+            return "PNM maxval out of range";
+        }
+    }
+    return NULL;
+}
+
+/* Every other format through stb_image, 8 bits per sample. */
+imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
+                                 const char *name, ih_raw *out)
+{
+    const char *refused = refused_format(data, size);
+    if (refused == NULL) {
+        refused = bad_pnm_header(data, size);
+    }
+    if (refused != NULL) {
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name, refused);
+    }
+    /* Dimensions from the header first, so that a tiny file declaring a huge
+     * image is refused before anything large is allocated. */
+    int w = 0, h = 0, comp = 0;
+    if (!stbi_info_from_memory(data, (int)size, &w, &h, &comp)) {
+        const char *why = stbi_failure_reason();
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name,
+                       why ? why : "unknown format");
+    }
+    /* stb_image's BMP header reader gives a top-down file's height as
+     * negative (its loader then uses the absolute value). */
+    const uint64_t uw = w > 0 ? (uint64_t)w : 0;
+    const uint64_t uh = h >= 0 ? (uint64_t)h : (uint64_t)(-(int64_t)h);
+    imghist_status st = ih_check_pixel_limit(ctx, name, uw, uh);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (hdr_would_hang(data, size, (uint32_t)uw, (uint32_t)uh)) {
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (HDR file is truncated)", name);
+    }
+    const uint64_t pixels = uw * uh;
+    uint8_t *psd = NULL;
+    size_t psd_size = 0;
+    const int psd_changed = psd_colour_only(data, size, &psd, &psd_size);
+    if (psd_changed < 0) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
+    }
+    uint8_t *decoded = psd_changed ? stbi_load_from_memory(psd, (int)psd_size, &w, &h, &comp, 0)
+                                   : stbi_load_from_memory(data, (int)size, &w, &h, &comp, 0);
+    free(psd);
+    if (decoded == NULL) {
+        const char *why = stbi_failure_reason();
+        if (why != NULL && strcmp(why, "outofmem") == 0) {
+            return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory decoding %dx%d", name, w, h);
+        }
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (%s)", name,
+                       why ? why : "corrupt data");
+    }
+    if (comp < 1 || comp > 4 || (uint64_t)w * (uint64_t)h != pixels) {
+        stbi_image_free(decoded);
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: decoder returned an unexpected layout", name);
+    }
+    /* Drop alpha in place: gray+alpha -> gray, RGBA -> RGB. */
+    const size_t n = (size_t)pixels;
+    const int keep = comp <= 2 ? 1 : 3;
+    if (keep != comp) {
+        for (size_t i = 0; i < n; i++) {
+            memmove(decoded + i * keep, decoded + i * comp, (size_t)keep);
+        }
+    }
+    out->width = (uint32_t)w;
+    out->height = (uint32_t)h;
+    out->channels = keep;
+    /* Debian's libstb allocates with malloc (STBI_FREE is free), so the
+     * samples are freed like every other decoder's. */
+    out->samples = decoded;
+    return IMGHIST_OK;
+}
+

@@ -1,0 +1,57 @@
+/* The I/O module's entry points in a build without it (-Dio=false): every
+ * declaration exists in every build, and answers IMGHIST_E_UNSUPPORTED. */
+#include <stdlib.h>
+
+#include "core.h"
+
+static imghist_status no_io(imghist_ctx *ctx)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "this build of imghist has no image I/O (-Dio=false)");
+}
+
+imghist_status imghist_load_file(imghist_ctx *ctx, const char *path, imghist_image **out)
+{
+    (void)path;
+    if (out != NULL) *out = NULL;
+    return no_io(ctx);
+}
+
+imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t size,
+                                   const char *name, imghist_image **out)
+{
+    (void)data; (void)size; (void)name;
+    if (out != NULL) *out = NULL;
+    return no_io(ctx);
+}
+
+void imghist_image_free(imghist_image *img)
+{
+    if (img != NULL) {
+        free(img->view.data);
+        free(img);
+    }
+}
+
+imghist_status imghist_write_png(imghist_ctx *ctx, const char *path, const imghist_view *img)
+{
+    (void)path; (void)img;
+    return no_io(ctx);
+}
+
+imghist_status imghist_encode_png(imghist_ctx *ctx, const imghist_view *img, void **png,
+                                  size_t *size)
+{
+    (void)img;
+    if (png != NULL) *png = NULL;
+    if (size != NULL) *size = 0;
+    return no_io(ctx);
+}
+
+void imghist_free(void *p)
+{
+    free(p);
+}
