@@ -451,14 +451,40 @@ Impl npp_impl(const uint8_t *d, int pitch, int width, int height, const uint64_t
         g.d_h32, 4, 256, ref);
 }
 
-Impl imghist_impl(const imghist_device_image &img, const uint64_t *ref)
+/* A U8 device view of an image at d (imghist only reads it). */
+imghist_view device_view(const uint8_t *d, size_t pitch, uint32_t width, uint32_t height)
 {
+    imghist_view v{};
+    v.data = const_cast<uint8_t *>(d);
+    v.dtype = IMGHIST_U8;
+    v.mem = IMGHIST_MEM_DEVICE;
+    v.width = width;
+    v.height = height;
+    v.pitch = pitch;
+    return v;
+}
+
+/* g.d_h64 as device counts for `images` histograms. The context's stream is
+ * g.stream (set once in setup()), so the calls enqueue on the bench stream
+ * exactly as 0.1's per-call stream argument did. */
+imghist_counts device_counts(size_t images)
+{
+    imghist_counts c{};
+    c.data = (uint64_t *)g.d_h64;
+    c.len = 256 * images;
+    c.mem = IMGHIST_MEM_DEVICE;
+    return c;
+}
+
+/* The rows keep 0.1's labels (here, batch, equalize) so that logs stay comparable
+ * across versions. */
+Impl imghist_impl(const imghist_view &img, const uint64_t *ref)
+{
+    const imghist_counts out = device_counts(1);
     return hist_impl(
         "imghist_cuda_histogram",
         [=](std::string *err) {
-            return imghist_ok(imghist_cuda_histogram(g.ctx, &img, (uint64_t *)g.d_h64,
-                                                     IMGHIST_MEM_DEVICE, g.stream),
-                              err);
+            return imghist_ok(imghist_histogram(g.ctx, &img, nullptr, nullptr, &out), err);
         },
         g.d_h64, 8, 256, ref);
 }
@@ -653,7 +679,7 @@ void section_contig(size_t n)
         upload_packed(n);
         cpu_histogram(g.h_a, n, ref);
         const uint8_t *d = g.d_a;
-        const imghist_device_image img = {d, width, width, height};
+        const imghist_view img = device_view(d, width, width, height);
 
         std::vector<Impl> impls;
         impls.push_back(cub_1d_impl(d, n, ref));
@@ -696,7 +722,7 @@ void section_pitched()
 
     uint64_t ref[256];
     const uint8_t *d = g.d_a;
-    const imghist_device_image img = {d, PITCHED_PITCH, PITCHED_W, PITCHED_H};
+    const imghist_view img = device_view(d, PITCHED_PITCH, PITCHED_W, PITCHED_H);
     for (Pattern p : all_patterns()) {
         fill_pattern(p, g.h_a, PITCHED_W, PITCHED_H, g.photo);
         CUDA_CHECK(cudaMemcpy2DAsync(g.d_a, PITCHED_PITCH, g.h_a, PITCHED_W, PITCHED_W, PITCHED_H,
@@ -770,9 +796,9 @@ void section_batch()
         }
         (void)cudaGetLastError(); /* a failed capture is reported, not fatal */
     }
-    std::vector<imghist_device_image> imgs(BATCH_COUNT);
+    std::vector<imghist_view> imgs(BATCH_COUNT);
     for (size_t i = 0; i < BATCH_COUNT; i++) {
-        imgs[i] = {d + i * img_bytes, BATCH_W, BATCH_W, BATCH_H};
+        imgs[i] = device_view(d + i * img_bytes, BATCH_W, BATCH_W, BATCH_H);
     }
     std::vector<uint64_t> ref(bins);
 
@@ -821,11 +847,9 @@ void section_batch()
         }
         impls.push_back(hist_impl(
             "imghist_cuda_histogram_batch",
-            [&imgs](std::string *err) {
-                return imghist_ok(imghist_cuda_histogram_batch(g.ctx, imgs.data(), imgs.size(),
-                                                               (uint64_t *)g.d_h64,
-                                                               IMGHIST_MEM_DEVICE, g.stream),
-                                  err);
+            [&imgs, out = device_counts(imgs.size())](std::string *err) {
+                return imghist_ok(
+                    imghist_histogram_batch(g.ctx, imgs.data(), imgs.size(), nullptr, &out), err);
             },
             g.d_h64, 8, bins, ref.data()));
 
@@ -869,7 +893,7 @@ void section_latency()
     ensure_cub_temp(tb);
     std::string npp_why;
     const bool npp = g.npp && ensure_npp_buffer((int)MP12_W, (int)MP12_H, &npp_why);
-    const imghist_device_image img = {d, MP12_W, MP12_W, MP12_H};
+    const imghist_view img = device_view(d, MP12_W, MP12_W, MP12_H);
 
     /* Floors for this size: an empty launch, and the streaming read of the
      * same 12 MB (n is a multiple of 16). */
@@ -947,7 +971,8 @@ void section_equalize()
              fmt_time(ref_ms).c_str());
     table_header(title, "vs ref");
 
-    const imghist_device_image src = {g.d_a, width, width, height};
+    const imghist_view src = device_view(g.d_a, width, width, height);
+    const imghist_view dst = device_view(g.d_b, width, width, height);
     uint64_t hist[256];
     uint8_t lut[256];
     for (Pattern p : all_patterns()) {
@@ -961,10 +986,8 @@ void section_equalize()
 
         Impl im;
         im.name = "imghist_cuda_equalize";
-        im.run = [&src, width](std::string *err) {
-            return imghist_ok(imghist_cuda_equalize(g.ctx, &src, g.d_b, width, nullptr,
-                                                    IMGHIST_MEM_DEVICE, g.stream),
-                              err);
+        im.run = [&src, &dst](std::string *err) {
+            return imghist_ok(imghist_equalize(g.ctx, &src, &dst, nullptr), err);
         };
         /* Two passes with opposite poisons: a byte left unwritten cannot match
          * the expected value in both. */
@@ -1129,11 +1152,17 @@ void setup()
                 imghist_last_error(g.ctx));
         exit(1);
     }
+    /* Every imghist call below runs on the bench stream, like every other
+     * kernel here: the CUDA events around a call then time exactly it. */
+    if (imghist_set_stream(g.ctx, g.stream) != IMGHIST_OK) {
+        fprintf(stderr, "imghist_bench: imghist_set_stream: %s\n", imghist_last_error(g.ctx));
+        exit(1);
+    }
     if (imghist_load_file(g.ctx, g.opt.photo_path.c_str(), &g.photo_img) == IMGHIST_OK) {
-        g.photo.pixels = g.photo_img->pixels;
-        g.photo.pitch = g.photo_img->pitch;
-        g.photo.width = g.photo_img->width;
-        g.photo.height = g.photo_img->height;
+        g.photo.pixels = (const uint8_t *)g.photo_img->view.data;
+        g.photo.pitch = g.photo_img->view.pitch;
+        g.photo.width = g.photo_img->view.width;
+        g.photo.height = g.photo_img->view.height;
     } else {
         fprintf(stderr, "imghist_bench: cannot load the photo %s: %s\n", g.opt.photo_path.c_str(),
                 imghist_last_error(g.ctx));

@@ -43,13 +43,15 @@ printf '#define STB_IMAGE_IMPLEMENTATION\n#include <stb_image.h>\n' > "$out/stb_
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CFLAGS="-g -O1 -std=c11 $SAN $(pkg-config --cflags stb libpng libjpeg libexif)"
-INC="-I$out/include -Isrc/lib -Isrc/common -Isrc/cli"
-LIBS="$(pkg-config --libs libpng libjpeg libexif) -lm"
+INC="-I$out/include -Isrc/core -Isrc/cpu -Isrc/io -Isrc/common -Isrc/cli"
+LIBS="$(pkg-config --libs libpng libjpeg libexif) -lm -pthread"
 
 # The library's C sources (those of src/meson.build without CUDA).
-lib_src="src/lib/context.c src/lib/cpu_hist.c src/lib/decode_jpeg.c src/lib/decode_png.c
-         src/lib/equalize_lut.c src/lib/image_io.c src/lib/cuda_stub.c src/common/atomic_file.c
-         src/common/one_line.c"
+lib_src="src/create.c src/core/checks.c src/core/context.c src/core/equalize_lut.c
+         src/core/ops.c src/core/params.c src/cpu/cpu_backend.c src/cpu/cpu_hist.c
+         src/io/decode_jpeg.c src/io/decode_png.c src/io/decode_stb.c src/io/encode_png.c
+         src/io/load.c src/io/orient.c src/io/png_glue.c src/common/output_file.c
+         src/common/read_all.c src/common/sanitize.c"
 
 compile() { # source object [extra flags]
     src=$1 obj=$2
@@ -65,7 +67,7 @@ lib_obj=""
 for src in $lib_src; do
     obj="$out/obj/$(basename "$src" .c).o"
     case $src in
-        */cpu_hist.c | */equalize_lut.c | */image_io.c) compile "$src" "$obj" $NOCMP ;;
+        */cpu_hist.c | */equalize_lut.c | */load.c) compile "$src" "$obj" $NOCMP ;;
         *) compile "$src" "$obj" ;;
     esac
     lib_obj="$lib_obj $obj"
@@ -79,5 +81,7 @@ compile src/cli/args.c "$out/obj/args.o"
 
 $CC $CFLAGS -fsanitize=fuzzer $NOCMP $INC fuzz/fuzz_load.c $lib_obj "$out/obj/stb_image_impl.o" \
     $LIBS -o "$out/fuzz_load"
-$CC $CFLAGS -fsanitize=fuzzer $INC fuzz/fuzz_args.c "$out/obj/args.o" -o "$out/fuzz_args"
+# The parser asks the library for backend names (imghist_backend_from_name).
+$CC $CFLAGS -fsanitize=fuzzer $INC fuzz/fuzz_args.c "$out/obj/args.o" $lib_obj \
+    "$out/obj/stb_image_impl.o" $LIBS -o "$out/fuzz_args"
 echo "fuzz/build.sh: built $out/fuzz_load and $out/fuzz_args"

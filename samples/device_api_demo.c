@@ -1,11 +1,12 @@
 /*
- * device_api_demo: imghist's device API on an image the program uploads itself.
+ * device_api_demo: imghist on an image that lives in device memory.
  *
  *   device_api_demo [IMAGE [OUT.png]]
  *
  * Loads IMAGE (default samples/moon.png) with imghist, copies it into a pitched
- * device buffer with the CUDA runtime, then on one stream: the histogram
- * straight into device memory, and the equalization in place. The results come
+ * device buffer with the CUDA runtime, hands the context the program's own
+ * stream, then: the histogram straight into device memory, and the
+ * equalization in place, both described by device views. The results come
  * back only at the end, as a pipeline that keeps frames on the GPU would do.
  */
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include <cuda_runtime_api.h>
 
 #include "imghist.h"
+
+#define BINS 256 /* one bin per 8-bit value */
 
 #define CUDA_OK(call)                                                                  \
     do {                                                                               \
@@ -41,48 +44,58 @@ int main(int argc, char **argv)
         imghist_destroy(ctx);
         return 1;
     }
+    const imghist_view *hv = &img->view; /* the loaded image, in host memory */
 
     uint8_t *d_img = NULL;
     size_t pitch = 0;
     uint64_t *d_hist = NULL;
     cudaStream_t stream;
     CUDA_OK(cudaStreamCreate(&stream));
-    CUDA_OK(cudaMallocPitch((void **)&d_img, &pitch, img->width, img->height));
-    CUDA_OK(cudaMalloc((void **)&d_hist, IMGHIST_BINS * sizeof(uint64_t)));
-    CUDA_OK(cudaMemcpy2DAsync(d_img, pitch, img->pixels, img->pitch, img->width, img->height,
+    CUDA_OK(cudaMallocPitch((void **)&d_img, &pitch, hv->width, hv->height));
+    CUDA_OK(cudaMalloc((void **)&d_hist, BINS * sizeof(uint64_t)));
+    CUDA_OK(cudaMemcpy2DAsync(d_img, pitch, hv->data, hv->pitch, hv->width, hv->height,
                               cudaMemcpyHostToDevice, stream));
 
-    imghist_device_image dimg = {d_img, pitch, img->width, img->height};
-    uint64_t hist[IMGHIST_BINS];
-    if (imghist_cuda_histogram(ctx, &dimg, d_hist, IMGHIST_MEM_DEVICE, stream) != IMGHIST_OK ||
-        imghist_cuda_equalize(ctx, &dimg, d_img, pitch, NULL, IMGHIST_MEM_HOST, stream) !=
-            IMGHIST_OK) {
+    /* The upload above and imghist's work below are ordered by being on one
+     * stream: the context's, set here, not per call. */
+    if (imghist_set_stream(ctx, stream) != IMGHIST_OK) {
+        fprintf(stderr, "device_api_demo: %s\n", imghist_last_error(ctx));
+        return 1;
+    }
+    const imghist_view dimg = {.data = d_img, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_DEVICE,
+                               .width = hv->width, .height = hv->height, .pitch = pitch};
+    const imghist_counts dcounts = {.data = d_hist, .len = BINS, .mem = IMGHIST_MEM_DEVICE};
+    uint64_t hist[BINS];
+    /* In place: dst is the source view itself. */
+    if (imghist_histogram(ctx, &dimg, NULL, NULL, &dcounts) != IMGHIST_OK ||
+        imghist_equalize(ctx, &dimg, &dimg, NULL) != IMGHIST_OK) {
         fprintf(stderr, "device_api_demo: %s\n", imghist_last_error(ctx));
         return 1;
     }
     CUDA_OK(cudaMemcpyAsync(hist, d_hist, sizeof hist, cudaMemcpyDeviceToHost, stream));
-    CUDA_OK(cudaMemcpy2DAsync(img->pixels, img->pitch, d_img, pitch, img->width, img->height,
+    CUDA_OK(cudaMemcpy2DAsync(hv->data, hv->pitch, d_img, pitch, hv->width, hv->height,
                               cudaMemcpyDeviceToHost, stream));
     CUDA_OK(cudaStreamSynchronize(stream));
 
     uint64_t total = 0;
     int used = 0;
-    for (int b = 0; b < IMGHIST_BINS; b++) {
+    for (int b = 0; b < BINS; b++) {
         total += hist[b];
         used += hist[b] != 0;
     }
     printf("%s: %ux%u on the GPU (pitch %zu): %llu pixels in %d distinct values\n", in,
-           img->width, img->height, pitch, (unsigned long long)total, used);
-    int rc = total == (uint64_t)img->width * img->height ? 0 : 1;
-    if (out != NULL && imghist_write_png(ctx, out, img->pixels, img->pitch, img->width,
-                                         img->height) != IMGHIST_OK) {
+           hv->width, hv->height, pitch, (unsigned long long)total, used);
+    int rc = total == (uint64_t)hv->width * hv->height ? 0 : 1;
+    if (out != NULL && imghist_write_png(ctx, out, hv) != IMGHIST_OK) {
         fprintf(stderr, "device_api_demo: %s\n", imghist_last_error(ctx));
         rc = 1;
     }
+    /* The context's work is on `stream`: destroy the context (which waits for
+     * it) before the stream. */
+    imghist_image_free(img);
+    imghist_destroy(ctx);
     cudaFree(d_img);
     cudaFree(d_hist);
     cudaStreamDestroy(stream);
-    imghist_image_free(img);
-    imghist_destroy(ctx);
     return rc;
 }

@@ -101,9 +101,14 @@ int main(int argc, char **argv)
         const int base = n / blocks, extra = n % blocks;
         const int start = blk * base + (blk < extra ? blk : extra);
         const int len = base + (blk < extra ? 1 : 0);
-        uint64_t local[IMGHIST_BINS];
-        if (imghist_histogram(ctx, data + start, (size_t)len, (uint32_t)len, 1, local) !=
-            IMGHIST_OK) {
+        /* The block's share as a one-row host image; imghist always counts
+         * all 256 values, of which the demo shows the first `bins`. */
+        uint64_t local[256];
+        const imghist_view share = {.data = data + start, .dtype = IMGHIST_U8,
+                                    .mem = IMGHIST_MEM_HOST, .width = (uint32_t)len,
+                                    .height = 1, .pitch = (size_t)len};
+        const imghist_counts counts = {.data = local, .len = 256, .mem = IMGHIST_MEM_HOST};
+        if (imghist_histogram(ctx, &share, NULL, NULL, &counts) != IMGHIST_OK) {
             fprintf(stderr, "two_phase_demo: %s\n", imghist_last_error(ctx));
             rc = 1;
             break;

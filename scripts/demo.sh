@@ -10,3 +10,4 @@ mkdir -p out
 ./build/src/imghist samples/moon.png -v
 ./build/src/imghist samples/moon.png --equalize out/moon-equalized.png --csv out/moon-hist.csv -v
 echo "demo: wrote out/moon-equalized.png and out/moon-hist.csv"
+echo "demo: the tool is build/src/imghist; export PATH=\"\$PWD/build/src:\$PATH\" puts it on the PATH"
