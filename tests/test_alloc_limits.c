@@ -88,7 +88,20 @@ int main(int argc, char **argv)
             free(data);
             files++;
             if (largest > BOUND) {
-                printf("%s (%zu bytes): asked for a block of %zu bytes\n", path, size, largest);
+                printf("%s (%zu bytes): imghist_load_memory asked for a block of %zu bytes\n",
+                       path, size, largest);
+                bad++;
+            }
+            /* The file loader reads the file itself (sized by the file and
+             * IMGHIST_P_MAX_INPUT_BYTES), then decodes: the same bound. */
+            largest = 0;
+            img = NULL;
+            if (imghist_load_file(ctx, path, &img) == IMGHIST_OK) {
+                imghist_image_free(img);
+            }
+            if (largest > BOUND) {
+                printf("%s (%zu bytes): imghist_load_file asked for a block of %zu bytes\n", path,
+                       size, largest);
                 bad++;
             }
         }

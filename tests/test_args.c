@@ -51,6 +51,22 @@ static void test_minimal_and_full(void **state)
     assert_int_equal(a.verbosity, -1);
     assert_int_equal(a.backend, IMGHIST_BACKEND_CUDA);
 
+    /* Backend names in any case: the library's parser. */
+    assert_int_equal(parse(&a, err, "in.png", "--backend", "CPU", NULL), 0);
+    assert_int_equal(a.backend, IMGHIST_BACKEND_CPU);
+    assert_int_equal(parse(&a, err, "in.png", "--backend=Cuda", NULL), 0);
+    assert_int_equal(a.backend, IMGHIST_BACKEND_CUDA);
+    assert_int_equal(parse(&a, err, "in.png", "--backend", "cpu", "--backend", "AUTO", NULL), 0);
+    assert_int_equal(a.backend, IMGHIST_BACKEND_AUTO);
+
+    /* --max-bytes takes a positive whole number, both spellings. */
+    assert_int_equal(parse(&a, err, "in.png", NULL), 0);
+    assert_int_equal(a.max_bytes, 0); /* the library's default */
+    assert_int_equal(parse(&a, err, "in.png", "--max-bytes", "1000000", NULL), 0);
+    assert_int_equal(a.max_bytes, 1000000);
+    assert_int_equal(parse(&a, err, "in.png", "--max-bytes=2147483647", NULL), 0);
+    assert_int_equal(a.max_bytes, 2147483647);
+
     /* After --, a name that looks like an option is the input. */
     assert_int_equal(parse(&a, err, "--", "-weird.png", NULL), 0);
     assert_string_equal(a.input, "-weird.png");
@@ -98,6 +114,11 @@ static void test_usage_errors(void **state)
     expect_usage_error("needs a value", "in.png", "--csv=", NULL);
     expect_usage_error("needs a value", "in.png", "--backend", NULL);
     expect_usage_error("unknown backend", "in.png", "--backend", "opencl", NULL);
+    expect_usage_error("unknown backend", "in.png", "--backend", "cpux", NULL);
+    expect_usage_error("needs a value", "in.png", "--max-bytes", NULL);
+    expect_usage_error("--max-bytes", "a.png", "--max-bytes", "-5", NULL);
+    expect_usage_error("--max-bytes", "a.png", "--max-bytes", "12x", NULL);
+    expect_usage_error("--max-bytes", "a.png", "--max-bytes", "abc", NULL);
     expect_usage_error("more than one input", "a.png", "b.png", NULL);
     expect_usage_error("positive whole number", "a.png", "--max-pixels", "0", NULL);
     expect_usage_error("positive whole number", "a.png", "--max-pixels", "-5", NULL);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,11 @@ static char *dir; /* per-test scratch folder */
 
 /* Pass as the stdin path to start the tool with standard input closed. */
 static const char CLOSED_STDIN[] = "<closed>";
+/* Pass as the stdin path to feed the tool `feed_len` bytes of `feed` through
+ * a pipe: a stream whose length the tool cannot learn in advance. */
+static const char PIPED_STDIN[] = "<pipe>";
+static const void *feed;
+static size_t feed_len;
 
 typedef struct {
     int code;
@@ -65,8 +71,14 @@ static run_result run_v(const char *in_path, va_list ap)
     snprintf(errp, sizeof errp, "%s/.stderr", dir);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    int pipefd[2] = {-1, -1};
     if (in_path == CLOSED_STDIN) {
         posix_spawn_file_actions_addclose(&fa, 0);
+    } else if (in_path == PIPED_STDIN) {
+        assert_int_equal(pipe(pipefd), 0);
+        posix_spawn_file_actions_adddup2(&fa, pipefd[0], 0);
+        posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+        posix_spawn_file_actions_addclose(&fa, pipefd[1]);
     } else {
         posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path : "/dev/null", O_RDONLY, 0);
     }
@@ -76,8 +88,34 @@ static run_result run_v(const char *in_path, va_list ap)
     extern char **environ;
     assert_int_equal(posix_spawn(&pid, exe, &fa, NULL, argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
+    pid_t writer = -1;
+    if (in_path == PIPED_STDIN) {
+        close(pipefd[0]);
+        /* A child writes, so that a tool that stops reading early (as it
+         * should past a limit) costs the writer a SIGPIPE, not this test. */
+        writer = fork();
+        assert_true(writer >= 0);
+        if (writer == 0) {
+            const uint8_t *p = feed;
+            size_t left = feed_len;
+            while (left > 0) {
+                const ssize_t n = write(pipefd[1], p, left);
+                if (n <= 0) {
+                    _exit(1);
+                }
+                p += n;
+                left -= (size_t)n;
+            }
+            _exit(0);
+        }
+        close(pipefd[1]);
+    }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (writer > 0) {
+        int ws = 0;
+        assert_int_equal(waitpid(writer, &ws, 0), writer);
+    }
     assert_true(WIFEXITED(status)); /* never a crash */
     run_result r = {WEXITSTATUS(status), slurp(outp), slurp(errp)};
     unlink(outp);
@@ -189,6 +227,10 @@ static void test_help_and_version(void **state)
     assert_int_equal(r.code, 0);
     assert_non_null(strstr(r.out, "Usage: imghist"));
     assert_non_null(strstr(r.out, "Examples:"));
+    /* The help names the formats, not the libraries behind them, and shows
+     * the input-byte limit. */
+    assert_null(strstr(r.out, "stb_image"));
+    assert_non_null(strstr(r.out, "--max-bytes"));
     free_result(&r);
     r = RUN("--version");
     assert_int_equal(r.code, 0);
@@ -257,16 +299,19 @@ static void test_equalize(void **state)
     imghist_image *in = NULL, *eq = NULL;
     assert_int_equal(imghist_load_file(ctx, sample("moon.png"), &in), IMGHIST_OK);
     assert_int_equal(imghist_load_file(ctx, out, &eq), IMGHIST_OK);
-    assert_int_equal(eq->width, in->width);
-    assert_int_equal(eq->height, in->height);
-    uint8_t *want = malloc((size_t)in->width * in->height);
-    assert_int_equal(imghist_equalize(ctx, in->pixels, in->pitch, want, in->width, in->width,
-                                      in->height, NULL),
-                     IMGHIST_OK);
-    assert_memory_equal(eq->pixels, want, (size_t)in->width * in->height);
+    assert_int_equal(eq->view.width, in->view.width);
+    assert_int_equal(eq->view.height, in->view.height);
+    const size_t npix = (size_t)in->view.width * in->view.height;
+    uint8_t *want = malloc(npix);
+    imghist_view wv = in->view;
+    wv.data = want;
+    wv.pitch = in->view.width;
+    assert_int_equal(imghist_equalize(ctx, &in->view, &wv, NULL), IMGHIST_OK);
+    assert_memory_equal(eq->view.data, want, npix);
     /* Equalized: the darkest value maps to 0 and the brightest to 255. */
     uint64_t h[256];
-    imghist_histogram(ctx, eq->pixels, eq->pitch, eq->width, eq->height, h);
+    const imghist_counts hc = {.data = h, .len = 256, .mem = IMGHIST_MEM_HOST};
+    assert_int_equal(imghist_histogram(ctx, &eq->view, NULL, NULL, &hc), IMGHIST_OK);
     assert_true(h[255] > 0);
     free(want);
     imghist_image_free(in);
@@ -486,7 +531,14 @@ static void test_decompression_bomb(void **state)
     assert_int_equal(r.code, 1);
     assert_one_line_error(&r, bomb);
     assert_non_null(strstr(r.err, "limit"));
+    /* The library says what the limit is; the tool adds how to raise it. */
+    assert_non_null(strstr(r.err, "--max-pixels"));
     assert_false(tu_exists(path_in("out.png")));
+    free_result(&r);
+
+    r = RUN(sample("moon.png"), "--max-pixels", "10");
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "--max-pixels");
     free_result(&r);
 
     /* --max-pixels lowers the limit; a limit at the image's size admits it. */
@@ -549,6 +601,158 @@ static void test_cuda_backend_without_gpu(void **state)
     free_result(&r);
 }
 
+/* Two outputs are all or nothing: when one cannot be written, the other is
+ * not replaced either (nor created). */
+static void check_one_output_fails(const char *good_opt, const char *good, const char *bad_opt,
+                                   const char *bad, int good_first)
+{
+    tu_write_file(good, "old content", 11);
+    run_result r = good_first ? RUN(sample("moon.png"), good_opt, good, bad_opt, bad)
+                              : RUN(sample("moon.png"), bad_opt, bad, good_opt, good);
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, bad);
+    free_result(&r);
+    char *s = slurp(good);
+    if (strcmp(s, "old content") != 0) {
+        fail_msg("%s %s was replaced although %s %s failed", good_opt, good, bad_opt, bad);
+    }
+    free(s);
+    assert_false(tu_exists(bad));
+    assert_no_temporaries();
+    /* Nor is a fresh one created. */
+    unlink(good);
+    r = good_first ? RUN(sample("moon.png"), good_opt, good, bad_opt, bad)
+                   : RUN(sample("moon.png"), bad_opt, bad, good_opt, good);
+    assert_int_equal(r.code, 1);
+    free_result(&r);
+    if (tu_exists(good)) {
+        fail_msg("%s %s was created although %s %s failed", good_opt, good, bad_opt, bad);
+    }
+    assert_no_temporaries();
+}
+
+static void test_two_outputs_all_or_nothing(void **state)
+{
+    (void)state;
+    const char *png = path_in("keep.png"), *csv = path_in("keep.csv");
+    for (int first = 0; first < 2; first++) {
+        check_one_output_fails("--equalize", png, "--csv", path_in("missing/h.csv"), first);
+        check_one_output_fails("--csv", csv, "--equalize", path_in("missing/eq.png"), first);
+    }
+    /* A "folder" that is a file: no user can create anything under it. */
+    const char *file = path_in("plainfile");
+    tu_write_file(file, "x", 1);
+    check_one_output_fails("--equalize", png, "--csv", path_in("plainfile/h.csv"), 1);
+    check_one_output_fails("--csv", csv, "--equalize", path_in("plainfile/eq.png"), 0);
+    /* A folder that exists but cannot be written (root writes anyway). */
+    if (geteuid() != 0) {
+        const char *ro = path_in("readonly");
+        assert_int_equal(mkdir(ro, 0555), 0);
+        check_one_output_fails("--equalize", png, "--csv", path_in("readonly/h.csv"), 1);
+        check_one_output_fails("--csv", csv, "--equalize", path_in("readonly/eq.png"), 0);
+        chmod(ro, 0755);
+    }
+}
+
+/* --max-bytes: an input longer than N bytes is refused with a message that
+ * gives N, from a pipe (read until the limit, not into memory until
+ * exhausted), from a regular file on stdin, and from a path. */
+static void test_max_bytes(void **state)
+{
+    (void)state;
+    static uint8_t zeros[2 << 20];
+    feed = zeros;
+    feed_len = sizeof zeros;
+    run_result r = RUN_IN(PIPED_STDIN, "-", "--max-bytes", "1000000");
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "1000000");
+    assert_null(strstr(r.err, "out of memory"));
+    free_result(&r);
+
+    const char *zfile = path_in("zeros.bin");
+    assert_int_equal(tu_write_file(zfile, zeros, sizeof zeros), 0);
+    r = RUN_IN(zfile, "-", "--max-bytes", "1000000");
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "1000000");
+    assert_null(strstr(r.err, "out of memory"));
+    free_result(&r);
+    r = RUN(zfile, "--max-bytes", "1000000");
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, "1000000");
+    free_result(&r);
+
+    /* A real image just over and exactly at the limit, every way in. */
+    size_t n = 0;
+    uint8_t *moon = tu_read_file(sample("moon.png"), &n);
+    assert_non_null(moon);
+    char at[32], under[32];
+    snprintf(at, sizeof at, "%zu", n);
+    snprintf(under, sizeof under, "%zu", n - 1);
+    const char *out = path_in("eq.png");
+    r = RUN(sample("moon.png"), "--max-bytes", under, "--equalize", out);
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, under);
+    assert_non_null(strstr(r.err, "moon.png"));
+    assert_false(tu_exists(out));
+    free_result(&r);
+    r = RUN(sample("moon.png"), "--max-bytes", at, "-q");
+    assert_int_equal(r.code, 0);
+    free_result(&r);
+    feed = moon;
+    feed_len = n;
+    r = RUN_IN(PIPED_STDIN, "-", "--max-bytes", under);
+    assert_int_equal(r.code, 1);
+    assert_one_line_error(&r, under);
+    free_result(&r);
+    r = RUN_IN(PIPED_STDIN, "-", "--max-bytes", at, "--csv", "-");
+    assert_int_equal(r.code, 0);
+    check_csv(r.out, 512 * 512);
+    free_result(&r);
+    free(moon);
+
+    /* Bad values are usage errors. */
+    const char *bad[] = {"abc", "-5", "12x", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = RUN(sample("moon.png"), "--max-bytes", bad[i]);
+        assert_int_equal(r.code, 2);
+        assert_one_line_error(&r, "--max-bytes");
+        free_result(&r);
+    }
+}
+
+/* Backend names in any case, through the library's one parser. */
+static void test_backend_any_case(void **state)
+{
+    (void)state;
+    run_result r = RUN(sample("moon.png"), "--backend", "CPU", "-v");
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.err, "backend: cpu"));
+    free_result(&r);
+    r = RUN(sample("moon.png"), "--backend=Cpu", "-q");
+    assert_int_equal(r.code, 0);
+    free_result(&r);
+    r = RUN(sample("moon.png"), "--backend", "AUTO", "-q");
+    assert_int_equal(r.code, 0);
+    free_result(&r);
+    /* Cuda is a name the tool knows: it runs or says there is no GPU, never
+     * a usage error. */
+    imghist_ctx *ctx = NULL;
+    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &ctx);
+    imghist_destroy(ctx);
+    r = RUN(sample("moon.png"), "--backend", "Cuda", "-q");
+    if (st == IMGHIST_OK) {
+        assert_int_equal(r.code, 0);
+    } else {
+        assert_int_equal(r.code, 1);
+        assert_one_line_error(&r, "no usable GPU");
+    }
+    free_result(&r);
+    r = RUN(sample("moon.png"), "--backend", "nonsense");
+    assert_int_equal(r.code, 2);
+    assert_one_line_error(&r, "nonsense");
+    free_result(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -570,6 +774,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_decompression_bomb, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stream_and_device_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cuda_backend_without_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_outputs_all_or_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backend_any_case, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 #include "outputs.h"
 
+#include <errno.h>
 #include <string.h>
 
 int ih_outputs_stage(ih_outputs *o, const char *path, int (*write)(FILE *, const void *),
@@ -16,8 +17,9 @@ int ih_outputs_stage(ih_outputs *o, const char *path, int (*write)(FILE *, const
         return -1;
     }
     o->paths[o->count++] = path;
+    errno = 0;
     if (write(f->fp, arg) != 0) {
-        snprintf(err, errlen, "%s: write error", path);
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
         return -1;
     }
     if (ih_output_close(f, why, sizeof why) != 0) {

@@ -45,12 +45,14 @@ imghist_status ih_check_view(imghist_ctx *ctx, const imghist_view *v, const char
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%s pitch %zu is smaller than a row (%llu bytes)",
                        role, v->pitch, (unsigned long long)row_bytes);
     }
-    if (v->pitch % size != 0) {
+    if (size > 1 && v->pitch % size != 0) { /* no division for 8-bit views */
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                        "%s pitch %zu is not a multiple of the sample size %zu", role, v->pitch,
                        size);
     }
-    if (v->height > 1 && (size_t)(v->height - 1) > (SIZE_MAX - (size_t)row_bytes) / v->pitch) {
+    size_t rows_span; /* a multiplication, not a division: batches check thousands */
+    if (__builtin_mul_overflow((size_t)(v->height - 1), v->pitch, &rows_span) ||
+        rows_span > SIZE_MAX - (size_t)row_bytes) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%s size overflows the address space", role);
     }
     return IMGHIST_OK;

@@ -82,10 +82,14 @@ imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src
                        count);
     }
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-        char role[48];
-        snprintf(role, sizeof role, "batch image %zu", i);
-        st = ih_check_view_u8(ctx, &src[i], role);
-        if (st == IMGHIST_OK && src[i].mem != src[0].mem) {
+        st = ih_check_view_u8(ctx, &src[i], "batch image");
+        if (st != IMGHIST_OK) {
+            /* Again, with the image's number in the message: formatting it
+             * for every image of a large batch cost more than the launch. */
+            char role[48];
+            snprintf(role, sizeof role, "batch image %zu", i);
+            st = ih_check_view_u8(ctx, &src[i], role);
+        } else if (src[i].mem != src[0].mem) {
             st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                          "the batch mixes host and device views (image %zu)", i);
         }

@@ -1,0 +1,1318 @@
+/*
+ * The 0.2 public API against its header, through the shared library only:
+ * every entry point refuses bad arguments with the documented status and a
+ * one-line message, parameters keep their bounds, the CPU backend gives the
+ * same answers whatever its thread count, batches equal single calls, and
+ * the loaders honour the input-byte limit.
+ *
+ * Contexts are on the CPU backend (this suite runs where there is no GPU);
+ * device memory on them must be refused, never dereferenced.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <png.h>
+
+#include "imghist.h"
+#include "test_util.h"
+
+/* ---- helpers ---- */
+
+static imghist_ctx *cpu_ctx(void)
+{
+    imghist_ctx *ctx = NULL;
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    assert_non_null(ctx);
+    assert_int_equal(imghist_get_backend(ctx), IMGHIST_BACKEND_CPU);
+    return ctx;
+}
+
+/* A U8 host view; the library only reads an input, so const goes for the
+ * struct's sake. */
+static imghist_view u8_view(const uint8_t *p, uint32_t w, uint32_t h, size_t pitch)
+{
+    imghist_view v = {.data = (void *)(uintptr_t)p, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+                      .width = w, .height = h, .pitch = pitch};
+    return v;
+}
+
+static imghist_counts host_counts(uint64_t *d, size_t len)
+{
+    imghist_counts c = {.data = d, .len = len, .mem = IMGHIST_MEM_HOST};
+    return c;
+}
+
+/* imghist_last_error after a failure: non-empty, one line, printable. */
+static void check_message(const imghist_ctx *ctx, const char *call, const char *file, int line)
+{
+    const char *m = imghist_last_error(ctx);
+    if (m == NULL) {
+        fail_msg("%s:%d: %s: imghist_last_error is NULL", file, line, call);
+    }
+    if (m[0] == '\0') {
+        fail_msg("%s:%d: %s failed with an empty imghist_last_error", file, line, call);
+    }
+    for (const unsigned char *p = (const unsigned char *)m; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            fail_msg("%s:%d: %s: control character 0x%02x in imghist_last_error \"%s\"", file,
+                     line, call, *p, m);
+        }
+    }
+}
+
+static void expect_status(imghist_ctx *ctx, imghist_status got, imghist_status want,
+                          const char *call, const char *file, int line)
+{
+    if (got != want) {
+        fail_msg("%s:%d: %s returned %d (%s), expected %d (%s); last error \"%s\"", file, line,
+                 call, (int)got, imghist_strerror(got), (int)want, imghist_strerror(want),
+                 ctx ? imghist_last_error(ctx) : "");
+    }
+    if (ctx != NULL && want != IMGHIST_OK) {
+        check_message(ctx, call, file, line);
+    }
+}
+
+/* A successful call on ctx, so that the message a failure leaves can only
+ * come from that failure (not from an earlier one still standing). */
+static void clear_error(imghist_ctx *ctx, const char *file, int line)
+{
+    if (ctx == NULL) {
+        return;
+    }
+    int64_t v = 0;
+    if (imghist_get_param(ctx, IMGHIST_P_CPU_THREADS, &v) != IMGHIST_OK ||
+        imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, v) != IMGHIST_OK) {
+        fail_msg("%s:%d: could not clear the last error: \"%s\"", file, line,
+                 imghist_last_error(ctx));
+    }
+    if (imghist_last_error(ctx)[0] != '\0') {
+        fail_msg("%s:%d: a successful call left imghist_last_error \"%s\"", file, line,
+                 imghist_last_error(ctx));
+    }
+}
+
+/* EXPECT(ctx, call, status): the call returns status; when it is a failure
+ * and ctx is not NULL, ctx's message is one non-empty printable line, set by
+ * this call (the comma operator runs clear_error before the call). */
+#define EXPECT(ctx, call, want)                                                 \
+    (clear_error((ctx), __FILE__, __LINE__),                                    \
+     expect_status((ctx), (call), (want), #call, __FILE__, __LINE__))
+
+static void fill_random(tu_rng *r, uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (uint8_t)(tu_next(r) >> 56);
+    }
+}
+
+/* The reference equalization: naive histogram, the public (pure) LUT. */
+static void reference_equalize(const uint8_t *src, size_t sp, uint32_t w, uint32_t h,
+                               uint8_t *dst, size_t dp, uint64_t hist[256])
+{
+    uint8_t lut[256];
+    tu_naive_hist(src, sp, w, h, hist);
+    assert_int_equal(imghist_equalize_lut(hist, lut), IMGHIST_OK);
+    for (uint32_t y = 0; y < h; y++) {
+        for (uint32_t x = 0; x < w; x++) {
+            dst[(size_t)y * dp + x] = lut[src[(size_t)y * sp + x]];
+        }
+    }
+}
+
+static const char *samples_dir(void)
+{
+    const char *d = getenv("IMGHIST_SAMPLES");
+    if (d == NULL || *d == '\0') {
+        fail_msg("IMGHIST_SAMPLES is not set (meson test sets it to the samples folder)");
+    }
+    return d;
+}
+
+#define POISON UINT64_C(0xdeadbeefcafef00d)
+
+static void poison(uint64_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i] = POISON;
+    }
+}
+
+static void assert_poisoned(const uint64_t *p, size_t from, size_t to, const char *what)
+{
+    for (size_t i = from; i < to; i++) {
+        if (p[i] != POISON) {
+            fail_msg("%s: counts[%zu] was written (0x%llx)", what, i, (unsigned long long)p[i]);
+        }
+    }
+}
+
+/* ---- version, statuses, backend names ---- */
+
+static void test_version(void **state)
+{
+    (void)state;
+    assert_int_equal(imghist_version(), IMGHIST_VERSION_NUMBER);
+    assert_string_equal(imghist_version_string(), IMGHIST_VERSION_STRING);
+    assert_int_equal(IMGHIST_VERSION_MAJOR, 0);
+    assert_int_equal(IMGHIST_VERSION_MINOR, 2);
+}
+
+static void test_strerror(void **state)
+{
+    (void)state;
+    const char *names[IMGHIST_STATUS_COUNT];
+    for (int s = 0; s < IMGHIST_STATUS_COUNT; s++) {
+        names[s] = imghist_strerror((imghist_status)s);
+        assert_non_null(names[s]);
+        if (names[s][0] == '\0') {
+            fail_msg("imghist_strerror(%d) is empty", s);
+        }
+        if (strcmp(names[s], "unknown status") == 0) {
+            fail_msg("imghist_strerror(%d), a real status, is \"unknown status\"", s);
+        }
+        for (int t = 0; t < s; t++) {
+            if (strcmp(names[s], names[t]) == 0) {
+                fail_msg("statuses %d and %d share the name \"%s\"", t, s, names[s]);
+            }
+        }
+    }
+    /* IMGHIST_STATUS_COUNT must follow the last status; past it, and below
+     * 0, there is no status. */
+    assert_int_equal(IMGHIST_E_FAULTED + 1, IMGHIST_STATUS_COUNT);
+    assert_string_equal(imghist_strerror((imghist_status)IMGHIST_STATUS_COUNT), "unknown status");
+    assert_string_equal(imghist_strerror((imghist_status)-1), "unknown status");
+    assert_string_equal(imghist_strerror((imghist_status)1000), "unknown status");
+}
+
+static void test_backend_names(void **state)
+{
+    (void)state;
+    assert_string_equal(imghist_backend_name(IMGHIST_BACKEND_AUTO), "auto");
+    assert_string_equal(imghist_backend_name(IMGHIST_BACKEND_CPU), "cpu");
+    assert_string_equal(imghist_backend_name(IMGHIST_BACKEND_CUDA), "cuda");
+    const imghist_backend all[] = {IMGHIST_BACKEND_AUTO, IMGHIST_BACKEND_CPU, IMGHIST_BACKEND_CUDA};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        imghist_backend b = (imghist_backend)-1;
+        EXPECT(NULL, imghist_backend_from_name(imghist_backend_name(all[i]), &b), IMGHIST_OK);
+        assert_int_equal(b, all[i]);
+    }
+    /* Case-insensitive, whole names only. */
+    const struct {
+        const char *name;
+        imghist_backend want;
+    } ok[] = {{"CPU", IMGHIST_BACKEND_CPU},   {"Cuda", IMGHIST_BACKEND_CUDA},
+              {"CUDA", IMGHIST_BACKEND_CUDA}, {"Auto", IMGHIST_BACKEND_AUTO},
+              {"cPu", IMGHIST_BACKEND_CPU}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        imghist_backend b = (imghist_backend)-1;
+        if (imghist_backend_from_name(ok[i].name, &b) != IMGHIST_OK || b != ok[i].want) {
+            fail_msg("imghist_backend_from_name(\"%s\") did not give %s", ok[i].name,
+                     imghist_backend_name(ok[i].want));
+        }
+    }
+    const char *bad[] = {"nonsense", "", "cp", "cpux", " cpu", "cpu ", "gpu", "opencl"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        imghist_backend b = IMGHIST_BACKEND_CPU;
+        if (imghist_backend_from_name(bad[i], &b) != IMGHIST_E_INVALID_ARG) {
+            fail_msg("imghist_backend_from_name(\"%s\") is not IMGHIST_E_INVALID_ARG", bad[i]);
+        }
+    }
+    imghist_backend b;
+    EXPECT(NULL, imghist_backend_from_name(NULL, &b), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_backend_from_name("cpu", NULL), IMGHIST_E_INVALID_ARG);
+}
+
+/* ---- contexts ---- */
+
+static void test_create_and_getters(void **state)
+{
+    (void)state;
+    EXPECT(NULL, imghist_create(IMGHIST_BACKEND_CPU, NULL), IMGHIST_E_INVALID_ARG);
+
+    /* A backend outside the enum is a bad enum. */
+    imghist_ctx *ctx = NULL;
+    EXPECT(NULL, imghist_create((imghist_backend)9, &ctx), IMGHIST_E_INVALID_ARG);
+    if (ctx != NULL) {
+        check_message(ctx, "imghist_create((imghist_backend)9)", __FILE__, __LINE__);
+        imghist_destroy(ctx);
+    }
+
+    /* Asking for CUDA where it cannot run still hands back a context that
+     * explains why: UNSUPPORTED in a build without CUDA, NO_GPU otherwise. */
+    ctx = NULL;
+    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &ctx);
+    if (st != IMGHIST_OK) {
+        assert_non_null(ctx);
+        /* Not EXPECT: that would clear the message under test first. */
+        expect_status(ctx, st, IMGHIST_WITH_CUDA ? IMGHIST_E_NO_GPU : IMGHIST_E_UNSUPPORTED,
+                      "imghist_create(IMGHIST_BACKEND_CUDA)", __FILE__, __LINE__);
+    } else {
+        assert_int_equal(imghist_get_backend(ctx), IMGHIST_BACKEND_CUDA);
+    }
+    imghist_destroy(ctx);
+
+    /* AUTO never gives AUTO back, and never fails for want of a GPU. */
+    unsetenv("IMGHIST_BACKEND");
+    ctx = NULL;
+    EXPECT(NULL, imghist_create(IMGHIST_BACKEND_AUTO, &ctx), IMGHIST_OK);
+    assert_int_not_equal(imghist_get_backend(ctx), IMGHIST_BACKEND_AUTO);
+    assert_string_equal(imghist_last_error(ctx), "");
+    imghist_destroy(ctx);
+    /* The variable goes through the one parser of names: any case. */
+    setenv("IMGHIST_BACKEND", "CPU", 1);
+    ctx = NULL;
+    EXPECT(NULL, imghist_create(IMGHIST_BACKEND_AUTO, &ctx), IMGHIST_OK);
+    assert_int_equal(imghist_get_backend(ctx), IMGHIST_BACKEND_CPU);
+    imghist_destroy(ctx);
+    unsetenv("IMGHIST_BACKEND");
+
+    /* Fresh context: no error, no note; the getters never give NULL, not
+     * even for a NULL context. */
+    ctx = cpu_ctx();
+    assert_string_equal(imghist_last_error(ctx), "");
+    assert_string_equal(imghist_last_note(ctx), "");
+    assert_non_null(imghist_last_error(NULL));
+    assert_non_null(imghist_last_note(NULL));
+    (void)imghist_get_backend(NULL); /* must not crash */
+    imghist_destroy(ctx);
+    imghist_destroy(NULL);
+}
+
+static void test_streams_on_cpu(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    EXPECT(ctx, imghist_set_stream(ctx, NULL), IMGHIST_E_UNSUPPORTED);
+    imghist_stream s = (imghist_stream)(uintptr_t)0x1234;
+    /* Getters take a const context: a status, and the message left alone. */
+    EXPECT(ctx, imghist_set_stream(ctx, NULL), IMGHIST_E_UNSUPPORTED);
+    assert_int_equal(imghist_get_stream(ctx, &s), IMGHIST_E_UNSUPPORTED);
+    assert_non_null(strstr(imghist_last_error(ctx), "stream"));
+    EXPECT(NULL, imghist_set_stream(NULL, NULL), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_get_stream(NULL, &s), IMGHIST_E_INVALID_ARG);
+    imghist_destroy(ctx);
+}
+
+/* ---- parameters ---- */
+
+static const imghist_param all_params[] = {
+    IMGHIST_P_MAX_PIXELS,    IMGHIST_P_MAX_INPUT_BYTES,        IMGHIST_P_CPU_THREADS,
+    IMGHIST_P_STAGING_BYTES, IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, IMGHIST_P_EXP_BATCH_RUN,
+};
+#define N_PARAMS (sizeof all_params / sizeof all_params[0])
+
+static void test_param_defaults(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    int64_t v = -1;
+    EXPECT(ctx, imghist_get_param(ctx, IMGHIST_P_MAX_PIXELS, &v), IMGHIST_OK);
+    assert_int_equal(v, INT64_C(1) << 30);
+    EXPECT(ctx, imghist_get_param(ctx, IMGHIST_P_MAX_INPUT_BYTES, &v), IMGHIST_OK);
+    assert_int_equal(v, INT64_C(2147483647));
+    EXPECT(ctx, imghist_get_param(ctx, IMGHIST_P_CPU_THREADS, &v), IMGHIST_OK);
+    assert_int_equal(v, 1);
+    EXPECT(ctx, imghist_get_param(ctx, IMGHIST_P_STAGING_BYTES, &v), IMGHIST_OK);
+    assert_int_equal(v, 0);
+    /* "default and most": the input-byte limit cannot be raised past 2^31 - 1. */
+    int64_t lo = 0, hi = 0;
+    EXPECT(NULL, imghist_param_bounds(IMGHIST_P_MAX_INPUT_BYTES, &lo, &hi), IMGHIST_OK);
+    assert_int_equal(hi, INT64_C(2147483647));
+    /* Every default lies within its bounds. */
+    for (size_t i = 0; i < N_PARAMS; i++) {
+        EXPECT(NULL, imghist_param_bounds(all_params[i], &lo, &hi), IMGHIST_OK);
+        EXPECT(ctx, imghist_get_param(ctx, all_params[i], &v), IMGHIST_OK);
+        if (v < lo || v > hi) {
+            fail_msg("param %d: default %lld outside [%lld, %lld]", (int)all_params[i],
+                     (long long)v, (long long)lo, (long long)hi);
+        }
+    }
+    imghist_destroy(ctx);
+}
+
+static void test_param_bounds_enforced(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    for (size_t i = 0; i < N_PARAMS; i++) {
+        const imghist_param p = all_params[i];
+        int64_t lo = INT64_MAX, hi = INT64_MIN, v = 0;
+        EXPECT(NULL, imghist_param_bounds(p, &lo, &hi), IMGHIST_OK);
+        if (lo > hi) {
+            fail_msg("param %d: bounds [%lld, %lld] are empty", (int)p, (long long)lo,
+                     (long long)hi);
+        }
+        EXPECT(ctx, imghist_set_param(ctx, p, lo), IMGHIST_OK);
+        EXPECT(ctx, imghist_get_param(ctx, p, &v), IMGHIST_OK);
+        assert_int_equal(v, lo);
+        EXPECT(ctx, imghist_set_param(ctx, p, hi), IMGHIST_OK);
+        EXPECT(ctx, imghist_get_param(ctx, p, &v), IMGHIST_OK);
+        assert_int_equal(v, hi);
+        /* Out of bounds: refused, and the value stays what it was. */
+        if (hi < INT64_MAX) {
+            EXPECT(ctx, imghist_set_param(ctx, p, hi + 1), IMGHIST_E_INVALID_ARG);
+            EXPECT(ctx, imghist_get_param(ctx, p, &v), IMGHIST_OK);
+            assert_int_equal(v, hi);
+        }
+        EXPECT(ctx, imghist_set_param(ctx, p, lo), IMGHIST_OK);
+        if (lo > INT64_MIN) {
+            EXPECT(ctx, imghist_set_param(ctx, p, lo - 1), IMGHIST_E_INVALID_ARG);
+            EXPECT(ctx, imghist_get_param(ctx, p, &v), IMGHIST_OK);
+            assert_int_equal(v, lo);
+        }
+        EXPECT(ctx, imghist_set_param(ctx, p, INT64_MIN), lo == INT64_MIN ? IMGHIST_OK
+                                                                        : IMGHIST_E_INVALID_ARG);
+        EXPECT(ctx, imghist_set_param(ctx, p, INT64_MAX), hi == INT64_MAX ? IMGHIST_OK
+                                                                        : IMGHIST_E_INVALID_ARG);
+    }
+    imghist_destroy(ctx);
+}
+
+static void test_param_unknown_and_null(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    int64_t v = 5, lo, hi;
+    const int unknown[] = {0, 77, 5, 999, 1002, -1};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+        const imghist_param p = (imghist_param)unknown[i];
+        EXPECT(ctx, imghist_set_param(ctx, p, 1), IMGHIST_E_UNSUPPORTED);
+        assert_int_equal(imghist_get_param(ctx, p, &v), IMGHIST_E_UNSUPPORTED);
+        EXPECT(NULL, imghist_param_bounds(p, &lo, &hi), IMGHIST_E_UNSUPPORTED);
+    }
+    EXPECT(NULL, imghist_set_param(NULL, IMGHIST_P_MAX_PIXELS, 10), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_get_param(NULL, IMGHIST_P_MAX_PIXELS, &v), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_get_param(ctx, IMGHIST_P_MAX_PIXELS, NULL), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_param_bounds(IMGHIST_P_MAX_PIXELS, NULL, &hi), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_param_bounds(IMGHIST_P_MAX_PIXELS, &lo, NULL), IMGHIST_E_INVALID_ARG);
+
+    /* Parameters belong to their context. */
+    imghist_ctx *other = cpu_ctx();
+    EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS, 12345), IMGHIST_OK);
+    EXPECT(other, imghist_get_param(other, IMGHIST_P_MAX_PIXELS, &v), IMGHIST_OK);
+    assert_int_equal(v, INT64_C(1) << 30);
+    imghist_destroy(other);
+    imghist_destroy(ctx);
+}
+
+/* ---- imghist_bins ---- */
+
+static void test_bins(void **state)
+{
+    (void)state;
+    const imghist_histspec natural = {256, 0.0, 256.0, 0};
+    const imghist_histspec zero = {0};
+    const imghist_histspec hundred = {100, 0.0, 256.0, 0};
+    const imghist_histspec shifted = {256, 1.0, 257.0, 0};
+    assert_int_equal(imghist_bins(NULL, IMGHIST_U8), 256);
+    assert_int_equal(imghist_bins(&natural, IMGHIST_U8), 256);
+    assert_int_equal(imghist_bins(&zero, IMGHIST_U8), 256);
+    assert_int_equal(imghist_bins(&hundred, IMGHIST_U8), 0);
+    assert_int_equal(imghist_bins(&shifted, IMGHIST_U8), 0);
+    assert_int_equal(imghist_bins(NULL, IMGHIST_U16), 0); /* not yet */
+    assert_int_equal(imghist_bins(NULL, IMGHIST_F32), 0);
+    assert_int_equal(imghist_bins(NULL, (imghist_dtype)7), 0);
+    assert_int_equal(imghist_bins(NULL, (imghist_dtype)0), 0);
+}
+
+/* ---- imghist_histogram: refusals ---- */
+
+enum { W = 16, H = 4, PITCH = 20 };
+
+static void test_histogram_invalid(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    static uint8_t px[PITCH * H * 4]; /* room for 4-byte samples */
+    uint64_t h[300];
+    const imghist_view ok = u8_view(px, W, H, PITCH);
+    const imghist_counts out = host_counts(h, 256);
+    imghist_view v;
+    imghist_counts c;
+
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, NULL, &out), IMGHIST_OK);
+    assert_string_equal(imghist_last_error(ctx), "");
+
+    EXPECT(NULL, imghist_histogram(NULL, &ok, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_histogram(ctx, NULL, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, NULL, NULL), IMGHIST_E_INVALID_ARG);
+    v = ok, v.data = NULL;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
+    c = out, c.data = NULL;
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, NULL, &c), IMGHIST_E_INVALID_ARG);
+    v = ok, v.width = 0;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
+    v = ok, v.height = 0;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
+    v = ok, v.pitch = W - 1;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
+    v = ok, v.dtype = (imghist_dtype)7;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
+    v = ok, v.dtype = (imghist_dtype)0;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
+    v = ok, v.mem = (imghist_mem)5;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
+    c = out, c.mem = (imghist_mem)5;
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, NULL, &c), IMGHIST_E_INVALID_ARG);
+
+    /* Declared but not yet implemented: the pitch is big enough for them. */
+    v = ok, v.dtype = IMGHIST_U16, v.width = W / 2;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_UNSUPPORTED);
+    v = ok, v.dtype = IMGHIST_F32, v.width = W / 4;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_UNSUPPORTED);
+    v = ok, v.channels = 2, v.width = W / 2;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_UNSUPPORTED);
+    EXPECT(ctx, imghist_histogram(ctx, &ok, &ok, NULL, &out), IMGHIST_E_UNSUPPORTED);
+    const imghist_histspec hundred = {100, 0.0, 256.0, 0};
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &hundred, &out), IMGHIST_E_UNSUPPORTED);
+    const imghist_histspec shifted = {256, 1.0, 257.0, 0};
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &shifted, &out), IMGHIST_E_UNSUPPORTED);
+
+    /* Device memory on a CPU context: refused, never touched. */
+    v = ok, v.mem = IMGHIST_MEM_DEVICE;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_UNSUPPORTED);
+    c = out, c.mem = IMGHIST_MEM_DEVICE;
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, NULL, &c), IMGHIST_E_UNSUPPORTED);
+
+    /* channels 1 is the same as 0. */
+    v = ok, v.channels = 1;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_OK);
+    assert_string_equal(imghist_last_error(ctx), "");
+    imghist_destroy(ctx);
+}
+
+/* A buffer one short is refused whole: nothing written, inside or past len. */
+static void test_histogram_bufsize(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    uint8_t px[W * H];
+    memset(px, 3, sizeof px);
+    const imghist_view v = u8_view(px, W, H, W);
+    uint64_t h[300];
+    poison(h, 300);
+    imghist_counts c = host_counts(h, 255);
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &c), IMGHIST_E_BUFSIZE);
+    assert_poisoned(h, 255, 300, "refused histogram, past len");
+    assert_poisoned(h, 0, 255, "refused histogram, within len");
+    c.len = 0;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &c), IMGHIST_E_BUFSIZE);
+    assert_poisoned(h, 0, 300, "refused histogram (len 0)");
+    /* Longer than needed: 256 written, the rest left alone. */
+    c.len = 257;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &c), IMGHIST_OK);
+    assert_int_equal(h[3], W * H);
+    assert_int_equal(h[0], 0);
+    assert_poisoned(h, 256, 300, "histogram with len 257");
+    imghist_destroy(ctx);
+}
+
+/* The natural U8 binning written out, and the zeroed spec, equal NULL. */
+static void test_histogram_specs(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_histogram_specs"));
+    static uint8_t px[301 * 77];
+    fill_random(&r, px, sizeof px);
+    const imghist_view v = u8_view(px, 300, 77, 301);
+    uint64_t want[256], got[256];
+    tu_naive_hist(px, 301, 300, 77, want);
+    const imghist_histspec natural = {256, 0.0, 256.0, 0};
+    const imghist_histspec zero = {0};
+    const imghist_histspec *specs[] = {NULL, &natural, &zero};
+    for (size_t i = 0; i < 3; i++) {
+        poison(got, 256);
+        const imghist_counts c = host_counts(got, 256);
+        EXPECT(ctx, imghist_histogram(ctx, &v, NULL, specs[i], &c), IMGHIST_OK);
+        assert_memory_equal(got, want, sizeof want);
+    }
+    imghist_destroy(ctx);
+}
+
+/* IMGHIST_ACCUMULATE adds; without it the counts are overwritten. */
+static void test_accumulate(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_accumulate"));
+    enum { N = 3 };
+    static uint8_t px[N][123 * 45];
+    imghist_view views[N];
+    uint64_t want[N][256];
+    for (int i = 0; i < N; i++) {
+        fill_random(&r, px[i], sizeof px[i]);
+        views[i] = u8_view(px[i], 120 - 10 * (uint32_t)i, 45 - (uint32_t)i, 123);
+        tu_naive_hist(px[i], 123, views[i].width, views[i].height, want[i]);
+    }
+    const imghist_histspec acc = {256, 0.0, 256.0, IMGHIST_ACCUMULATE};
+    const imghist_histspec acc_default = {0, 0.0, 0.0, IMGHIST_ACCUMULATE};
+    const imghist_histspec *specs[] = {&acc, &acc_default};
+    for (size_t s = 0; s < 2; s++) {
+        /* Single. */
+        uint64_t got[256];
+        for (int b = 0; b < 256; b++) {
+            got[b] = (uint64_t)b * 1000003u + 7;
+        }
+        const imghist_counts c = host_counts(got, 256);
+        EXPECT(ctx, imghist_histogram(ctx, &views[0], NULL, specs[s], &c), IMGHIST_OK);
+        for (int b = 0; b < 256; b++) {
+            assert_int_equal(got[b], (uint64_t)b * 1000003u + 7 + want[0][b]);
+        }
+        /* Twice: twice the histogram on top. */
+        EXPECT(ctx, imghist_histogram(ctx, &views[0], NULL, specs[s], &c), IMGHIST_OK);
+        for (int b = 0; b < 256; b++) {
+            assert_int_equal(got[b], (uint64_t)b * 1000003u + 7 + 2 * want[0][b]);
+        }
+        /* Batch. */
+        uint64_t all[N * 256];
+        for (size_t k = 0; k < N * 256; k++) {
+            all[k] = k * 31u + 1;
+        }
+        const imghist_counts ca = host_counts(all, N * 256);
+        EXPECT(ctx, imghist_histogram_batch(ctx, views, N, specs[s], &ca), IMGHIST_OK);
+        for (int i = 0; i < N; i++) {
+            for (int b = 0; b < 256; b++) {
+                const size_t k = (size_t)i * 256 + (size_t)b;
+                assert_int_equal(all[k], k * 31u + 1 + want[i][b]);
+            }
+        }
+    }
+    /* Without the flag: overwritten. */
+    uint64_t got[256], all[N * 256];
+    poison(got, 256);
+    poison(all, N * 256);
+    const imghist_counts c = host_counts(got, 256), ca = host_counts(all, N * 256);
+    EXPECT(ctx, imghist_histogram(ctx, &views[1], NULL, NULL, &c), IMGHIST_OK);
+    assert_memory_equal(got, want[1], sizeof got);
+    EXPECT(ctx, imghist_histogram_batch(ctx, views, N, NULL, &ca), IMGHIST_OK);
+    assert_memory_equal(all, want, sizeof all);
+    imghist_destroy(ctx);
+}
+
+/* ---- batches ---- */
+
+static void test_batch_invalid(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    static uint8_t px[3][PITCH * H * 4];
+    imghist_view v[3];
+    for (int i = 0; i < 3; i++) {
+        v[i] = u8_view(px[i], W, H, PITCH);
+    }
+    static uint64_t h[3 * 256 + 40];
+    const imghist_counts out = host_counts(h, 3 * 256);
+    imghist_counts c;
+    imghist_view bad[3];
+
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, NULL, &out), IMGHIST_OK);
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 0, NULL, &out), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_histogram_batch(ctx, NULL, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, NULL, NULL), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_histogram_batch(NULL, v, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
+    c = out, c.data = NULL;
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, NULL, &c), IMGHIST_E_INVALID_ARG);
+
+    /* Short by one count: refused whole. */
+    poison(h, 3 * 256 + 40);
+    c = out, c.len = 3 * 256 - 1;
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, NULL, &c), IMGHIST_E_BUFSIZE);
+    assert_poisoned(h, 0, 3 * 256 + 40, "refused batch");
+    c = out, c.len = 256; /* enough for one image, not three */
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, NULL, &c), IMGHIST_E_BUFSIZE);
+    assert_poisoned(h, 0, 3 * 256 + 40, "refused batch (len 256)");
+    /* Longer than needed: the tail is left alone. */
+    c = out, c.len = 3 * 256 + 40;
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, NULL, &c), IMGHIST_OK);
+    assert_poisoned(h, 3 * 256, 3 * 256 + 40, "batch with a longer buffer");
+
+    /* One bad view spoils the batch, wherever it is. */
+    for (int at = 0; at < 3; at++) {
+        memcpy(bad, v, sizeof bad);
+        bad[at].width = 0;
+        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
+        memcpy(bad, v, sizeof bad);
+        bad[at].pitch = W - 1;
+        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
+        memcpy(bad, v, sizeof bad);
+        bad[at].data = NULL;
+        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
+        memcpy(bad, v, sizeof bad);
+        bad[at].dtype = (imghist_dtype)7;
+        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
+        memcpy(bad, v, sizeof bad);
+        bad[at].mem = (imghist_mem)5;
+        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
+        memcpy(bad, v, sizeof bad);
+        bad[at].dtype = IMGHIST_U16;
+        bad[at].width = W / 2;
+        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_UNSUPPORTED);
+        memcpy(bad, v, sizeof bad);
+        bad[at].channels = 2;
+        bad[at].width = W / 2;
+        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_UNSUPPORTED);
+        /* Host and device mixed: INVALID_ARG or UNSUPPORTED (this is a
+         * CPU context, where any device view is unsupported). */
+        memcpy(bad, v, sizeof bad);
+        bad[at].mem = IMGHIST_MEM_DEVICE;
+        clear_error(ctx, __FILE__, __LINE__);
+        const imghist_status st = imghist_histogram_batch(ctx, bad, 3, NULL, &out);
+        if (st != IMGHIST_E_INVALID_ARG && st != IMGHIST_E_UNSUPPORTED) {
+            fail_msg("batch mixing host and device (device at %d): %d (%s)", at, (int)st,
+                     imghist_strerror(st));
+        }
+        check_message(ctx, "imghist_histogram_batch(mixed host and device)", __FILE__, __LINE__);
+    }
+    /* All on the device: UNSUPPORTED on the CPU. */
+    memcpy(bad, v, sizeof bad);
+    for (int i = 0; i < 3; i++) {
+        bad[i].mem = IMGHIST_MEM_DEVICE;
+    }
+    EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_UNSUPPORTED);
+    c = out, c.mem = IMGHIST_MEM_DEVICE;
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, NULL, &c), IMGHIST_E_UNSUPPORTED);
+    c = out, c.mem = (imghist_mem)5;
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, NULL, &c), IMGHIST_E_INVALID_ARG);
+    const imghist_histspec hundred = {100, 0.0, 256.0, 0};
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, &hundred, &out), IMGHIST_E_UNSUPPORTED);
+    imghist_destroy(ctx);
+}
+
+/* Images of different sizes and pitches: the batch equals one call each. */
+static void test_batch_equals_single(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_batch_equals_single"));
+    enum { N = 7 };
+    const uint32_t ws[N] = {1, 640, 3, 1000, 17, 256, 999};
+    const uint32_t hs[N] = {1, 480, 1000, 1, 17, 3, 311};
+    uint8_t *px[N];
+    imghist_view v[N];
+    for (int i = 0; i < N; i++) {
+        const size_t pitch = ws[i] + (size_t)tu_below(&r, 9);
+        px[i] = malloc(pitch * hs[i]);
+        assert_non_null(px[i]);
+        fill_random(&r, px[i], pitch * hs[i]);
+        v[i] = u8_view(px[i], ws[i], hs[i], pitch);
+    }
+    for (int threads = 1; threads <= 3; threads += 2) {
+        EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, threads), IMGHIST_OK);
+        static uint64_t batch[N * 256 + 1];
+        poison(batch, N * 256 + 1);
+        const imghist_counts cb = host_counts(batch, N * 256 + 1);
+        EXPECT(ctx, imghist_histogram_batch(ctx, v, N, NULL, &cb), IMGHIST_OK);
+        assert_poisoned(batch, N * 256, N * 256 + 1, "batch tail");
+        for (int i = 0; i < N; i++) {
+            uint64_t one[256], naive[256];
+            const imghist_counts c = host_counts(one, 256);
+            EXPECT(ctx, imghist_histogram(ctx, &v[i], NULL, NULL, &c), IMGHIST_OK);
+            tu_naive_hist(px[i], v[i].pitch, ws[i], hs[i], naive);
+            assert_memory_equal(one, naive, sizeof one);
+            assert_memory_equal(batch + (size_t)i * 256, one, sizeof one);
+        }
+        /* A batch of one is a single call. */
+        uint64_t one[256];
+        const imghist_counts c1 = host_counts(one, 256);
+        EXPECT(ctx, imghist_histogram_batch(ctx, &v[5], 1, NULL, &c1), IMGHIST_OK);
+        assert_memory_equal(one, batch + 5 * 256, sizeof one);
+    }
+    for (int i = 0; i < N; i++) {
+        free(px[i]);
+    }
+    imghist_destroy(ctx);
+}
+
+/* ---- imghist_equalize ---- */
+
+static void test_equalize_invalid(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    static uint8_t src[PITCH * H * 4], dst[PITCH * H * 4 + 64];
+    for (size_t i = 0; i < sizeof src; i++) {
+        src[i] = (uint8_t)(i * 7);
+    }
+    uint64_t h[300];
+    const imghist_view s = u8_view(src, W, H, PITCH), d = u8_view(dst, W, H, PITCH);
+    const imghist_counts out = host_counts(h, 256);
+    imghist_view a, b;
+    imghist_counts c;
+
+    EXPECT(ctx, imghist_equalize(ctx, &s, &d, NULL), IMGHIST_OK);
+    EXPECT(ctx, imghist_equalize(ctx, &s, &d, &out), IMGHIST_OK);
+    EXPECT(NULL, imghist_equalize(NULL, &s, &d, NULL), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_equalize(ctx, NULL, &d, NULL), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_equalize(ctx, &s, NULL, NULL), IMGHIST_E_INVALID_ARG);
+    a = s, a.data = NULL;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &d, NULL), IMGHIST_E_INVALID_ARG);
+    b = d, b.data = NULL;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &b, NULL), IMGHIST_E_INVALID_ARG);
+    c = out, c.data = NULL;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &d, &c), IMGHIST_E_INVALID_ARG);
+
+    /* Sizes. */
+    a = s, a.width = 0, b = d, b.width = 0;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &b, NULL), IMGHIST_E_INVALID_ARG);
+    a = s, a.height = 0, b = d, b.height = 0;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &b, NULL), IMGHIST_E_INVALID_ARG);
+    a = s, a.pitch = W - 1;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &d, NULL), IMGHIST_E_INVALID_ARG);
+    b = d, b.pitch = W - 1;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &b, NULL), IMGHIST_E_INVALID_ARG);
+    b = d, b.width = W - 1;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &b, NULL), IMGHIST_E_INVALID_ARG);
+    b = d, b.height = H + 1;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &b, NULL), IMGHIST_E_INVALID_ARG);
+    b = d, b.height = H - 1;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &b, NULL), IMGHIST_E_INVALID_ARG);
+
+    /* Enums and what is not yet there. */
+    a = s, a.dtype = (imghist_dtype)7;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &d, NULL), IMGHIST_E_INVALID_ARG);
+    b = d, b.dtype = (imghist_dtype)7;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &b, NULL), IMGHIST_E_INVALID_ARG);
+    a = s, a.mem = (imghist_mem)5;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &d, NULL), IMGHIST_E_INVALID_ARG);
+    b = d, b.mem = (imghist_mem)5;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &b, NULL), IMGHIST_E_INVALID_ARG);
+    c = out, c.mem = (imghist_mem)5;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &d, &c), IMGHIST_E_INVALID_ARG);
+    a = s, a.dtype = IMGHIST_U16, a.width = W / 2, b = d, b.dtype = IMGHIST_U16, b.width = W / 2;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &b, NULL), IMGHIST_E_UNSUPPORTED);
+    a = s, a.dtype = IMGHIST_F32, a.width = W / 4, b = d, b.dtype = IMGHIST_F32, b.width = W / 4;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &b, NULL), IMGHIST_E_UNSUPPORTED);
+    a = s, a.channels = 2, a.width = W / 2, b = d, b.channels = 2, b.width = W / 2;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &b, NULL), IMGHIST_E_UNSUPPORTED);
+
+    /* Device memory on a CPU context. */
+    a = s, a.mem = IMGHIST_MEM_DEVICE, b = d, b.mem = IMGHIST_MEM_DEVICE;
+    EXPECT(ctx, imghist_equalize(ctx, &a, &b, NULL), IMGHIST_E_UNSUPPORTED);
+    c = out, c.mem = IMGHIST_MEM_DEVICE;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &d, &c), IMGHIST_E_UNSUPPORTED);
+    /* Not in the same memory: wrong whatever the backend. */
+    b = d, b.mem = IMGHIST_MEM_DEVICE;
+    clear_error(ctx, __FILE__, __LINE__);
+    imghist_status st = imghist_equalize(ctx, &s, &b, NULL);
+    if (st != IMGHIST_E_INVALID_ARG && st != IMGHIST_E_UNSUPPORTED) {
+        fail_msg("equalize host to device: %d (%s)", (int)st, imghist_strerror(st));
+    }
+    check_message(ctx, "imghist_equalize(host src, device dst)", __FILE__, __LINE__);
+
+    /* A refusal writes nothing: neither dst nor the counts. */
+    memset(dst, 0x5a, sizeof dst);
+    poison(h, 300);
+    c = out, c.len = 255;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &d, &c), IMGHIST_E_BUFSIZE);
+    assert_poisoned(h, 0, 300, "refused equalize");
+    for (size_t i = 0; i < sizeof dst; i++) {
+        if (dst[i] != 0x5a) {
+            fail_msg("equalize refused for a short histogram wrote dst[%zu]", i);
+        }
+    }
+    /* A longer histogram buffer: 256 written, the rest left alone. */
+    c = out, c.len = 300;
+    EXPECT(ctx, imghist_equalize(ctx, &s, &d, &c), IMGHIST_OK);
+    assert_poisoned(h, 256, 300, "equalize with a 300-count buffer");
+    imghist_destroy(ctx);
+}
+
+/* dst may be src itself at the same pitch; any other overlap is refused
+ * before a byte is written. */
+static void test_equalize_overlap(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_equalize_overlap"));
+    enum { OW = 33, OH = 9, OP = 40 };
+    static uint8_t buf[OP * (OH + 2)], keep[sizeof buf], want[OP * OH];
+    fill_random(&r, buf, sizeof buf);
+    memcpy(keep, buf, sizeof buf);
+    const imghist_view s = u8_view(buf, OW, OH, OP);
+    struct {
+        size_t offset, pitch;
+        const char *what;
+    } cases[] = {
+        {1, OP, "one byte on"},
+        {OP, OP, "one row down"},
+        {OP * 2 - 1, OP, "two rows less one byte down"},
+        {0, OP + 1, "same start, other pitch"},
+        {0, OW, "same start, packed pitch"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const imghist_view d = u8_view(buf + cases[i].offset, OW, OH, cases[i].pitch);
+        clear_error(ctx, __FILE__, __LINE__);
+        const imghist_status st = imghist_equalize(ctx, &s, &d, NULL);
+        if (st != IMGHIST_E_INVALID_ARG) {
+            fail_msg("overlap \"%s\": %d (%s), expected IMGHIST_E_INVALID_ARG", cases[i].what,
+                     (int)st, imghist_strerror(st));
+        }
+        check_message(ctx, cases[i].what, __FILE__, __LINE__);
+        assert_memory_equal(buf, keep, sizeof buf);
+    }
+    /* Neighbours that share no byte are fine. A view's last byte is the last
+     * row's last pixel, (h - 1) * pitch + width - 1: dst may start right
+     * after it, inside what would be the last row's padding. */
+    const size_t end = (size_t)(OH - 1) * OP + OW;
+    static uint8_t big[OP * OH + OW * OH];
+    memcpy(big, buf, end);
+    const imghist_view sb = u8_view(big, OW, OH, OP);
+    const imghist_view db = u8_view(big + end, OW, OH, OW);
+    EXPECT(ctx, imghist_equalize(ctx, &sb, &db, NULL), IMGHIST_OK);
+    /* And dst before src. */
+    const imghist_view sa = u8_view(big + (size_t)OW * OH, OW, OH, OP);
+    const imghist_view da = u8_view(big, OW, OH, OW);
+    EXPECT(ctx, imghist_equalize(ctx, &sa, &da, NULL), IMGHIST_OK);
+
+    /* In place at the same pitch: the out-of-place result, padding kept. */
+    uint64_t hist[256], got[256];
+    reference_equalize(buf, OP, OW, OH, want, OP, hist);
+    const imghist_counts c = host_counts(got, 256);
+    EXPECT(ctx, imghist_equalize(ctx, &s, &s, &c), IMGHIST_OK);
+    assert_memory_equal(got, hist, sizeof got);
+    for (uint32_t y = 0; y < OH; y++) {
+        assert_memory_equal(buf + (size_t)y * OP, want + (size_t)y * OP, OW);
+        assert_memory_equal(buf + (size_t)y * OP + OW, keep + (size_t)y * OP + OW, OP - OW);
+    }
+    assert_memory_equal(buf + OP * OH, keep + OP * OH, sizeof buf - OP * OH);
+    imghist_destroy(ctx);
+}
+
+/* ---- the CPU backend's threads ---- */
+
+/* Histogram and equalization of one view at 1, 2, 3 and 8 threads: each the
+ * naive reference, dst's padding untouched. */
+static void check_threads(imghist_ctx *ctx, const uint8_t *src, uint32_t w, uint32_t h,
+                          size_t sp, const char *what)
+{
+    const size_t dp = w + 5;
+    uint8_t *want = malloc(dp * h), *dst = malloc(dp * h), *inplace = malloc(sp * h);
+    assert_true(want && dst && inplace);
+    uint64_t ref[256];
+    reference_equalize(src, sp, w, h, want, dp, ref);
+    const imghist_view s = u8_view(src, w, h, sp), d = u8_view(dst, w, h, dp);
+    const imghist_view ip = u8_view(inplace, w, h, sp);
+    const int threads[] = {1, 2, 3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, threads[t]), IMGHIST_OK);
+        uint64_t got[256];
+        poison(got, 256);
+        const imghist_counts c = host_counts(got, 256);
+        EXPECT(ctx, imghist_histogram(ctx, &s, NULL, NULL, &c), IMGHIST_OK);
+        if (memcmp(got, ref, sizeof got) != 0) {
+            fail_msg("%s (%ux%u): histogram at %d threads differs from the reference", what, w,
+                     h, threads[t]);
+        }
+        memset(dst, 0xc3, dp * h);
+        poison(got, 256);
+        EXPECT(ctx, imghist_equalize(ctx, &s, &d, &c), IMGHIST_OK);
+        assert_memory_equal(got, ref, sizeof got);
+        for (uint32_t y = 0; y < h; y++) {
+            if (memcmp(dst + (size_t)y * dp, want + (size_t)y * dp, w) != 0) {
+                fail_msg("%s (%ux%u): equalized row %u at %d threads differs", what, w, h, y,
+                         threads[t]);
+            }
+            for (size_t x = w; x < dp; x++) {
+                assert_int_equal(dst[(size_t)y * dp + x], 0xc3);
+            }
+        }
+        memcpy(inplace, src, sp * h);
+        EXPECT(ctx, imghist_equalize(ctx, &ip, &ip, NULL), IMGHIST_OK);
+        for (uint32_t y = 0; y < h; y++) {
+            if (memcmp(inplace + (size_t)y * sp, want + (size_t)y * dp, w) != 0) {
+                fail_msg("%s (%ux%u): in-place row %u at %d threads differs", what, w, h, y,
+                         threads[t]);
+            }
+        }
+    }
+    free(want);
+    free(dst);
+    free(inplace);
+}
+
+static void test_threads_random_and_odd_shapes(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_threads_random_and_odd_shapes"));
+    const uint32_t w = 3001, h = 2003;
+    const size_t sp = 3008;
+    uint8_t *img = malloc(sp * h);
+    assert_non_null(img);
+    fill_random(&r, img, sp * h);
+    check_threads(ctx, img, w, h, sp, "random");
+    /* Skewed values: a few dominate, so per-thread partial counts matter. */
+    for (size_t i = 0; i < sp * h; i++) {
+        img[i] = (uint8_t)(tu_below(&r, 10) == 0 ? tu_next(&r) >> 56 : 42 + tu_below(&r, 3));
+    }
+    check_threads(ctx, img, w, h, sp, "skewed");
+    const uint32_t shapes[][2] = {{1, 1},   {1, 1000}, {1000, 1}, {5, 2},  {333, 3},
+                                  {7, 7},   {4099, 5}, {2, 9},    {1, 2},  {65537, 2}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const uint32_t sw = shapes[i][0], sh = shapes[i][1];
+        const size_t pitch = sw + 3;
+        uint8_t *p = malloc(pitch * sh);
+        assert_non_null(p);
+        fill_random(&r, p, pitch * sh);
+        check_threads(ctx, p, sw, sh, pitch, "odd shape");
+        free(p);
+    }
+    free(img);
+    imghist_destroy(ctx);
+}
+
+static void test_threads_photographs(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    const char *names[] = {"hubble_deep_field.jpg", "astronaut.png", "moon.png"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", samples_dir(), names[i]);
+        imghist_image *img = NULL;
+        EXPECT(ctx, imghist_load_file(ctx, path, &img), IMGHIST_OK);
+        check_threads(ctx, img->view.data, img->view.width, img->view.height, img->view.pitch,
+                      names[i]);
+        imghist_image_free(img);
+    }
+    imghist_destroy(ctx);
+}
+
+/* ---- LUT ---- */
+
+static void test_equalize_lut_invalid(void **state)
+{
+    (void)state;
+    uint64_t h[256] = {0};
+    uint8_t lut[256];
+    EXPECT(NULL, imghist_equalize_lut(h, lut), IMGHIST_E_INVALID_ARG); /* empty */
+    h[9] = 1;
+    EXPECT(NULL, imghist_equalize_lut(NULL, lut), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_equalize_lut(h, NULL), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_equalize_lut(h, lut), IMGHIST_OK);
+    assert_int_equal(lut[9], 9);
+}
+
+/* ---- PNG out ---- */
+
+static void test_encode_png(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_encode_png"));
+    enum { EW = 37, EH = 11, EP = 40 };
+    uint8_t px[EP * EH];
+    fill_random(&r, px, sizeof px);
+    const imghist_view v = u8_view(px, EW, EH, EP);
+    void *png = NULL;
+    size_t size = 0;
+    EXPECT(ctx, imghist_encode_png(ctx, &v, &png, &size), IMGHIST_OK);
+    assert_non_null(png);
+    assert_true(size > 8);
+    assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+    imghist_image *img = NULL;
+    EXPECT(ctx, imghist_load_memory(ctx, png, size, "encoded.png", &img), IMGHIST_OK);
+    assert_int_equal(img->view.width, EW);
+    assert_int_equal(img->view.height, EH);
+    assert_int_equal(img->view.pitch, EW);
+    for (uint32_t y = 0; y < EH; y++) {
+        assert_memory_equal((const uint8_t *)img->view.data + (size_t)y * EW, px + (size_t)y * EP,
+                            EW);
+    }
+    imghist_image_free(img);
+    imghist_free(png);
+    imghist_free(NULL);
+
+    /* 1 x 1, and every value in one row. */
+    uint8_t all[256];
+    for (int i = 0; i < 256; i++) {
+        all[i] = (uint8_t)(255 - i);
+    }
+    const uint32_t shapes[][2] = {{1, 1}, {256, 1}, {1, 256}};
+    for (size_t k = 0; k < 3; k++) {
+        const imghist_view sv = u8_view(all, shapes[k][0], shapes[k][1], shapes[k][0]);
+        EXPECT(ctx, imghist_encode_png(ctx, &sv, &png, &size), IMGHIST_OK);
+        EXPECT(ctx, imghist_load_memory(ctx, png, size, NULL, &img), IMGHIST_OK);
+        assert_int_equal(img->view.width, shapes[k][0]);
+        assert_int_equal(img->view.height, shapes[k][1]);
+        assert_memory_equal(img->view.data, all, (size_t)shapes[k][0] * shapes[k][1]);
+        imghist_image_free(img);
+        imghist_free(png);
+    }
+
+    /* Refusals. */
+    imghist_view b;
+    EXPECT(NULL, imghist_encode_png(NULL, &v, &png, &size), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_encode_png(ctx, NULL, &png, &size), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_encode_png(ctx, &v, NULL, &size), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_encode_png(ctx, &v, &png, NULL), IMGHIST_E_INVALID_ARG);
+    b = v, b.data = NULL;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
+    b = v, b.width = 0;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
+    b = v, b.height = 0;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
+    b = v, b.pitch = EW - 1;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
+    b = v, b.dtype = (imghist_dtype)7;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
+    b = v, b.mem = (imghist_mem)5;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
+    b = v, b.dtype = IMGHIST_U16, b.width = EW / 2;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_UNSUPPORTED);
+    b = v, b.channels = 2, b.width = EW / 2;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_UNSUPPORTED);
+    b = v, b.mem = IMGHIST_MEM_DEVICE;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_UNSUPPORTED);
+    imghist_destroy(ctx);
+}
+
+static void test_write_png_invalid(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    char *dir = tu_temp_dir();
+    assert_non_null(dir);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/out.png", dir);
+    uint8_t px[W * H] = {0};
+    const imghist_view v = u8_view(px, W, H, W);
+    imghist_view b;
+    EXPECT(NULL, imghist_write_png(NULL, path, &v), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_write_png(ctx, NULL, &v), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_write_png(ctx, path, NULL), IMGHIST_E_INVALID_ARG);
+    b = v, b.data = NULL;
+    EXPECT(ctx, imghist_write_png(ctx, path, &b), IMGHIST_E_INVALID_ARG);
+    b = v, b.width = 0;
+    EXPECT(ctx, imghist_write_png(ctx, path, &b), IMGHIST_E_INVALID_ARG);
+    b = v, b.pitch = W - 1;
+    EXPECT(ctx, imghist_write_png(ctx, path, &b), IMGHIST_E_INVALID_ARG);
+    b = v, b.dtype = (imghist_dtype)7;
+    EXPECT(ctx, imghist_write_png(ctx, path, &b), IMGHIST_E_INVALID_ARG);
+    b = v, b.dtype = IMGHIST_F32, b.width = W / 4;
+    EXPECT(ctx, imghist_write_png(ctx, path, &b), IMGHIST_E_UNSUPPORTED);
+    b = v, b.mem = IMGHIST_MEM_DEVICE;
+    EXPECT(ctx, imghist_write_png(ctx, path, &b), IMGHIST_E_UNSUPPORTED);
+    /* None of the refusals left a file. */
+    assert_false(tu_exists(path));
+    EXPECT(ctx, imghist_write_png(ctx, path, &v), IMGHIST_OK);
+    assert_true(tu_exists(path));
+    tu_remove_tree(dir);
+    free(dir);
+    imghist_destroy(ctx);
+}
+
+/* ---- loading ---- */
+
+static void test_load_invalid(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    imghist_image *img = NULL;
+    const char junk[] = "not an image";
+    EXPECT(NULL, imghist_load_memory(NULL, junk, sizeof junk, "x", &img), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_load_memory(ctx, NULL, 10, "x", &img), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_load_memory(ctx, junk, sizeof junk, "x", NULL), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_load_file(NULL, "/dev/null", &img), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_load_file(ctx, NULL, &img), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_load_file(ctx, "/dev/null", NULL), IMGHIST_E_INVALID_ARG);
+    /* A NULL name labels the message "<memory>". */
+    img = (imghist_image *)(uintptr_t)1;
+    EXPECT(ctx, imghist_load_memory(ctx, junk, sizeof junk, NULL, &img), IMGHIST_E_DECODE);
+    assert_null(img);
+    assert_non_null(strstr(imghist_last_error(ctx), "<memory>"));
+    imghist_image_free(NULL);
+    imghist_destroy(ctx);
+}
+
+/* A loaded image is a packed U8 host view. */
+static void test_loaded_view_shape(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    const char *names[] = {"coffee.png", "hubble_deep_field.jpg"};
+    for (size_t i = 0; i < 2; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", samples_dir(), names[i]);
+        imghist_image *img = NULL;
+        EXPECT(ctx, imghist_load_file(ctx, path, &img), IMGHIST_OK);
+        assert_non_null(img->view.data);
+        assert_int_equal(img->view.dtype, IMGHIST_U8);
+        assert_int_equal(img->view.mem, IMGHIST_MEM_HOST);
+        assert_int_equal(img->view.pitch, img->view.width);
+        assert_true(img->view.channels <= 1);
+        imghist_image_free(img);
+    }
+    imghist_destroy(ctx);
+}
+
+/* A PNG of a few kilobytes (noise does not compress), made outside the
+ * library. */
+static uint8_t *test_png(size_t *size)
+{
+    uint8_t px[64 * 64];
+    tu_rng r;
+    tu_seed(&r, 12345);
+    fill_random(&r, px, sizeof px);
+    uint8_t *png = tu_png_encode(64, 64, PNG_COLOR_TYPE_GRAY, 8, px, NULL, 0, size);
+    assert_non_null(png);
+    assert_true(*size > 1000);
+    return png;
+}
+
+static void test_input_byte_limit(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    size_t size = 0;
+    uint8_t *png = test_png(&size);
+    char *dir = tu_temp_dir();
+    assert_non_null(dir);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/in.png", dir);
+    assert_int_equal(tu_write_file(path, png, size), 0);
+    char limit[32];
+
+    imghist_image *img = (imghist_image *)(uintptr_t)1;
+    EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_MAX_INPUT_BYTES, 100), IMGHIST_OK);
+    EXPECT(ctx, imghist_load_memory(ctx, png, size, "in.png", &img), IMGHIST_E_LIMIT);
+    assert_null(img);
+    assert_non_null(strstr(imghist_last_error(ctx), "100"));
+    img = (imghist_image *)(uintptr_t)1;
+    EXPECT(ctx, imghist_load_file(ctx, path, &img), IMGHIST_E_LIMIT);
+    assert_null(img);
+    assert_non_null(strstr(imghist_last_error(ctx), "100"));
+
+    /* One byte short: refused, and the message gives the limit (a number
+     * that appears nowhere else). */
+    EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_MAX_INPUT_BYTES, (int64_t)size - 1), IMGHIST_OK);
+    snprintf(limit, sizeof limit, "%zu", size - 1);
+    EXPECT(ctx, imghist_load_memory(ctx, png, size, "in.png", &img), IMGHIST_E_LIMIT);
+    if (strstr(imghist_last_error(ctx), limit) == NULL) {
+        fail_msg("load_memory over the byte limit %s: \"%s\" does not give it", limit,
+                 imghist_last_error(ctx));
+    }
+    EXPECT(ctx, imghist_load_file(ctx, path, &img), IMGHIST_E_LIMIT);
+    if (strstr(imghist_last_error(ctx), limit) == NULL) {
+        fail_msg("load_file over the byte limit %s: \"%s\" does not give it", limit,
+                 imghist_last_error(ctx));
+    }
+
+    /* Exactly the size: loads, both ways. */
+    EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_MAX_INPUT_BYTES, (int64_t)size), IMGHIST_OK);
+    EXPECT(ctx, imghist_load_memory(ctx, png, size, "in.png", &img), IMGHIST_OK);
+    assert_int_equal(img->view.width, 64);
+    imghist_image_free(img);
+    EXPECT(ctx, imghist_load_file(ctx, path, &img), IMGHIST_OK);
+    assert_int_equal(img->view.width, 64);
+    imghist_image_free(img);
+
+    /* The pixel limit through load_file too, from the header. */
+    EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS, 64 * 64 - 1), IMGHIST_OK);
+    EXPECT(ctx, imghist_load_file(ctx, path, &img), IMGHIST_E_LIMIT);
+    assert_null(img);
+    EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS, 64 * 64), IMGHIST_OK);
+    EXPECT(ctx, imghist_load_file(ctx, path, &img), IMGHIST_OK);
+    imghist_image_free(img);
+
+    free(png);
+    tu_remove_tree(dir);
+    free(dir);
+    imghist_destroy(ctx);
+}
+
+/* "-" is a file name like any other: the library never reads stdin. */
+static void test_dash_is_a_file(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    size_t size = 0;
+    uint8_t *png = test_png(&size);
+    char *dir = tu_temp_dir();
+    assert_non_null(dir);
+    char cwd[4200];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    imghist_image *img = NULL;
+    /* No file "-" here: an I/O error, not a read of stdin. */
+    EXPECT(ctx, imghist_load_file(ctx, "-", &img), IMGHIST_E_IO);
+    assert_null(img);
+    assert_int_equal(tu_write_file("-", png, size), 0);
+    EXPECT(ctx, imghist_load_file(ctx, "-", &img), IMGHIST_OK);
+    assert_int_equal(img->view.width, 64);
+    assert_int_equal(img->view.height, 64);
+    imghist_image_free(img);
+    assert_int_equal(chdir(cwd), 0);
+    free(png);
+    tu_remove_tree(dir);
+    free(dir);
+    imghist_destroy(ctx);
+}
+
+/* A successful call clears the last error; notes stay empty on the CPU. */
+static void test_error_cleared_and_no_note(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    uint8_t px[W * H] = {0};
+    uint64_t h[256];
+    const imghist_view v = u8_view(px, W, H, W);
+    const imghist_counts c = host_counts(h, 256);
+    imghist_view b = v;
+    b.width = 0;
+    EXPECT(ctx, imghist_histogram(ctx, &b, NULL, NULL, &c), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &c), IMGHIST_OK);
+    assert_string_equal(imghist_last_error(ctx), "");
+    assert_string_equal(imghist_last_note(ctx), "");
+    imghist_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_strerror),
+        cmocka_unit_test(test_backend_names),
+        cmocka_unit_test(test_create_and_getters),
+        cmocka_unit_test(test_streams_on_cpu),
+        cmocka_unit_test(test_param_defaults),
+        cmocka_unit_test(test_param_bounds_enforced),
+        cmocka_unit_test(test_param_unknown_and_null),
+        cmocka_unit_test(test_bins),
+        cmocka_unit_test(test_histogram_invalid),
+        cmocka_unit_test(test_histogram_bufsize),
+        cmocka_unit_test(test_histogram_specs),
+        cmocka_unit_test(test_accumulate),
+        cmocka_unit_test(test_batch_invalid),
+        cmocka_unit_test(test_batch_equals_single),
+        cmocka_unit_test(test_equalize_invalid),
+        cmocka_unit_test(test_equalize_overlap),
+        cmocka_unit_test(test_threads_random_and_odd_shapes),
+        cmocka_unit_test(test_threads_photographs),
+        cmocka_unit_test(test_equalize_lut_invalid),
+        cmocka_unit_test(test_encode_png),
+        cmocka_unit_test(test_write_png_invalid),
+        cmocka_unit_test(test_load_invalid),
+        cmocka_unit_test(test_loaded_view_shape),
+        cmocka_unit_test(test_input_byte_limit),
+        cmocka_unit_test(test_dash_is_a_file),
+        cmocka_unit_test(test_error_cleared_and_no_note),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
