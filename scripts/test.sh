@@ -5,7 +5,7 @@
 # Ends with the line "N passed, N failed, N skipped" over both.
 set -eu
 cd "$(dirname "$0")/.."
-scripts/deps.sh python3 python3-opencv python3-numpy
+scripts/deps.sh python3 python3-opencv python3-numpy valgrind
 [ -f build/build.ninja ] || meson setup build
 [ -f build-asan/build.ninja ] || meson setup build-asan -Dcuda=disabled \
     -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debugoptimized

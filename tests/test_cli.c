@@ -710,8 +710,13 @@ static void test_max_bytes(void **state)
     free_result(&r);
     free(moon);
 
-    /* Bad values are usage errors. */
-    const char *bad[] = {"abc", "-5", "12x", ""};
+    /* Bad values are usage errors, and so are values past the library's
+     * bounds (2^31 - 1 bytes; 2^48 pixels). */
+    r = RUN(sample("moon.png"), "--max-pixels", "300000000000000");
+    assert_int_equal(r.code, 2);
+    assert_one_line_error(&r, "--max-pixels");
+    free_result(&r);
+    const char *bad[] = {"abc", "-5", "12x", "", "2147483648"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         r = RUN(sample("moon.png"), "--max-bytes", bad[i]);
         assert_int_equal(r.code, 2);

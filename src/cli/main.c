@@ -182,20 +182,23 @@ static int write_outputs(imghist_ctx *ctx, const ih_cli_args *a, const imghist_v
     return EXIT_OK;
 }
 
+/* The options that are library parameters; a value out of the library's
+ * bounds is a usage error. */
 static int configure(imghist_ctx *ctx, const ih_cli_args *a)
 {
-    char msg[256];
     if (a->max_pixels != 0 &&
-        imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS, (int64_t)a->max_pixels) != IMGHIST_OK) {
-        snprintf(msg, sizeof msg, "--max-pixels: %s", imghist_last_error(ctx));
-        return fail(msg);
+        imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS,
+                          a->max_pixels > INT64_MAX ? INT64_MAX : (int64_t)a->max_pixels) !=
+            IMGHIST_OK) {
+        say("--max-pixels: %s (see imghist --help)", imghist_last_error(ctx));
+        return EXIT_USAGE;
     }
     if (a->max_bytes != 0 &&
         imghist_set_param(ctx, IMGHIST_P_MAX_INPUT_BYTES,
                           a->max_bytes > INT64_MAX ? INT64_MAX : (int64_t)a->max_bytes) !=
             IMGHIST_OK) {
-        snprintf(msg, sizeof msg, "--max-bytes: %s", imghist_last_error(ctx));
-        return fail(msg);
+        say("--max-bytes: %s (see imghist --help)", imghist_last_error(ctx));
+        return EXIT_USAGE;
     }
     /* The CPU backend counts on every core (the result does not depend on it). */
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -15,7 +15,8 @@ static void clear(ih_output_file *out)
     memset(out, 0, sizeof *out);
 }
 
-int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char *err, size_t errlen)
+int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char *err,
+                   size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (allow_stdout && strcmp(path, "-") == 0) {

@@ -20,7 +20,8 @@ typedef struct ih_output_file {
  * allow_stdout is set. On failure returns -1 with errno set and writes a reason
  * into err.
  */
-int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char *err, size_t errlen);
+int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char *err,
+                   size_t errlen);
 /* Flush and close, keeping the temporary file for ih_output_commit (so that
  * several outputs can all be written before any is renamed into place).
  * Returns 0, or -1 with a reason in err; the temporary file is then removed. */

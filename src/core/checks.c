@@ -42,8 +42,9 @@ imghist_status ih_check_view(imghist_ctx *ctx, const imghist_view *v, const char
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%s rows are too long", role);
     }
     if (v->pitch < row_bytes) {
-        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%s pitch %zu is smaller than a row (%llu bytes)",
-                       role, v->pitch, (unsigned long long)row_bytes);
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "%s pitch %zu is smaller than a row (%llu bytes)", role, v->pitch,
+                       (unsigned long long)row_bytes);
     }
     if (size > 1 && v->pitch % size != 0) { /* no division for 8-bit views */
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
@@ -116,15 +117,16 @@ imghist_status ih_resolve_spec(imghist_ctx *ctx, const imghist_histspec *spec,
         return IMGHIST_OK;
     }
     if (!(isfinite(spec->lo) && isfinite(spec->hi) && spec->lo < spec->hi)) {
-        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "histogram range [%g, %g) is empty or not finite",
-                       spec->lo, spec->hi);
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "histogram range [%g, %g) is empty or not finite", spec->lo, spec->hi);
     }
     if (dtype == IMGHIST_U8 && spec->bins == IH_U8_BINS && spec->lo == 0.0 &&
         spec->hi == 256.0) {
         return IMGHIST_OK;
     }
     return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
-                   "%u bins over [%g, %g): only one bin per 8-bit value is implemented in imghist %s",
+                   "%u bins over [%g, %g): only one bin per 8-bit value is implemented "
+                   "in imghist %s",
                    spec->bins, spec->lo, spec->hi, IMGHIST_VERSION_STRING);
 }
 

@@ -10,6 +10,7 @@
 
 #include "bands.h"
 #include "cuda_state.h"
+#include "hist_u8.cuh"
 
 /*
  * Make room for `band` rows of width bytes, as many as fit up to the whole
@@ -92,6 +93,13 @@ static imghist_status count_host_image(imghist_ctx *ctx, const imghist_view *src
             st = ih_cuda_count(ctx, staged, target, accumulate, lut_out, ih_bands_last(&b));
         }
         if (st != IMGHIST_OK) {
+            if (b.row0 > 0) {
+                /* Earlier bands left their counts in the workspace, which the
+                 * next call expects zero (only the last band's launch clears it). */
+                ih_cuda_state *s = ih_cuda(ctx);
+                (void)cudaMemsetAsync(s->workspace, 0,
+                                      IH_WS_COPIES * 256 * sizeof(unsigned long long), s->stream);
+            }
             return st;
         }
     }

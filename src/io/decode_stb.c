@@ -222,7 +222,7 @@ static const char *bad_pnm_header(const uint8_t *d, size_t n)
 
 /* Every other format through stb_image, 8 bits per sample. */
 imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
-                                 const char *name, ih_raw *out)
+                             const char *name, ih_raw *out)
 {
     const char *refused = refused_format(data, size);
     if (refused == NULL) {

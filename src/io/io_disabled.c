@@ -10,7 +10,8 @@ static imghist_status no_io(imghist_ctx *ctx)
     if (st != IMGHIST_OK) {
         return st;
     }
-    return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "this build of imghist has no image I/O (-Dio=false)");
+    return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
+                   "this build of imghist has no image I/O (-Dio=false)");
 }
 
 imghist_status imghist_load_file(imghist_ctx *ctx, const char *path, imghist_image **out)
