@@ -23,6 +23,8 @@ typedef struct ih_params {
     int64_t max_input_bytes;
     int64_t cpu_threads;
     int64_t staging_bytes;      /* 0: automatic */
+    int64_t load_gray;          /* imghist_gray_mode */
+    int64_t png_level;          /* zlib level of PNG output */
     int64_t hist_blocks_per_sm; /* experimental; 0: automatic */
     int64_t batch_run;          /* experimental; 0: automatic */
 } ih_params;

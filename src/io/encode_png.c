@@ -57,7 +57,7 @@ static void sink_flush(png_structp png)
 }
 
 /* Encode; returns 0, or -1 with err->msg set. */
-static int encode(png_sink *sink, const imghist_view *img, ih_png_error *err)
+static int encode(png_sink *sink, const imghist_view *img, int level, ih_png_error *err)
 {
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, err, ih_png_error_fn,
                                               ih_png_warning_fn);
@@ -74,8 +74,7 @@ static int encode(png_sink *sink, const imghist_view *img, ih_png_error *err)
     png_set_write_fn(png, sink, sink_write, sink_flush);
     png_set_IHDR(png, info, img->width, img->height, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    /* Level 6 with adaptive filtering: the usual size/speed balance. */
-    png_set_compression_level(png, 6);
+    png_set_compression_level(png, level);
     png_write_info(png, info);
     for (uint32_t y = 0; y < img->height; y++) {
         png_write_row(png, (png_const_bytep)img->data + (size_t)y * img->pitch);
@@ -121,7 +120,7 @@ imghist_status imghist_write_png(imghist_ctx *ctx, const char *path, const imghi
     }
     png_sink sink = {out.fp, NULL, 0, 0};
     ih_png_error err = {{0}};
-    if (encode(&sink, img, &err) != 0) {
+    if (encode(&sink, img, (int)ctx->params.png_level, &err) != 0) {
         ih_output_abort(&out);
         /* Errors from the stream (disk full) come as the errno text. */
         return ih_fail(ctx, IMGHIST_E_IO, "%s: cannot write PNG: %s", path, err.msg);
@@ -149,7 +148,7 @@ imghist_status imghist_encode_png(imghist_ctx *ctx, const imghist_view *img, voi
     }
     png_sink sink = {NULL, NULL, 0, 0};
     ih_png_error err = {{0}};
-    if (encode(&sink, img, &err) != 0) {
+    if (encode(&sink, img, (int)ctx->params.png_level, &err) != 0) {
         free(sink.buf);
         return ih_fail(ctx, strcmp(err.msg, "out of memory") == 0 ? IMGHIST_E_NOMEM
                                                                   : IMGHIST_E_ENCODE,
