@@ -86,7 +86,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(points_into_argv(args.equalize_out, argc, argv));
         CHECK(points_into_argv(args.csv_out, argc, argv));
         CHECK(args.input == NULL || args.input[0] != '\0');
+        CHECK(args.n_inputs == 0 || args.inputs[0] == args.input);
+        for (size_t k = 0; k < args.n_inputs; k++) {
+            CHECK(points_into_argv(args.inputs[k], argc, argv));
+        }
+        CHECK(points_into_argv(args.json_out, argc, argv));
+        CHECK(points_into_argv(args.total_out, argc, argv));
     }
+    ih_free_args(&args);
 
     free(err);
     for (int i = 1; i < argc; i++) {

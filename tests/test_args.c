@@ -21,7 +21,11 @@ static int parse(ih_cli_args *a, char *err, ...)
     }
     va_end(ap);
     argv[argc] = NULL;
-    return ih_parse_args(argc, argv, a, err, 256);
+    const int rc = ih_parse_args(argc, argv, a, err, 256);
+    /* The tests read the fields that point into argv; the input list is
+     * checked by test_batch_options, which keeps it. */
+    ih_free_args(a);
+    return rc;
 }
 
 static void test_minimal_and_full(void **state)
@@ -99,6 +103,7 @@ static void expect_usage_error(const char *why_contains, ...)
     ih_cli_args a;
     char err[256];
     assert_int_equal(ih_parse_args(argc, argv, &a, err, sizeof err), -1);
+    ih_free_args(&a);
     assert_non_null(strstr(err, why_contains));
     assert_null(strchr(err, '\n')); /* one line */
 }
@@ -119,7 +124,13 @@ static void test_usage_errors(void **state)
     expect_usage_error("--max-bytes", "a.png", "--max-bytes", "-5", NULL);
     expect_usage_error("--max-bytes", "a.png", "--max-bytes", "12x", NULL);
     expect_usage_error("--max-bytes", "a.png", "--max-bytes", "abc", NULL);
-    expect_usage_error("more than one input", "a.png", "b.png", NULL);
+    expect_usage_error("standard input", "a.png", "-", NULL);
+    expect_usage_error("same file", "in", "--json", "x", "--total", "x", NULL);
+    expect_usage_error("--gray", "in", "--gray", "average", NULL);
+    expect_usage_error("-j", "in", "-j", "0", NULL);
+    expect_usage_error("-j", "in", "-j", "two", NULL);
+    expect_usage_error("needs a value", "in", "-j", NULL);
+    expect_usage_error("at most 1024", "in", "--jobs=5000", NULL);
     expect_usage_error("positive whole number", "a.png", "--max-pixels", "0", NULL);
     expect_usage_error("positive whole number", "a.png", "--max-pixels", "-5", NULL);
     expect_usage_error("positive whole number", "a.png", "--max-pixels", "12x", NULL);
@@ -129,10 +140,41 @@ static void test_usage_errors(void **state)
     expect_usage_error("empty input", "", NULL);
 }
 
+/* Several inputs, folders and the batch options. */
+static void test_batch_options(void **state)
+{
+    (void)state;
+    char *argv[] = {"imghist", "a.png", "-r", "dir", "--json", "s.jsonl", "--total=t.csv",
+                    "-j", "3", "--gray", "LUMA", "--", "-odd.png", NULL};
+    ih_cli_args a;
+    char err[256];
+    assert_int_equal(ih_parse_args(13, argv, &a, err, sizeof err), 0);
+    assert_int_equal(a.n_inputs, 3);
+    assert_string_equal(a.inputs[0], "a.png");
+    assert_string_equal(a.inputs[1], "dir");
+    assert_string_equal(a.inputs[2], "-odd.png");
+    assert_string_equal(a.input, "a.png");
+    assert_int_equal(a.recursive, 1);
+    assert_string_equal(a.json_out, "s.jsonl");
+    assert_string_equal(a.total_out, "t.csv");
+    assert_int_equal(a.jobs, 3);
+    assert_int_equal(a.gray, IMGHIST_GRAY_LUMA);
+    ih_free_args(&a);
+    assert_null(a.inputs);
+
+    char *argv2[] = {"imghist", "in", "--jobs=2", "--gray=bgr2gray", NULL};
+    assert_int_equal(ih_parse_args(4, argv2, &a, err, sizeof err), 0);
+    assert_int_equal(a.jobs, 2);
+    assert_int_equal(a.gray, IMGHIST_GRAY_BGR2GRAY);
+    assert_int_equal(a.recursive, 0);
+    ih_free_args(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_minimal_and_full),
+        cmocka_unit_test(test_batch_options),
         cmocka_unit_test(test_help_version_need_no_input),
         cmocka_unit_test(test_usage_errors),
     };

@@ -4,26 +4,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char ih_usage_text[] =
-    "Usage: imghist INPUT [--equalize OUT.png] [--csv FILE|-] [--backend auto|cpu|cuda]\n"
-    "                     [--max-pixels N] [--max-bytes N] [-v|-q] [--help] [--version]\n"
+    "Usage: imghist [options] INPUT...\n"
     "\n"
-    "Histogram and histogram equalization of an image as 8-bit gray.\n"
-    "INPUT is an image file (PNG, JPEG, BMP, TGA, GIF, PNM, PSD, HDR; recognised by\n"
-    "its content) or - for standard input. With no --equalize or --csv, prints a\n"
-    "summary and a picture of the histogram.\n"
+    "Histograms and histogram equalization of images as 8-bit gray.\n"
+    "Each INPUT is an image file (PNG, JPEG, BMP, TGA, GIF, PNM, PSD, HDR; told by\n"
+    "its content), a folder of them, or - for standard input (one image only).\n"
+    "One file: with no --equalize, --csv, --json or --total, prints a summary and a\n"
+    "picture of the histogram. Several inputs or a folder: a batch run over every\n"
+    "image found (files that are not images are skipped), on -j threads.\n"
     "\n"
-    "  --equalize OUT.png  write the equalized image (same result as OpenCV's\n"
-    "                      equalizeHist) as an 8-bit gray PNG\n"
-    "  --csv FILE|-        write the histogram as CSV: bin,lower,upper,count\n"
+    "  --equalize OUT      write the equalized image (same result as OpenCV's\n"
+    "                      equalizeHist) as an 8-bit gray PNG; in a batch run OUT is\n"
+    "                      a folder that mirrors the inputs' sub-folders (a.jpg ->\n"
+    "                      OUT/a.png)\n"
+    "  --csv FILE|-        the histogram as CSV: bin,lower,upper,count (batch runs:\n"
+    "                      file,bin,lower,upper,count, files in sorted order)\n"
+    "  --json FILE|-       JSON Lines, one object per image: file, width, height,\n"
+    "                      min, max, mean, median, std, histogram\n"
+    "  --total FILE|-      every image's counts added up, as CSV bin,lower,upper,count\n"
+    "  -r, --recursive     descend into sub-folders\n"
+    "  -j, --jobs N        worker threads for a batch run (default: every core)\n"
+    "  --gray MODE         bgr2gray (default; OpenCV's imread + cvtColor(BGR2GRAY)) or\n"
+    "                      luma (OpenCV's imread(IMREAD_GRAYSCALE); faster on JPEG)\n"
     "  --backend B         auto (CUDA if a usable GPU exists, default), cpu or cuda\n"
     "                      (any case); the environment variable IMGHIST_BACKEND sets\n"
     "                      auto's choice\n"
     "  --max-pixels N      refuse images with more than N pixels (default 1073741824)\n"
     "  --max-bytes N       refuse input files longer than N bytes (default and most\n"
     "                      2147483647)\n"
-    "  -v, --verbose       say which backend ran and what was written\n"
+    "  -v, --verbose       say which backend ran, what was written and skipped\n"
     "  -q, --quiet         print nothing but errors and requested data\n"
     "  -h, --help          show this help\n"
     "  --version           show the version\n"
@@ -31,11 +43,19 @@ const char ih_usage_text[] =
     "Examples:\n"
     "  imghist photo.jpg\n"
     "  imghist photo.png --equalize photo-eq.png --csv hist.csv\n"
-    "  imghist --backend cpu --csv - scan.png > hist.csv\n"
+    "  imghist -r photos/ --equalize equalized/ --json stats.jsonl\n"
+    "  imghist -r -j 8 --gray luma --total dataset.csv photos/\n"
     "  cat frame.png | imghist - --equalize frame-eq.png -v\n"
     "\n"
-    "Exit status: 0 success, 1 a file could not be read, decoded or written\n"
-    "(or no usable GPU for --backend cuda), 2 usage error.\n";
+    "Memory: a batch run holds at most one decoded image and its encoded output\n"
+    "per thread (about 3 bytes per pixel of the largest image, times -j), plus\n"
+    "the list of file names; not the images of the whole folder.\n"
+    "Outputs are written beside their targets and renamed into place when\n"
+    "complete. Ctrl-C stops a batch run cleanly (exit status 130; 143 for\n"
+    "SIGTERM): images already written stay, no partial file is left.\n"
+    "\n"
+    "Exit status: 0 success, 1 an image could not be read, decoded or written\n"
+    "(the others are still processed), 2 usage error.\n";
 
 /* "--name=value" or "--name value"; returns the value or NULL. */
 static const char *take_value(int argc, char *const argv[], int *i, const char *name,
@@ -84,23 +104,28 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
 {
     memset(out, 0, sizeof *out);
     out->backend = IMGHIST_BACKEND_AUTO;
+    out->gray = IMGHIST_GRAY_BGR2GRAY;
     if (errlen > 0) {
         err[0] = '\0';
+    }
+    out->inputs = calloc(argc > 0 ? (size_t)argc : 1, sizeof *out->inputs);
+    if (out->inputs == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
     }
     int no_more_options = 0;
     int quiet = 0, verbose = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (no_more_options || a[0] != '-' || strcmp(a, "-") == 0) {
-            if (out->input != NULL) {
-                snprintf(err, errlen, "more than one input given ('%s' and '%s')", out->input, a);
-                return -1;
-            }
             if (a[0] == '\0') {
                 snprintf(err, errlen, "empty input path");
                 return -1;
             }
-            out->input = a;
+            if (out->input == NULL) {
+                out->input = a;
+            }
+            out->inputs[out->n_inputs++] = a;
             continue;
         }
         if (strcmp(a, "--") == 0) {
@@ -123,6 +148,10 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             quiet = 1;
             continue;
         }
+        if (strcmp(a, "-r") == 0 || strcmp(a, "--recursive") == 0) {
+            out->recursive = 1;
+            continue;
+        }
         int matched = 0;
         const char *v;
         if ((v = take_value(argc, argv, &i, "--equalize", &matched, err, errlen)) || matched) {
@@ -133,6 +162,51 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
         if ((v = take_value(argc, argv, &i, "--csv", &matched, err, errlen)) || matched) {
             if (v == NULL) return -1;
             out->csv_out = v;
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--json", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            out->json_out = v;
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--total", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            out->total_out = v;
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--gray", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            if (strcasecmp(v, "luma") == 0) {
+                out->gray = IMGHIST_GRAY_LUMA;
+            } else if (strcasecmp(v, "bgr2gray") == 0) {
+                out->gray = IMGHIST_GRAY_BGR2GRAY;
+            } else {
+                snprintf(err, errlen, "unknown --gray mode '%s' (use bgr2gray or luma)", v);
+                return -1;
+            }
+            continue;
+        }
+        if (strcmp(a, "-j") == 0 || strncmp(a, "--jobs", 6) == 0) {
+            if (strcmp(a, "-j") == 0) {
+                if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                    snprintf(err, errlen, "option -j needs a value");
+                    return -1;
+                }
+                v = argv[++i];
+            } else if ((v = take_value(argc, argv, &i, "--jobs", &matched, err, errlen)) == NULL) {
+                if (matched) return -1;
+                snprintf(err, errlen, "unknown option '%s'", a);
+                return -1;
+            }
+            uint64_t n = 0;
+            if (parse_count("-j", v, &n, err, errlen) != 0) {
+                return -1;
+            }
+            if (n > 1024) {
+                snprintf(err, errlen, "-j %s: at most 1024 threads", v);
+                return -1;
+            }
+            out->jobs = (unsigned)n;
             continue;
         }
         if ((v = take_value(argc, argv, &i, "--backend", &matched, err, errlen)) || matched) {
@@ -174,10 +248,30 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
         snprintf(err, errlen, "--equalize needs a file name (PNG is not written to stdout)");
         return -1;
     }
-    if (out->equalize_out != NULL && out->csv_out != NULL &&
-        strcmp(out->equalize_out, out->csv_out) == 0) {
-        snprintf(err, errlen, "--equalize and --csv name the same file '%s'", out->csv_out);
-        return -1;
+    /* Two outputs naming one file (standard output is one file too). */
+    const char *names[] = {"--equalize", "--csv", "--json", "--total"};
+    const char *paths[] = {out->equalize_out, out->csv_out, out->json_out, out->total_out};
+    for (int x = 0; x < 4; x++) {
+        for (int y = x + 1; y < 4; y++) {
+            if (paths[x] != NULL && paths[y] != NULL && strcmp(paths[x], paths[y]) == 0) {
+                snprintf(err, errlen, "%s and %s name the same file '%s'", names[x], names[y],
+                         paths[y]);
+                return -1;
+            }
+        }
+    }
+    for (size_t k = 0; k < out->n_inputs; k++) {
+        if (strcmp(out->inputs[k], "-") == 0 && out->n_inputs > 1) {
+            snprintf(err, errlen, "- (standard input) can only be the one input");
+            return -1;
+        }
     }
     return 0;
+}
+
+void ih_free_args(ih_cli_args *a)
+{
+    free(a->inputs);
+    a->inputs = NULL;
+    a->n_inputs = 0;
 }

@@ -8,9 +8,16 @@
 #include "imghist.h"
 
 typedef struct ih_cli_args {
-    const char *input;        /* path or "-" */
-    const char *equalize_out; /* NULL when not asked for */
+    const char *input;        /* the first input: a path or "-" */
+    const char **inputs;      /* every input, in order (malloc'd; ih_free_args) */
+    size_t n_inputs;
+    const char *equalize_out; /* NULL when not asked for; a folder in batch runs */
     const char *csv_out;      /* NULL, a path, or "-" */
+    const char *json_out;     /* NULL, a path, or "-": JSON Lines, one object per image */
+    const char *total_out;    /* NULL, a path, or "-": the summed histogram as CSV */
+    int recursive;            /* -r: descend into sub-folders */
+    unsigned jobs;            /* -j: worker threads; 0: every core */
+    imghist_gray_mode gray;
     imghist_backend backend;
     int verbosity;            /* -1 quiet, 0 normal, 1 verbose */
     uint64_t max_pixels;      /* 0: the library's default */
@@ -19,8 +26,10 @@ typedef struct ih_cli_args {
     int version;
 } ih_cli_args;
 
-/* Returns 0, or -1 with a one-line reason in err (a usage error). */
+/* Returns 0, or -1 with a one-line reason in err (a usage error). Either way
+ * free the result with ih_free_args. */
 int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, size_t errlen);
+void ih_free_args(ih_cli_args *a);
 
 extern const char ih_usage_text[];
 

@@ -1,8 +1,8 @@
 /* imghist: the command-line tool. Uses only the public library API; owns
- * standard input, its output files and its own messages. */
+ * standard input, its output files and its own messages. One image runs here;
+ * several images or a folder run in batch.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,33 +10,19 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "batch.h"
+#include "cli_context.h"
 #include "imghist.h"
 #include "outputs.h"
 #include "read_all.h"
 #include "report.h"
 #include "sanitize.h"
-
-enum { EXIT_OK = 0, EXIT_FILE = 1, EXIT_USAGE = 2 };
-
-static int verbosity;
-
-/* One line on stderr, "imghist: " first; control characters that came with a
- * file name or an argument are shown as '?'. */
-static void say(const char *fmt, ...)
-{
-    char line[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    ih_sanitize_line(line);
-    fprintf(stderr, "imghist: %s\n", line);
-}
+#include "signals.h"
 
 static int fail(const char *msg)
 {
-    say("%s", msg);
-    return EXIT_FILE;
+    ih_say("%s", msg);
+    return IH_EXIT_FILE;
 }
 
 /* A library failure, with the option that moves the limit it hit. */
@@ -44,8 +30,8 @@ static int fail_lib(const imghist_ctx *ctx, imghist_status st)
 {
     const char *msg = imghist_last_error(ctx);
     if (st == IMGHIST_E_LIMIT) {
-        say("%s (see %s)", msg, strstr(msg, " pixels") != NULL ? "--max-pixels" : "--max-bytes");
-        return EXIT_FILE;
+        ih_say("%s (see %s)", msg, strstr(msg, " pixels") != NULL ? "--max-pixels" : "--max-bytes");
+        return IH_EXIT_FILE;
     }
     return fail(msg[0] != '\0' ? msg : imghist_strerror(st));
 }
@@ -66,8 +52,8 @@ static int names_input(const char *input, const char *output)
 /* Under -v, say when the library had to take another route (bands, CPU). */
 static void report_note(const imghist_ctx *ctx)
 {
-    if (verbosity > 0 && imghist_last_note(ctx)[0] != '\0') {
-        say("note: %s", imghist_last_note(ctx));
+    if (ih_verbosity > 0 && imghist_last_note(ctx)[0] != '\0') {
+        ih_say("note: %s", imghist_last_note(ctx));
     }
 }
 
@@ -105,16 +91,16 @@ static imghist_status load(imghist_ctx *ctx, const char *input, imghist_image **
     case IH_READ_OK:
         break;
     case IH_READ_OVER_LIMIT:
-        say("<stdin>: input is larger than the limit of %lld bytes (see --max-bytes)",
-            (long long)limit);
+        ih_say("<stdin>: input is larger than the limit of %lld bytes (see --max-bytes)",
+               (long long)limit);
         *reported = 1;
         return IMGHIST_E_LIMIT;
     case IH_READ_ERROR:
-        say("<stdin>: read error: %s", strerror(errno ? errno : EIO));
+        ih_say("<stdin>: read error: %s", strerror(errno ? errno : EIO));
         *reported = 1;
         return IMGHIST_E_IO;
     case IH_READ_NOMEM:
-        say("<stdin>: out of memory");
+        ih_say("<stdin>: out of memory");
         *reported = 1;
         return IMGHIST_E_NOMEM;
     }
@@ -139,9 +125,22 @@ static int write_csv(FILE *fp, const void *hist)
     return ih_write_csv(fp, hist);
 }
 
+typedef struct json_arg {
+    const char *name;
+    const imghist_view *img;
+    const uint64_t *hist;
+} json_arg;
+
+static int write_json(FILE *fp, const void *arg)
+{
+    const json_arg *j = arg;
+    return ih_write_json_line(fp, j->name, j->img->width, j->img->height, j->hist);
+}
+
 /* Every output or none: the files are written beside their targets, then
- * renamed; the CSV on standard output comes last. */
-static int write_outputs(imghist_ctx *ctx, const ih_cli_args *a, const imghist_view *eq,
+ * renamed; what goes to standard output comes last. */
+static int write_outputs(imghist_ctx *ctx, const ih_cli_args *a, const char *name,
+                         const imghist_view *img, const imghist_view *eq,
                          const uint64_t hist[IH_CLI_BINS])
 {
     ih_outputs outs = {0};
@@ -155,67 +154,62 @@ static int write_outputs(imghist_ctx *ctx, const ih_cli_args *a, const imghist_v
             return fail(msg);
         }
         const blob b = {png, png_size};
-        if (ih_outputs_stage(&outs, a->equalize_out, write_blob, &b, msg, sizeof msg) != 0) {
-            imghist_free(png);
+        const int bad = ih_outputs_stage(&outs, a->equalize_out, write_blob, &b, msg, sizeof msg);
+        imghist_free(png);
+        if (bad) {
             ih_outputs_abort(&outs);
             return fail(msg);
         }
-        imghist_free(png);
     }
-    const int csv_to_file = a->csv_out != NULL && strcmp(a->csv_out, "-") != 0;
-    if (csv_to_file && ih_outputs_stage(&outs, a->csv_out, write_csv, hist, msg, sizeof msg)) {
+    const json_arg j = {name, img, hist};
+    const struct {
+        const char *path;
+        int (*write)(FILE *, const void *);
+        const void *arg;
+    } text[3] = {{a->csv_out, write_csv, hist},
+                 {a->json_out, write_json, &j},
+                 {a->total_out, write_csv, hist}};
+    for (int i = 0; i < 3; i++) {
+        if (text[i].path != NULL && strcmp(text[i].path, "-") != 0 &&
+            ih_outputs_stage(&outs, text[i].path, text[i].write, text[i].arg, msg, sizeof msg)) {
+            ih_outputs_abort(&outs);
+            return fail(msg);
+        }
+    }
+    if (ih_stop_signal() != 0) {
         ih_outputs_abort(&outs);
-        return fail(msg);
+        return 128 + ih_stop_signal();
     }
+    const char *written[IH_MAX_OUTPUTS];
+    const size_t n_written = outs.count;
+    memcpy(written, outs.paths, sizeof written);
     if (ih_outputs_commit(&outs, msg, sizeof msg) != 0) {
         return fail(msg);
     }
-    if (verbosity > 0) {
-        if (a->equalize_out != NULL) say("wrote %s", a->equalize_out);
-        if (csv_to_file) say("wrote %s", a->csv_out);
+    for (size_t i = 0; i < n_written && ih_verbosity > 0; i++) {
+        ih_say("wrote %s", written[i]);
     }
-    if (a->csv_out != NULL && !csv_to_file) {
-        if (ih_write_csv(stdout, hist) != 0 || fflush(stdout) != 0) {
+    for (int i = 0; i < 3; i++) {
+        if (text[i].path != NULL && strcmp(text[i].path, "-") == 0 &&
+            (text[i].write(stdout, text[i].arg) != 0 || fflush(stdout) != 0)) {
             return fail("<stdout>: write error");
         }
     }
-    return EXIT_OK;
+    return IH_EXIT_OK;
 }
 
-/* The options that are library parameters; a value out of the library's
- * bounds is a usage error. */
-static int configure(imghist_ctx *ctx, const ih_cli_args *a)
+static unsigned cores(void)
 {
-    if (a->max_pixels != 0 &&
-        imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS,
-                          a->max_pixels > INT64_MAX ? INT64_MAX : (int64_t)a->max_pixels) !=
-            IMGHIST_OK) {
-        say("--max-pixels: %s (see imghist --help)", imghist_last_error(ctx));
-        return EXIT_USAGE;
-    }
-    if (a->max_bytes != 0 &&
-        imghist_set_param(ctx, IMGHIST_P_MAX_INPUT_BYTES,
-                          a->max_bytes > INT64_MAX ? INT64_MAX : (int64_t)a->max_bytes) !=
-            IMGHIST_OK) {
-        say("--max-bytes: %s (see imghist --help)", imghist_last_error(ctx));
-        return EXIT_USAGE;
-    }
-    /* The CPU backend counts on every core (the result does not depend on it). */
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t lo = 1, hi = 1;
-    imghist_param_bounds(IMGHIST_P_CPU_THREADS, &lo, &hi);
-    if (cores > 1) {
-        imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, cores < hi ? cores : hi);
-    }
-    return EXIT_OK;
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
 }
 
-static int run(const ih_cli_args *a)
+static int run_one(const ih_cli_args *a)
 {
     char msg[1200];
     const char *name = strcmp(a->input, "-") == 0 ? "<stdin>" : a->input;
-    const char *outs[2] = {a->equalize_out, a->csv_out};
-    for (int i = 0; i < 2; i++) {
+    const char *outs[4] = {a->equalize_out, a->csv_out, a->json_out, a->total_out};
+    for (int i = 0; i < 4; i++) {
         if (names_input(a->input, outs[i])) {
             snprintf(msg, sizeof msg, "%s: refusing to overwrite the input file", outs[i]);
             return fail(msg);
@@ -223,28 +217,22 @@ static int run(const ih_cli_args *a)
     }
 
     imghist_ctx *ctx = NULL;
-    imghist_status st = imghist_create(a->backend, &ctx);
-    if (st != IMGHIST_OK) {
-        snprintf(msg, sizeof msg, "--backend %s: %s", imghist_backend_name(a->backend),
-                 ctx ? imghist_last_error(ctx) : imghist_strerror(st));
-        imghist_destroy(ctx);
-        return fail(msg);
+    int rc = ih_make_context(a, a->jobs ? a->jobs : cores(), &ctx);
+    if (rc != IH_EXIT_OK) {
+        return rc;
     }
-    if (verbosity > 0) {
-        say("backend: %s", imghist_backend_name(imghist_get_backend(ctx)));
+    if (ih_verbosity > 0) {
+        ih_say("backend: %s", imghist_backend_name(imghist_get_backend(ctx)));
     }
-    int rc = configure(ctx, a);
     imghist_image *img = NULL;
     uint8_t *eq_pixels = NULL;
     uint64_t hist[IH_CLI_BINS];
     const imghist_counts counts = {hist, IH_CLI_BINS, IMGHIST_MEM_HOST};
     int reported = 0;
-    if (rc != EXIT_OK) {
-        goto done;
-    }
-    st = load(ctx, a->input, &img, &reported);
+    imghist_status st = load(ctx, a->input, &img, &reported);
     if (st != IMGHIST_OK) {
-        rc = reported ? EXIT_FILE : fail_lib(ctx, st);
+        rc = ih_stop_signal() ? 128 + ih_stop_signal() : reported ? IH_EXIT_FILE
+                                                                    : fail_lib(ctx, st);
         goto done;
     }
 
@@ -268,9 +256,10 @@ static int run(const ih_cli_args *a)
         goto done;
     }
 
-    if (a->equalize_out != NULL || a->csv_out != NULL) {
-        rc = write_outputs(ctx, a, &eq, hist);
-    } else if (verbosity >= 0) {
+    if (a->equalize_out != NULL || a->csv_out != NULL || a->json_out != NULL ||
+        a->total_out != NULL) {
+        rc = write_outputs(ctx, a, name, &img->view, &eq, hist);
+    } else if (ih_verbosity >= 0) {
         print_summary(name, &img->view, hist);
         if (fflush(stdout) != 0) {
             rc = fail("<stdout>: write error");
@@ -289,21 +278,24 @@ int main(int argc, char **argv)
     ih_cli_args a;
     char err[512];
     if (ih_parse_args(argc, argv, &a, err, sizeof err) != 0) {
-        say("%s (see imghist --help)", err);
-        return EXIT_USAGE;
+        ih_say("%s (see imghist --help)", err);
+        ih_free_args(&a);
+        return IH_EXIT_USAGE;
     }
+    int rc = IH_EXIT_OK;
     if (a.help) {
         fputs(ih_usage_text, stdout);
-        return EXIT_OK;
-    }
-    if (a.version) {
+    } else if (a.version) {
         printf("imghist %s\n", imghist_version_string());
         if (imghist_version() != IMGHIST_VERSION_NUMBER) {
             fprintf(stderr, "imghist: warning: built against %s, running with library %s\n",
                     IMGHIST_VERSION_STRING, imghist_version_string());
         }
-        return EXIT_OK;
+    } else {
+        ih_verbosity = a.verbosity;
+        ih_catch_signals();
+        rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
     }
-    verbosity = a.verbosity;
-    return run(&a);
+    ih_free_args(&a);
+    return rc;
 }

@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <string.h>
 
 int ih_stats_from_hist(const uint64_t hist[IH_CLI_BINS], ih_stats *st)
 {
@@ -49,6 +50,76 @@ int ih_write_csv(FILE *fp, const uint64_t hist[IH_CLI_BINS])
     for (int b = 0; b < IH_CLI_BINS; b++) {
         fprintf(fp, "%d,%d,%d,%llu\n", b, b, b + 1, (unsigned long long)hist[b]);
     }
+    return ferror(fp) ? -1 : 0;
+}
+
+/* A CSV field: quoted when it holds a comma, a quote or a line break. */
+static void csv_field(FILE *fp, const char *s)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, fp);
+        return;
+    }
+    fputc('"', fp);
+    for (; *s != '\0'; s++) {
+        if (*s == '"') {
+            fputc('"', fp);
+        }
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+void ih_write_csv_header_with_file(FILE *fp)
+{
+    fputs("file,bin,lower,upper,count\n", fp);
+}
+
+int ih_write_csv_rows_with_file(FILE *fp, const char *file, const uint64_t hist[IH_CLI_BINS])
+{
+    for (int b = 0; b < IH_CLI_BINS; b++) {
+        csv_field(fp, file);
+        fprintf(fp, ",%d,%d,%d,%llu\n", b, b, b + 1, (unsigned long long)hist[b]);
+    }
+    return ferror(fp) ? -1 : 0;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped; other
+ * bytes as they are (file names are bytes; UTF-8 ones stay readable). */
+static void json_string(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s != '\0'; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            fputc('\\', fp);
+            fputc(c, fp);
+        } else if (c < 0x20 || c == 0x7f) {
+            fprintf(fp, "\\u%04x", c);
+        } else {
+            fputc(c, fp);
+        }
+    }
+    fputc('"', fp);
+}
+
+int ih_write_json_line(FILE *fp, const char *file, uint32_t width, uint32_t height,
+                       const uint64_t hist[IH_CLI_BINS])
+{
+    ih_stats st;
+    if (ih_stats_from_hist(hist, &st) != 0) {
+        return -1;
+    }
+    fputs("{\"file\": ", fp);
+    json_string(fp, file);
+    fprintf(fp,
+            ", \"width\": %u, \"height\": %u, \"min\": %d, \"max\": %d, \"mean\": %.6f, "
+            "\"median\": %d, \"std\": %.6f, \"histogram\": [",
+            width, height, st.min, st.max, st.mean, st.median, st.stddev);
+    for (int b = 0; b < IH_CLI_BINS; b++) {
+        fprintf(fp, b ? ", %llu" : "%llu", (unsigned long long)hist[b]);
+    }
+    fputs("]}\n", fp);
     return ferror(fp) ? -1 : 0;
 }
 

@@ -56,3 +56,10 @@ void imghist_free(void *p)
 {
     free(p);
 }
+
+const char *imghist_detect_format(const void *head, size_t size)
+{
+    (void)head;
+    (void)size;
+    return NULL;
+}

@@ -1,0 +1,412 @@
+/*
+ * A batch run. The main thread lists the images (walk.c) and opens the run's
+ * outputs; worker threads, each with its own library context (so each has its
+ * own GPU stream on the CUDA backend), take images in order, decode, count or
+ * equalize, encode and write them. Results come back through a window of
+ * slots and the main thread writes the CSV, JSON Lines and total in sorted
+ * order whatever the scheduling; a worker may run at most `window` images
+ * ahead of what has been written, so memory stays bounded (a decoded image and
+ * its PNG per worker, a small record per slot) whatever the folder's size.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "batch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli_context.h"
+#include "output_file.h"
+#include "progress.h"
+#include "report.h"
+#include "signals.h"
+#include "walk.h"
+
+int ih_is_batch(const ih_cli_args *a)
+{
+    if (a->n_inputs != 1) {
+        return a->n_inputs > 1;
+    }
+    struct stat st;
+    return strcmp(a->input, "-") != 0 && stat(a->input, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+typedef struct result {
+    int done;
+    imghist_status status;
+    uint32_t width, height;
+    uint64_t hist[IH_CLI_BINS];
+    char msg[800];
+} result;
+
+typedef struct batch {
+    const ih_cli_args *a;
+    const ih_file_list *files;
+    size_t window;
+    result *slots;
+    size_t next_take, next_emit;
+    int stop;
+    pthread_mutex_t mu;
+    pthread_cond_t done_cv, space_cv;
+} batch;
+
+typedef struct worker {
+    batch *b;
+    imghist_ctx *ctx;
+    pthread_t tid;
+    int started;
+} worker;
+
+/* mkdir -p of the folder that will hold path. */
+static int make_parents(char *path)
+{
+    for (char *p = strchr(path + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        const int rc = mkdir(path, 0777);
+        const int e = errno;
+        *p = '/';
+        if (rc != 0 && e != EEXIST) {
+            errno = e;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Encode and write one equalized image; a message in r on failure. */
+static void write_png(imghist_ctx *ctx, const ih_file *f, const imghist_view *img, result *r)
+{
+    void *png = NULL;
+    size_t size = 0;
+    if (imghist_encode_png(ctx, img, &png, &size) != IMGHIST_OK) {
+        r->status = IMGHIST_E_ENCODE;
+        snprintf(r->msg, sizeof r->msg, "%s: %s", f->out, imghist_last_error(ctx));
+        return;
+    }
+    char why[256];
+    ih_output_file out;
+    r->status = IMGHIST_E_IO;
+    if (make_parents(f->out) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot create its folder: %s", f->out,
+                 strerror(errno));
+    } else if (ih_output_open(&out, f->out, 0, why, sizeof why) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot create: %s", f->out, why);
+    } else if (fwrite(png, 1, size, out.fp) != size || ih_output_close(&out, why, sizeof why)) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot write: %s", f->out,
+                 out.fp != NULL ? strerror(errno ? errno : EIO) : why);
+        ih_output_abort(&out);
+    } else if (ih_stop_signal() != 0) {
+        /* Stopped: a file not yet in place is not put there. */
+        ih_output_abort(&out);
+        r->status = IMGHIST_E_IO;
+        snprintf(r->msg, sizeof r->msg, "%s: not written (interrupted)", f->out);
+    } else if (ih_output_commit(&out, why, sizeof why) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot write: %s", f->out, why);
+    } else {
+        r->status = IMGHIST_OK;
+    }
+    imghist_free(png);
+}
+
+static void process(imghist_ctx *ctx, const ih_cli_args *a, const ih_file *f, result *r)
+{
+    imghist_image *img = NULL;
+    r->status = imghist_load_file(ctx, f->path, &img);
+    if (r->status != IMGHIST_OK) {
+        snprintf(r->msg, sizeof r->msg, "%s", imghist_last_error(ctx));
+        return;
+    }
+    const imghist_counts counts = {r->hist, IH_CLI_BINS, IMGHIST_MEM_HOST};
+    r->width = img->view.width;
+    r->height = img->view.height;
+    r->status = a->equalize_out != NULL
+                    ? imghist_equalize(ctx, &img->view, &img->view, &counts) /* in place */
+                    : imghist_histogram(ctx, &img->view, NULL, NULL, &counts);
+    if (r->status != IMGHIST_OK) {
+        snprintf(r->msg, sizeof r->msg, "%s: %s", f->path, imghist_last_error(ctx));
+    } else if (a->equalize_out != NULL) {
+        write_png(ctx, f, &img->view, r);
+    }
+    imghist_image_free(img);
+}
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    batch *b = w->b;
+    result r;
+    for (;;) {
+        pthread_mutex_lock(&b->mu);
+        while (!b->stop && b->next_take < b->files->count &&
+               b->next_take >= b->next_emit + b->window) {
+            pthread_cond_wait(&b->space_cv, &b->mu);
+        }
+        if (b->stop || ih_stop_signal() != 0 || b->next_take >= b->files->count) {
+            pthread_mutex_unlock(&b->mu);
+            break;
+        }
+        const size_t k = b->next_take++;
+        pthread_mutex_unlock(&b->mu);
+
+        memset(&r, 0, sizeof r);
+        process(w->ctx, b->a, &b->files->files[k], &r);
+        r.done = 1;
+        pthread_mutex_lock(&b->mu);
+        b->slots[k % b->window] = r;
+        pthread_cond_signal(&b->done_cv);
+        pthread_mutex_unlock(&b->mu);
+    }
+    return NULL;
+}
+
+/* The run's own outputs (CSV, JSON Lines, total), all or nothing. */
+typedef struct run_outputs {
+    ih_output_file csv, json, total;
+    int has_csv, has_json, has_total;
+} run_outputs;
+
+static int open_output(ih_output_file *f, const char *path, int *has)
+{
+    char why[256];
+    if (path == NULL) {
+        return 0;
+    }
+    if (ih_output_open(f, path, 1, why, sizeof why) != 0) {
+        ih_say("%s: cannot create: %s", path, why);
+        return -1;
+    }
+    *has = 1;
+    return 0;
+}
+
+static void abort_outputs(run_outputs *o)
+{
+    if (o->has_csv) ih_output_abort(&o->csv);
+    if (o->has_json) ih_output_abort(&o->json);
+    if (o->has_total) ih_output_abort(&o->total);
+}
+
+/* Close every output, then rename each into place. */
+static int commit_outputs(const ih_cli_args *a, run_outputs *o, const uint64_t total[IH_CLI_BINS])
+{
+    char why[256];
+    if (o->has_total && ih_write_csv(o->total.fp, total) != 0) {
+        ih_say("%s: write error", a->total_out);
+        abort_outputs(o);
+        return -1;
+    }
+    ih_output_file *files[3] = {&o->csv, &o->json, &o->total};
+    const int has[3] = {o->has_csv, o->has_json, o->has_total};
+    const char *paths[3] = {a->csv_out, a->json_out, a->total_out};
+    for (int i = 0; i < 3; i++) {
+        if (has[i] && ih_output_close(files[i], why, sizeof why) != 0) {
+            ih_say("%s: cannot write: %s", paths[i], why);
+            abort_outputs(o);
+            return -1;
+        }
+    }
+    int rc = 0;
+    for (int i = 0; i < 3; i++) {
+        if (has[i] && ih_output_commit(files[i], why, sizeof why) != 0) {
+            ih_say("%s: cannot write: %s", paths[i], why);
+            rc = -1;
+        }
+    }
+    return rc;
+}
+
+static void say_skipped(const char *path, const char *why)
+{
+    if (ih_verbosity > 0) {
+        ih_say("skipped %s (%s)", path, why);
+    }
+}
+
+static unsigned cores(void)
+{
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* Waits for image e's result, keeping the progress bar and the stop flag
+ * current; returns 0 when the run stopped before e was taken. */
+static int wait_for(batch *b, size_t e, ih_progress *progress)
+{
+    while (!b->slots[e % b->window].done) {
+        if (ih_stop_signal() != 0 && !b->stop) {
+            b->stop = 1;
+            pthread_cond_broadcast(&b->space_cv);
+        }
+        if (b->stop && e >= b->next_take) {
+            return 0;
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&b->done_cv, &b->mu, &until);
+        ih_progress_update(progress, e, b->files->count, 0);
+    }
+    return 1;
+}
+
+int ih_run_batch(const ih_cli_args *a)
+{
+    ih_file_list files;
+    char err[1024];
+    if (ih_collect_files(a->inputs, a->n_inputs, a->recursive, a->equalize_out, say_skipped,
+                         &files, err, sizeof err) != 0) {
+        ih_say("%s (see imghist --help)", err);
+        ih_free_file_list(&files);
+        return IH_EXIT_USAGE;
+    }
+    const unsigned jobs = a->jobs ? a->jobs : cores();
+    const unsigned n_workers =
+        files.count < jobs ? (files.count > 0 ? (unsigned)files.count : 1) : jobs;
+    /* Fewer images than threads: the spare threads count within images. */
+    const unsigned threads_each = jobs / n_workers > 0 ? jobs / n_workers : 1;
+
+    worker *workers = calloc(n_workers, sizeof *workers);
+    batch b;
+    memset(&b, 0, sizeof b);
+    b.a = a;
+    b.files = &files;
+    b.window = 4 * (size_t)n_workers + 16;
+    b.slots = calloc(b.window, sizeof *b.slots);
+    run_outputs outs;
+    memset(&outs, 0, sizeof outs);
+    int rc = IH_EXIT_OK;
+    if (workers == NULL || b.slots == NULL) {
+        ih_say("out of memory");
+        rc = IH_EXIT_FILE;
+    }
+    for (unsigned i = 0; i < n_workers && rc == IH_EXIT_OK; i++) {
+        rc = ih_make_context(a, threads_each, &workers[i].ctx);
+        if (rc == IH_EXIT_OK && i == 0 && ih_verbosity > 0) {
+            ih_say("backend: %s, %u threads, %zu images, %zu files skipped",
+                   imghist_backend_name(imghist_get_backend(workers[0].ctx)), n_workers,
+                   files.count, files.skipped);
+        }
+    }
+    if (rc == IH_EXIT_OK &&
+        (open_output(&outs.csv, a->csv_out, &outs.has_csv) != 0 ||
+         open_output(&outs.json, a->json_out, &outs.has_json) != 0 ||
+         open_output(&outs.total, a->total_out, &outs.has_total) != 0)) {
+        rc = IH_EXIT_FILE;
+    }
+    if (rc != IH_EXIT_OK) {
+        abort_outputs(&outs);
+        for (unsigned i = 0; workers != NULL && i < n_workers; i++) {
+            imghist_destroy(workers[i].ctx);
+        }
+        free(workers);
+        free(b.slots);
+        ih_free_file_list(&files);
+        return rc;
+    }
+    if (outs.has_csv) {
+        ih_write_csv_header_with_file(outs.csv.fp);
+    }
+
+    ih_progress progress;
+    ih_progress_start(&progress, ih_verbosity >= 0);
+    pthread_mutex_init(&b.mu, NULL);
+    pthread_cond_init(&b.done_cv, NULL);
+    pthread_cond_init(&b.space_cv, NULL);
+    for (unsigned i = 0; i < n_workers; i++) {
+        workers[i].b = &b;
+        workers[i].started = pthread_create(&workers[i].tid, NULL, work, &workers[i]) == 0;
+    }
+    unsigned started = 0;
+    for (unsigned i = 0; i < n_workers; i++) {
+        started += workers[i].started != 0;
+    }
+    if (started == 0) {
+        /* Nothing would take the images; the output files are not created. */
+        ih_say("cannot start a worker thread: %s", strerror(EAGAIN));
+        b.stop = 1;
+    }
+
+    uint64_t total[IH_CLI_BINS] = {0};
+    size_t processed = 0, failed = 0, emitted = 0;
+    int write_failed = 0;
+    for (size_t e = 0; e < files.count; e++) {
+        pthread_mutex_lock(&b.mu);
+        if (!wait_for(&b, e, &progress)) {
+            pthread_mutex_unlock(&b.mu);
+            break;
+        }
+        const result r = b.slots[e % b.window];
+        b.slots[e % b.window].done = 0;
+        b.next_emit = e + 1;
+        pthread_cond_broadcast(&b.space_cv);
+        pthread_mutex_unlock(&b.mu);
+
+        emitted++;
+        const char *path = files.files[e].path;
+        if (r.status != IMGHIST_OK) {
+            failed++;
+            ih_progress_clear(&progress);
+            ih_say("%s", r.msg);
+        } else {
+            processed++;
+            for (int v = 0; v < IH_CLI_BINS; v++) {
+                total[v] += r.hist[v];
+            }
+            if ((outs.has_csv && ih_write_csv_rows_with_file(outs.csv.fp, path, r.hist) != 0) ||
+                (outs.has_json &&
+                 ih_write_json_line(outs.json.fp, path, r.width, r.height, r.hist) != 0)) {
+                write_failed = 1;
+            }
+        }
+        ih_progress_update(&progress, emitted, files.count, 0);
+    }
+    for (unsigned i = 0; i < n_workers; i++) {
+        if (workers[i].started) {
+            pthread_join(workers[i].tid, NULL);
+        }
+        imghist_destroy(workers[i].ctx);
+    }
+    ih_progress_update(&progress, emitted, files.count, 1);
+    ih_progress_clear(&progress);
+
+    const int sig = ih_stop_signal();
+    if (sig != 0) {
+        abort_outputs(&outs); /* a CSV of part of the run would look complete */
+        rc = 128 + sig;
+    } else if (write_failed) {
+        ih_say("a write to the CSV or JSON output failed");
+        abort_outputs(&outs);
+        rc = IH_EXIT_FILE;
+    } else if (commit_outputs(a, &outs, total) != 0) {
+        rc = IH_EXIT_FILE;
+    } else if (failed > 0) {
+        rc = IH_EXIT_FILE;
+    }
+    if (ih_verbosity >= 0) {
+        const double secs = ih_now() - progress.start;
+        char stopped[96] = "";
+        if (sig != 0) {
+            snprintf(stopped, sizeof stopped, "; interrupted after %zu of %zu images", emitted,
+                     files.count);
+        }
+        ih_say("%zu images in %.2f s (%.1f images/s): %zu processed, %zu failed, %zu skipped%s",
+               files.count, secs, secs > 0 ? (double)emitted / secs : 0.0, processed, failed,
+               files.skipped, stopped);
+    }
+    pthread_cond_destroy(&b.done_cv);
+    pthread_cond_destroy(&b.space_cv);
+    pthread_mutex_destroy(&b.mu);
+    free(workers);
+    free(b.slots);
+    ih_free_file_list(&files);
+    return rc;
+}

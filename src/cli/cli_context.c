@@ -1,0 +1,63 @@
+#include "cli_context.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "sanitize.h"
+
+int ih_verbosity;
+
+void ih_say(const char *fmt, ...)
+{
+    char line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    ih_sanitize_line(line);
+    fprintf(stderr, "imghist: %s\n", line);
+}
+
+/* A parameter from an option; a value out of the library's bounds is a usage
+ * error. */
+static int set(imghist_ctx *ctx, imghist_param p, uint64_t value, const char *option)
+{
+    if (imghist_set_param(ctx, p, value > INT64_MAX ? INT64_MAX : (int64_t)value) !=
+        IMGHIST_OK) {
+        ih_say("%s: %s (see imghist --help)", option, imghist_last_error(ctx));
+        return IH_EXIT_USAGE;
+    }
+    return IH_EXIT_OK;
+}
+
+int ih_make_context(const ih_cli_args *a, unsigned cpu_threads, imghist_ctx **out)
+{
+    imghist_ctx *ctx = NULL;
+    *out = NULL;
+    imghist_status st = imghist_create(a->backend, &ctx);
+    if (st != IMGHIST_OK) {
+        ih_say("--backend %s: %s", imghist_backend_name(a->backend),
+               ctx ? imghist_last_error(ctx) : imghist_strerror(st));
+        imghist_destroy(ctx);
+        return IH_EXIT_FILE;
+    }
+    int rc = IH_EXIT_OK;
+    if (a->max_pixels != 0) rc = set(ctx, IMGHIST_P_MAX_PIXELS, a->max_pixels, "--max-pixels");
+    if (rc == IH_EXIT_OK && a->max_bytes != 0) {
+        rc = set(ctx, IMGHIST_P_MAX_INPUT_BYTES, a->max_bytes, "--max-bytes");
+    }
+    if (rc == IH_EXIT_OK) rc = set(ctx, IMGHIST_P_LOAD_GRAY, (uint64_t)a->gray, "--gray");
+    if (rc == IH_EXIT_OK) {
+        int64_t lo = 1, hi = 1;
+        imghist_param_bounds(IMGHIST_P_CPU_THREADS, &lo, &hi);
+        rc = set(ctx, IMGHIST_P_CPU_THREADS,
+                 cpu_threads < 1 ? 1 : (cpu_threads > hi ? (uint64_t)hi : cpu_threads),
+                 "threads");
+    }
+    if (rc != IH_EXIT_OK) {
+        imghist_destroy(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return IH_EXIT_OK;
+}
