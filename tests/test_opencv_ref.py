@@ -3,8 +3,10 @@
 
 For real photographs (and a few adversarial synthetic images) the gray
 conversion, the histogram and the equalized image must match OpenCV's
-cvtColor(BGR2GRAY), calcHist and equalizeHist bit for bit, on the CPU backend
-and on whatever `auto` picks (CUDA on a GPU machine).
+calcHist and equalizeHist bit for bit, on the CPU backend and on whatever
+`auto` picks (CUDA on a GPU machine), in both gray modes: `--gray bgr2gray`
+against imread(IMREAD_COLOR) + cvtColor(BGR2GRAY), `--gray luma` against
+imread(IMREAD_GRAYSCALE).
 
 usage: test_opencv_ref.py IMGHIST_BINARY SAMPLES_DIR [MAKE_JPEG]
 MAKE_JPEG (tests/make_jpeg.c) adds CMYK and YCCK JPEGs and JPEGs with every
@@ -12,9 +14,11 @@ EXIF orientation, which cv::imread turns upright.
 Exits 77 (skipped) when python3-opencv is not installed.
 """
 import os
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 try:
     import cv2
@@ -26,17 +30,24 @@ except ImportError as e:  # pragma: no cover
 PHOTOS = ["moon.png", "camera.png", "coffee.png", "astronaut.png", "hubble_deep_field.jpg"]
 
 
-def opencv_gray(path):
+GRAY_MODES = ("bgr2gray", "luma")
+
+
+def opencv_gray(path, gray):
+    if gray == "luma":
+        img = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+        assert img is not None and img.ndim == 2, path
+        return img
     img = cv2.imread(path, cv2.IMREAD_COLOR)  # BGR, alpha dropped, gray replicated
     assert img is not None, path
     return cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
 
 
-def run_imghist(exe, src, workdir, backend):
+def run_imghist(exe, src, workdir, backend, gray):
     eq = os.path.join(workdir, "eq.png")
     csv = os.path.join(workdir, "hist.csv")
-    proc = subprocess.run([exe, src, "--backend", backend, "--equalize", eq, "--csv", csv],
-                          capture_output=True, text=True)
+    proc = subprocess.run([exe, src, "--backend", backend, "--gray", gray, "--equalize", eq,
+                           "--csv", csv], capture_output=True, text=True)
     if proc.returncode != 0:
         raise AssertionError(f"{src}: imghist exited {proc.returncode}: {proc.stderr.strip()}")
     with open(csv) as f:
@@ -47,11 +58,11 @@ def run_imghist(exe, src, workdir, backend):
     return counts, out
 
 
-def check(exe, src, workdir, backend, label):
-    gray = opencv_gray(src)
+def check(exe, src, workdir, backend, mode, label):
+    gray = opencv_gray(src, mode)
     want_hist = cv2.calcHist([gray], [0], None, [256], [0, 256]).ravel().astype(np.int64)
     want_eq = cv2.equalizeHist(gray)
-    counts, out = run_imghist(exe, src, workdir, backend)
+    counts, out = run_imghist(exe, src, workdir, backend, mode)
     errors = []
     if not np.array_equal(counts, want_hist):
         errors.append(f"histogram differs in {int(np.count_nonzero(counts != want_hist))} bins")
@@ -61,8 +72,55 @@ def check(exe, src, workdir, backend, label):
         diff = np.count_nonzero(out != want_eq)
         errors.append(f"equalized image differs in {diff} pixels")
     status = "ok" if not errors else "FAIL: " + "; ".join(errors)
-    print(f"{label:32s} {backend:5s} {gray.shape[1]}x{gray.shape[0]}  {status}")
+    print(f"{label:32s} {backend:5s} {mode:8s} {gray.shape[1]}x{gray.shape[0]}  {status}")
     return not errors
+
+
+def png_chunk(kind, data):
+    return (struct.pack(">I", len(data)) + kind + data +
+            struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
+
+
+def write_png(path, img, color_type, chunks=(), palette=None):
+    """A PNG with the given chunks before the image data (cv2.imwrite writes
+    none): img is rows of samples (uint8 or uint16), or of palette indices."""
+    h, w = img.shape[:2]
+    depth = 16 if img.dtype == np.uint16 else 8
+    data = b"\x89PNG\r\n\x1a\n" + png_chunk(
+        b"IHDR", struct.pack(">IIBBBBB", w, h, depth, color_type, 0, 0, 0))
+    for kind, body in chunks:
+        data += png_chunk(kind, body)
+    if palette is not None:
+        data += png_chunk(b"PLTE", palette.astype(np.uint8).tobytes())
+    rows = img.astype(">u2" if depth == 16 else np.uint8)
+    data += png_chunk(b"IDAT", zlib.compress(b"".join(b"\0" + r.tobytes() for r in rows)))
+    with open(path, "wb") as f:
+        f.write(data + png_chunk(b"IEND", b""))
+
+
+def exif_orientation(o):
+    """An eXIf chunk body: TIFF, big-endian, IFD 0 with Orientation = o."""
+    return (b"MM\0\x2a" + struct.pack(">I", 8) + struct.pack(">H", 1) +
+            struct.pack(">HHIHH", 0x0112, 3, 1, o, 0) + struct.pack(">I", 0))
+
+
+def luma_only(workdir, seed):
+    """Cases where the BGR2GRAY mode keeps 0.2's results, which differ from
+    OpenCV's: a PNG's eXIf orientation (OpenCV 4.6 applies it; that mode does
+    not) and 16-bit binary PNM (stb_image 2.27 keeps the low byte)."""
+    rng = np.random.default_rng(seed + 1)
+    photo = cv2.imread(os.path.join(SAMPLES, "coffee.png"), cv2.IMREAD_COLOR)[:150, :230]
+    paths = []
+    for o in (3, 6, 8):
+        p = os.path.join(workdir, f"png-exif-orientation-{o}.png")
+        write_png(p, photo[..., ::-1], 2, [(b"eXIf", exif_orientation(o))])
+        paths.append(p)
+    for name, img in (("gray16.pgm", rng.integers(0, 65536, (29, 41), dtype=np.uint16)),
+                      ("rgb16.ppm", rng.integers(0, 65536, (31, 23, 3), dtype=np.uint16))):
+        p = os.path.join(workdir, name)
+        assert cv2.imwrite(p, img)
+        paths.append(p)
+    return paths
 
 
 def synthetic(workdir, seed):
@@ -96,6 +154,33 @@ def synthetic(workdir, seed):
         p = os.path.join(workdir, name)
         assert cv2.imwrite(p, img, params)
         paths.append(p)
+    # PNGs with the chunks that make libpng's rgb_to_gray (the luma mode)
+    # work in linear light: gAMA, sRGB, sBIT on 16 bits; a palette.
+    srgb = [(b"sRGB", b"\0")]
+    gama = [(b"gAMA", struct.pack(">I", 45455))]
+    rgb = photo[:200, :300, ::-1]
+    pngs = {
+        "rgb-gama.png": (rgb, 2, gama, None),
+        "rgb-srgb.png": (rgb, 2, srgb, None),
+        "rgb16-gama-sbit.png": (rng.integers(0, 65536, (40, 53, 3), dtype=np.uint16), 2,
+                                gama + [(b"sBIT", b"\x0b\x0c\x0a")], None),
+        "rgba-gama.png": (np.dstack([rgb, rng.integers(0, 256, rgb.shape[:2], dtype=np.uint8)]),
+                          6, gama, None),
+        "palette-gama.png": (rng.integers(0, 256, (61, 45), dtype=np.uint8), 3, gama,
+                             rng.integers(0, 256, (256, 3))),
+        "gray-gama.png": (cv2.cvtColor(photo, cv2.COLOR_BGR2GRAY), 0, gama, None),
+    }
+    for name, (img, color_type, chunks, palette) in pngs.items():
+        p = os.path.join(workdir, name)
+        write_png(p, img, color_type, chunks, palette)
+        paths.append(p)
+    # The formats OpenCV 4.6 and stb_image both read (stb_image reads TGA,
+    # GIF and PSD too, OpenCV none of them).
+    for name, img in (("coffee.bmp", photo), ("coffee-gray.bmp", jpegs["coffee-gray.jpg"][0]),
+                      ("coffee.ppm", photo), ("coffee-gray.pgm", jpegs["coffee-gray.jpg"][0])):
+        p = os.path.join(workdir, name)
+        assert cv2.imwrite(p, img)
+        paths.append(p)
     if MAKE_JPEG:
         # CMYK and YCCK with an Adobe marker (Photoshop's kind), odd sizes.
         made = [(f"{space}-{w}x{h}.jpg", [space, str(w), str(h)])
@@ -127,9 +212,11 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         inputs = [os.path.join(samples, p) for p in PHOTOS]
         inputs += synthetic(work, seed)
+        luma_inputs = luma_only(work, seed)
         for backend in ("cpu", "auto"):
-            for src in inputs:
-                ok &= check(exe, src, work, backend, os.path.basename(src))
+            for mode in GRAY_MODES:
+                for src in inputs + (luma_inputs if mode == "luma" else []):
+                    ok &= check(exe, src, work, backend, mode, os.path.basename(src))
     sys.exit(0 if ok else 1)
 
 

@@ -4,6 +4,15 @@
  * same as cv::imread's. A file that ends early is an error here (libjpeg
  * would pad it with gray and only warn). The EXIF orientation is reported
  * for the caller to apply, as cv::imread applies it.
+ *
+ * Gray, as OpenCV 4.6's JPEG decoder makes it (grfmt_jpeg.cpp, readData):
+ * for cvtColor(BGR2GRAY) the colour is decoded and load.c reduces it; for
+ * IMREAD_GRAYSCALE (IMGHIST_GRAY_LUMA) a 1- or 3-component file is decoded
+ * straight to JCS_GRAYSCALE, which for YCbCr is the Y plane as stored: the
+ * chroma is neither decoded nor upsampled, and no colour is converted, so it
+ * is also the fast way; a 4-component (CMYK, YCCK) file is decoded to CMYK
+ * and reduced with OpenCV's 14-bit weights (utils.cpp,
+ * icvCvt_CMYK2Gray_8u_C4C1R).
  */
 #include <setjmp.h>
 #include <stdio.h>
@@ -52,19 +61,28 @@ static void cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, size_t n)
     }
 }
 
-/*
- * The EXIF orientation, read as OpenCV 4.6's JPEG decoder reads it: from the
- * first APP1 marker, IFD 0 only. libexif parses the block; its "follow the
- * specification" option (which adds or rewrites entries) is off. Returns
- * 1..8, or 0 when there is none or it is not a valid SHORT.
- */
-static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
+/* The same, then OpenCV's 14-bit gray (icvCvt_CMYK2Gray_8u_C4C1R: C, M, Y
+ * play R, G, B). */
+static void cmyk_to_luma(const uint8_t *cmyk, uint8_t *gray, size_t n)
 {
-    jpeg_saved_marker_ptr app1 = cinfo->marker_list;
-    while (app1 != NULL && app1->marker != JPEG_APP0 + 1) {
-        app1 = app1->next;
+    for (size_t i = 0; i < n; i++, cmyk += 4) {
+        const int k = cmyk[3];
+        const int r = k - ((255 - cmyk[0]) * k >> 8);
+        const int g = k - ((255 - cmyk[1]) * k >> 8);
+        const int b = k - ((255 - cmyk[2]) * k >> 8);
+        gray[i] = ih_luma14_from_rgb((uint32_t)r, (uint32_t)g, (uint32_t)b);
     }
-    if (app1 == NULL || app1->data_length < 6 || memcmp(app1->data, "Exif\0\0", 6) != 0) {
+}
+
+/*
+ * The EXIF orientation, read as OpenCV 4.6's decoders read it: IFD 0 only.
+ * libexif parses the block; its "follow the specification" option (which
+ * adds or rewrites entries) is off. The PNG decoder uses it too, with the
+ * eXIf chunk behind an "Exif\0\0" header.
+ */
+int ih_exif_orientation(const uint8_t *block, size_t size)
+{
+    if (size < 6 || memcmp(block, "Exif\0\0", 6) != 0 || size > 0xffffffffu) {
         return 0;
     }
     ExifData *ed = exif_data_new();
@@ -72,7 +90,7 @@ static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
         return 0;
     }
     exif_data_unset_option(ed, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
-    exif_data_load_data(ed, app1->data, app1->data_length);
+    exif_data_load_data(ed, block, (unsigned int)size);
     int o = 0;
     ExifEntry *e = exif_content_get_entry(ed->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
     if (e != NULL && e->format == EXIF_FORMAT_SHORT && e->components >= 1 && e->size >= 2 &&
@@ -83,8 +101,19 @@ static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
     return o >= 1 && o <= 8 ? o : 0;
 }
 
+/* The orientation from the first APP1 marker, as OpenCV 4.6's JPEG decoder
+ * takes it. */
+static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
+{
+    jpeg_saved_marker_ptr app1 = cinfo->marker_list;
+    while (app1 != NULL && app1->marker != JPEG_APP0 + 1) {
+        app1 = app1->next;
+    }
+    return app1 != NULL ? ih_exif_orientation(app1->data, app1->data_length) : 0;
+}
+
 imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size,
-                              const char *name, ih_raw *out)
+                              const char *name, imghist_gray_mode mode, ih_raw *out)
 {
     struct jpeg_decompress_struct cinfo;
     struct jerr err;
@@ -121,22 +150,24 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
         longjmp(err.jump, 1);
     }
     const int cmyk = cinfo.num_components == 4;
-    if (cinfo.num_components == 1) {
-        cinfo.out_color_space = JCS_GRAYSCALE;
-    } else if (cmyk) {
+    const int luma = mode == IMGHIST_GRAY_LUMA;
+    if (cmyk) {
         cinfo.out_color_space = JCS_CMYK;
+    } else if (cinfo.num_components == 1 || luma) {
+        cinfo.out_color_space = JCS_GRAYSCALE;
     } else {
         cinfo.out_color_space = JCS_RGB;
     }
     jpeg_start_decompress(&cinfo);
     const uint32_t w = cinfo.output_width, h = cinfo.output_height;
-    const int channels = cinfo.out_color_space == JCS_GRAYSCALE ? 1 : 3;
+    const int channels = cinfo.out_color_space == JCS_GRAYSCALE || (cmyk && luma) ? 1 : 3;
     samples = malloc((size_t)w * h * channels);
     if (cmyk) {
         cmyk_row = malloc((size_t)w * 4);
     }
+    const int components = cmyk ? 4 : cinfo.out_color_space == JCS_GRAYSCALE ? 1 : 3;
     if (samples == NULL || (cmyk && cmyk_row == NULL) ||
-        cinfo.output_components != (cmyk ? 4 : channels)) {
+        cinfo.output_components != components) {
         st = samples == NULL ? ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name)
                              : ih_fail(ctx, IMGHIST_E_DECODE, "%s: unsupported JPEG colour layout",
                                        name);
@@ -149,7 +180,11 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
             break;
         }
         if (cmyk) {
-            cmyk_to_rgb(cmyk_row, dst, w);
+            if (luma) {
+                cmyk_to_luma(cmyk_row, dst, w);
+            } else {
+                cmyk_to_rgb(cmyk_row, dst, w);
+            }
         }
         if (err.truncated) {
             break;

@@ -1,14 +1,24 @@
 /*
  * PNG through libpng, which checks every chunk's CRC and the zlib stream
- * (stb_image does not), with the transforms OpenCV's imread applies: palette
- * and low bit depths expanded, 16-bit samples reduced by dropping the low byte
- * (>> 8), alpha and tRNS ignored, no gamma correction.
+ * (stb_image does not), with the transforms OpenCV 4.6's imread applies
+ * (grfmt_png.cpp, readData): palette and low bit depths expanded, 16-bit
+ * samples reduced by dropping the low byte (>> 8), alpha and tRNS ignored.
+ * For cvtColor(BGR2GRAY) colour is decoded as it is stored (no gamma
+ * correction) and load.c reduces it. For IMREAD_GRAYSCALE
+ * (IMGHIST_GRAY_LUMA) OpenCV has libpng make gray, and so does this:
+ * png_set_rgb_to_gray with its weights 0.299 and 0.587, which libpng keeps as
+ * 9797 and 19234 (/ 32768, truncated), sums truncated. libpng does that in
+ * linear light when the file declares a gamma (gAMA, sRGB, or an iCCP profile
+ * it knows as sRGB; sBIT shapes the 16-bit tables), so in that mode those
+ * chunks are read, as OpenCV reads them. It also applies the EXIF orientation
+ * of an eXIf chunk, as OpenCV 4.6 does.
  */
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "decode.h"
 #include "png_glue.h"
@@ -29,8 +39,53 @@ static void read_fn(png_structp png, png_bytep out, png_size_t n)
     s->pos += n;
 }
 
+/*
+ * The orientation in the PNG's eXIf chunk, as OpenCV 4.6 gets it: libpng
+ * 1.6.39 keeps the first eXIf chunk that is at least 2 bytes long, starts
+ * "MM" or "II" and has a good CRC (a later one is a "duplicate"), before the
+ * image data or else after it, and OpenCV reads that. libpng would allocate
+ * the chunk from its declared length before reading it (see below), so the
+ * chunks are walked here, in the file already in memory, and libpng skips
+ * eXIf. 0 when there is none.
+ */
+static int png_exif_orientation(const uint8_t *d, size_t n)
+{
+    size_t at = 8;
+    while (n - at >= 12) {
+        const uint32_t len = (uint32_t)d[at] << 24 | (uint32_t)d[at + 1] << 16 |
+                             (uint32_t)d[at + 2] << 8 | d[at + 3];
+        const uint8_t *type = d + at + 4;
+        if (len > 0x7fffffffu || len > n - at - 12) {
+            return 0; /* libpng fails on it, or the file is cut short */
+        }
+        const uint8_t *body = type + 4;
+        if (memcmp(type, "IEND", 4) == 0) {
+            return 0;
+        }
+        if (memcmp(type, "eXIf", 4) == 0 && len >= 2 && body[0] == body[1] &&
+            (body[0] == 'M' || body[0] == 'I')) {
+            const uint32_t crc = (uint32_t)body[len] << 24 | (uint32_t)body[len + 1] << 16 |
+                                 (uint32_t)body[len + 2] << 8 | body[len + 3];
+            if (crc32(crc32(0, NULL, 0), type, len + 4) == crc) {
+                /* libexif wants the "Exif\0\0" header of a JPEG APP1 block. */
+                uint8_t *block = malloc((size_t)len + 6);
+                if (block == NULL) {
+                    return 0;
+                }
+                memcpy(block, "Exif\0\0", 6);
+                memcpy(block + 6, body, len);
+                const int o = ih_exif_orientation(block, (size_t)len + 6);
+                free(block);
+                return o;
+            }
+        }
+        at += (size_t)len + 12;
+    }
+    return 0;
+}
+
 imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
-                             ih_raw *out)
+                             imghist_gray_mode mode, ih_raw *out)
 {
     struct png_src src = {data, size, 0, {{0}}};
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src.err, ih_png_error_fn,
@@ -63,12 +118,17 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
      * png_exif_chunk_length_malloc_bomb.png). Skipped, a chunk is read
      * through in small pieces and a false length ends in "truncated". Unknown
      * chunks are skipped the same way (libpng's default without a callback).
-     * gAMA, cHRM, sRGB, iCCP, sBIT and bKGD only matter to transformations
-     * imghist does not ask for (OpenCV does not either). */
-    static const png_byte skipped[] = "tEXt\0zTXt\0iTXt\0eXIf\0iCCP\0sPLT\0pCAL\0sCAL\0"
-                                      "hIST\0tIME\0pHYs\0oFFs\0sBIT\0sRGB\0cHRM\0gAMA\0bKGD";
+     * gAMA, cHRM, sRGB, iCCP and sBIT only matter to transformations the
+     * BGR2GRAY mode does not ask for; luma's rgb_to_gray uses them (gAMA,
+     * sRGB and sBIT are a few bytes; libpng refuses iCCP profiles over its
+     * 8 MB chunk limit), so that mode reads them. */
+    static const png_byte skipped[] = "tEXt\0zTXt\0iTXt\0eXIf\0sPLT\0pCAL\0sCAL\0"
+                                      "hIST\0tIME\0pHYs\0oFFs\0bKGD\0"
+                                      "iCCP\0sRGB\0cHRM\0gAMA\0sBIT";
+    const int luma = mode == IMGHIST_GRAY_LUMA;
+    const int colour_chunks = 5; /* the last five */
     png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped,
-                                (int)(sizeof skipped / 5));
+                                (int)(sizeof skipped / 5) - (luma ? colour_chunks : 0));
     png_read_info(png, info);
 
     const uint32_t w = png_get_image_width(png, info), h = png_get_image_height(png, info);
@@ -85,6 +145,11 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     }
     if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) {
         png_set_expand_gray_1_2_4_to_8(png);
+    }
+    if (luma) {
+        /* OpenCV's png_set_rgb_to_gray(png, 1, 0.299, 0.587), in the fixed
+         * point libpng turns those doubles into. On gray it does nothing. */
+        png_set_rgb_to_gray_fixed(png, PNG_ERROR_ACTION_NONE, 29900, 58700);
     }
     png_set_interlace_handling(png);
     png_read_update_info(png, info);
@@ -112,5 +177,8 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     out->height = h;
     out->channels = channels;
     out->samples = samples;
+    /* In the BGR2GRAY mode the orientation is not applied (0.2's results,
+     * kept; OpenCV 4.6 applies it in both). */
+    out->orientation = luma ? png_exif_orientation(data, size) : 0;
     return IMGHIST_OK;
 }

@@ -220,9 +220,33 @@ static const char *bad_pnm_header(const uint8_t *d, size_t n)
     return NULL;
 }
 
+/*
+ * A binary PNM with 16-bit samples (maxval over 255) in the luma mode.
+ * stb_image 2.27 copies such samples as they are stored, big-endian, and
+ * reads them back as native uint16 when it reduces them to 8 bits (>> 8), so
+ * on a little-endian machine every sample comes out as its low byte. OpenCV
+ * 4.6 takes the high byte (grfmt_pxm.cpp). This takes the 16-bit samples and
+ * keeps the first byte of each, the file's high byte, on any machine. The
+ * BGR2GRAY mode keeps stb_image's bytes (0.2's results). Returns the samples
+ * or NULL, like stbi_load_from_memory.
+ */
+static uint8_t *load_pnm16_high_bytes(const uint8_t *data, size_t size, int *w, int *h,
+                                      int *comp)
+{
+    uint8_t *wide = (uint8_t *)stbi_load_16_from_memory(data, (int)size, w, h, comp, 0);
+    if (wide == NULL) {
+        return NULL;
+    }
+    const size_t n = (size_t)*w * (size_t)*h * (size_t)*comp;
+    for (size_t i = 0; i < n; i++) {
+        wide[i] = wide[2 * i];
+    }
+    return wide; /* the first half holds the samples; freed as a whole */
+}
+
 /* Every other format through stb_image, 8 bits per sample. */
 imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
-                             const char *name, ih_raw *out)
+                             const char *name, imghist_gray_mode mode, ih_raw *out)
 {
     const char *refused = refused_format(data, size);
     if (refused == NULL) {
@@ -257,7 +281,11 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
     if (psd_changed < 0) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
     }
+    const int pnm16 = mode == IMGHIST_GRAY_LUMA && size >= 2 && data[0] == 'P' &&
+                      (data[1] == '5' || data[1] == '6') &&
+                      stbi_is_16_bit_from_memory(data, (int)size);
     uint8_t *decoded = psd_changed ? stbi_load_from_memory(psd, (int)psd_size, &w, &h, &comp, 0)
+                       : pnm16     ? load_pnm16_high_bytes(data, size, &w, &h, &comp)
                                    : stbi_load_from_memory(data, (int)size, &w, &h, &comp, 0);
     free(psd);
     if (decoded == NULL) {

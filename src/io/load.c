@@ -81,20 +81,25 @@ imghist_status imghist_load_file(imghist_ctx *ctx, const char *path, imghist_ima
 
 /* The decoder for these bytes. */
 static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size,
-                             const char *name, ih_raw *raw)
+                             const char *name, imghist_gray_mode mode, ih_raw *raw)
 {
     static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     if (size >= 8 && memcmp(bytes, png_magic, 8) == 0) {
-        return ih_decode_png(ctx, bytes, size, name, raw);
+        return ih_decode_png(ctx, bytes, size, name, mode, raw);
     }
     if (size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff) {
-        return ih_decode_jpeg(ctx, bytes, size, name, raw);
+        return ih_decode_jpeg(ctx, bytes, size, name, mode, raw);
     }
-    return ih_decode_stb(ctx, bytes, size, name, raw);
+    return ih_decode_stb(ctx, bytes, size, name, mode, raw);
 }
 
-/* Samples -> one gray plane (the samples are consumed); NULL when out of memory. */
-static uint8_t *to_gray(ih_raw *raw)
+/*
+ * Samples -> one gray plane (the samples are consumed); NULL when out of
+ * memory. Three channels come from stb_image, or from PNG and JPEG in the
+ * BGR2GRAY mode: cvtColor's 15-bit weights there; in the luma mode the
+ * 14-bit ones OpenCV's BMP and PNM decoders use for IMREAD_GRAYSCALE.
+ */
+static uint8_t *to_gray(ih_raw *raw, imghist_gray_mode mode)
 {
     if (raw->channels == 1) {
         return raw->samples;
@@ -102,9 +107,15 @@ static uint8_t *to_gray(ih_raw *raw)
     const size_t n = (size_t)raw->width * raw->height;
     uint8_t *gray = malloc(n);
     if (gray != NULL) {
-        for (size_t i = 0; i < n; i++) {
-            const uint8_t *p = raw->samples + 3 * i;
-            gray[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
+        const uint8_t *p = raw->samples;
+        if (mode == IMGHIST_GRAY_LUMA) {
+            for (size_t i = 0; i < n; i++, p += 3) {
+                gray[i] = ih_luma14_from_rgb(p[0], p[1], p[2]);
+            }
+        } else {
+            for (size_t i = 0; i < n; i++, p += 3) {
+                gray[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
+            }
         }
     }
     free(raw->samples);
@@ -133,12 +144,13 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
         return over_byte_limit(ctx, name);
     }
     ih_raw raw = {0};
-    st = decode(ctx, data, size, name, &raw);
+    const imghist_gray_mode mode = (imghist_gray_mode)ctx->params.load_gray;
+    st = decode(ctx, data, size, name, mode, &raw);
     if (st != IMGHIST_OK) {
         return st;
     }
     imghist_image *img = calloc(1, sizeof *img);
-    uint8_t *gray = to_gray(&raw);
+    uint8_t *gray = to_gray(&raw, mode);
     if (gray != NULL && raw.orientation >= 2 && raw.orientation <= 8) {
         uint8_t *upright = ih_orient(gray, &raw.width, &raw.height, raw.orientation);
         free(gray);
