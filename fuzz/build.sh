@@ -50,7 +50,7 @@ LIBS="$(pkg-config --libs libpng libjpeg libexif) -lm -pthread"
 lib_src="src/create.c src/core/checks.c src/core/context.c src/core/equalize_lut.c
          src/core/ops.c src/core/params.c src/cpu/cpu_backend.c src/cpu/cpu_hist.c
          src/io/decode_jpeg.c src/io/decode_png.c src/io/decode_stb.c src/io/encode_png.c
-         src/io/load.c src/io/orient.c src/io/png_glue.c src/common/output_file.c
+         src/io/load.c src/io/orient.c src/io/png_bands.c src/io/png_glue.c src/io/detect.c src/common/output_file.c
          src/common/read_all.c src/common/sanitize.c"
 
 compile() { # source object [extra flags]

@@ -11,6 +11,7 @@
 
 #include "core.h"
 #include "output_file.h"
+#include "png_bands.h"
 #include "png_glue.h"
 
 /* Where the encoded bytes go: a stream, or a growing buffer. */
@@ -20,33 +21,42 @@ typedef struct png_sink {
     size_t len, cap;
 } png_sink;
 
-static void sink_write(png_structp png, png_bytep data, png_size_t len)
+/* Append to the sink; 0, or -1 with errno set. */
+static int sink_put(void *arg, const void *data, size_t len)
 {
-    png_sink *s = png_get_io_ptr(png);
+    png_sink *s = arg;
     if (s->fp != NULL) {
-        /* fwrite with the reason kept: libpng's own writer only says "Write Error". */
-        if (fwrite(data, 1, len, s->fp) != len) {
-            png_error(png, strerror(errno ? errno : EIO));
-        }
-        return;
+        return fwrite(data, 1, len, s->fp) == len ? 0 : -1;
     }
     if (len > s->cap - s->len) {
         size_t cap = s->cap ? s->cap : 1 << 16;
         while (cap - s->len < len) {
             if (cap > SIZE_MAX / 2) {
-                png_error(png, "out of memory");
+                errno = ENOMEM;
+                return -1;
             }
             cap *= 2;
         }
         uint8_t *bigger = realloc(s->buf, cap);
         if (bigger == NULL) {
-            png_error(png, "out of memory");
+            errno = ENOMEM;
+            return -1;
         }
         s->buf = bigger;
         s->cap = cap;
     }
     memcpy(s->buf + s->len, data, len);
     s->len += len;
+    return 0;
+}
+
+static void sink_write(png_structp png, png_bytep data, png_size_t len)
+{
+    errno = 0;
+    if (sink_put(png_get_io_ptr(png), data, len) != 0) {
+        /* The reason kept: libpng's own writer only says "Write Error". */
+        png_error(png, errno == ENOMEM ? "out of memory" : strerror(errno ? errno : EIO));
+    }
 }
 
 static void sink_flush(png_structp png)
@@ -117,6 +127,20 @@ static int encode(png_sink *sink, const imghist_view *img, int level, ih_png_err
     return 0;
 }
 
+/* Large images at level 1 go in bands over the context's threads
+ * (png_bands.c); the rest through libpng. */
+static int encode_any(const imghist_ctx *ctx, png_sink *sink, const imghist_view *img,
+                      ih_png_error *err)
+{
+    const int level = (int)ctx->params.png_level;
+    if (level == 1 && (size_t)img->width * img->height >= IH_PNG_BAND_MIN_BYTES) {
+        errno = 0;
+        return ih_png_write_bands(img, (unsigned)ctx->params.cpu_threads, sink_put, sink,
+                                  err->msg, sizeof err->msg);
+    }
+    return encode(sink, img, level, err);
+}
+
 /* A U8 host view PNG can hold. */
 static imghist_status check_image(imghist_ctx *ctx, const imghist_view *img)
 {
@@ -153,7 +177,7 @@ imghist_status imghist_write_png(imghist_ctx *ctx, const char *path, const imghi
     }
     png_sink sink = {out.fp, NULL, 0, 0};
     ih_png_error err = {{0}};
-    if (encode(&sink, img, (int)ctx->params.png_level, &err) != 0) {
+    if (encode_any(ctx, &sink, img, &err) != 0) {
         ih_output_abort(&out);
         /* Errors from the stream (disk full) come as the errno text. */
         return ih_fail(ctx, IMGHIST_E_IO, "%s: cannot write PNG: %s", path, err.msg);
@@ -181,7 +205,7 @@ imghist_status imghist_encode_png(imghist_ctx *ctx, const imghist_view *img, voi
     }
     png_sink sink = {NULL, NULL, 0, 0};
     ih_png_error err = {{0}};
-    if (encode(&sink, img, (int)ctx->params.png_level, &err) != 0) {
+    if (encode_any(ctx, &sink, img, &err) != 0) {
         free(sink.buf);
         return ih_fail(ctx, strcmp(err.msg, "out of memory") == 0 ? IMGHIST_E_NOMEM
                                                                   : IMGHIST_E_ENCODE,

@@ -1,0 +1,26 @@
+/* Large 8-bit gray PNGs at level 1, compressed in bands on several threads. */
+#ifndef IMGHIST_PNG_BANDS_H
+#define IMGHIST_PNG_BANDS_H
+
+#include <stddef.h>
+
+#include "core.h"
+
+/* Images with more pixel data than this are written in bands. */
+#define IH_PNG_BAND_MIN_BYTES ((size_t)8 << 20)
+
+/* Where the bytes go: returns 0, or -1 with errno set. */
+typedef int (*ih_png_write_fn)(void *arg, const void *data, size_t n);
+
+/*
+ * Write img (U8, host) as a PNG at level 1: Sub filter and zlib's Z_RLE
+ * strategy, as the single-stream writer uses, with the rows cut into bands of
+ * about 4 MB, each deflated on its own (ending in a full flush) and the bands'
+ * Adler-32 sums combined: one valid zlib stream. The bands depend on the
+ * image only, so the bytes written are the same for any thread count.
+ * Returns 0, or -1 with a reason in msg.
+ */
+int ih_png_write_bands(const imghist_view *img, unsigned threads, ih_png_write_fn write,
+                       void *arg, char *msg, size_t msglen);
+
+#endif
