@@ -42,9 +42,9 @@ rm -rf "$out/stb"
 printf '#define STB_IMAGE_IMPLEMENTATION\n#include <stb_image.h>\n' > "$out/stb_image_impl.c"
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS="-g -O1 -std=c11 $SAN $(pkg-config --cflags stb libpng libjpeg libexif)"
+CFLAGS="-g -O1 -std=c11 $SAN $(pkg-config --cflags stb libpng libjpeg libexif libdeflate)"
 INC="-I$out/include -Isrc/core -Isrc/cpu -Isrc/io -Isrc/common -Isrc/cli"
-LIBS="$(pkg-config --libs libpng libjpeg libexif) -lm -pthread"
+LIBS="$(pkg-config --libs libpng libjpeg libexif libdeflate) -lm -pthread"
 
 # The library's C sources (those of src/meson.build without CUDA).
 lib_src="src/create.c src/core/checks.c src/core/context.c src/core/equalize_lut.c
