@@ -1029,7 +1029,7 @@ static void check_png_roundtrip(imghist_ctx *ctx, const imghist_view *v, const v
     imghist_image_free(img);
 }
 
-/* The two level-1 writers: libdeflate in one piece below 32 MB of pixels,
+/* The two level-1 writers: libdeflate in one piece below 16 MB of pixels,
  * zlib in bands over the context's threads from there. Both give the same
  * bytes for any thread count and the same pixels back. */
 static void test_encode_png_writers(void **state)

@@ -74,7 +74,7 @@ static void sink_flush(png_structp png)
  *    with Sub or Up, whichever leaves the smaller sum of magnitudes, and the
  *    image is deflated by libdeflate at its level 1: 1.6 to 2 times as fast
  *    as OpenCV's imwrite setting (zlib level 1, Z_RLE, Sub), within 8 % of its
- *    size on the 250 photographs measured (median 1.00). Images of 32 MB and
+ *    size on the 250 photographs measured (median 1.00). Images of 16 MB and
  *    more are deflated by zlib (Z_RLE, Sub) in bands over the context's
  *    threads. Equalized images compress little whatever is done
  *    (equalization spreads the values).

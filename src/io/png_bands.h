@@ -7,7 +7,7 @@
 #include "core.h"
 
 /* Images with at least this much pixel data are written in bands. */
-#define IH_PNG_BAND_MIN_BYTES ((size_t)32 << 20)
+#define IH_PNG_BAND_MIN_BYTES ((size_t)16 << 20)
 
 /* Where the bytes go: returns 0, or -1 with errno set. */
 typedef int (*ih_png_write_fn)(void *arg, const void *data, size_t n);
