@@ -52,6 +52,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
          * larger declared sizes still exercise the header checks and the
          * limit path. */
         CHECK(imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS, (int64_t)FUZZ_MAX_PIXELS) == IMGHIST_OK);
+        /* The two gray modes decode differently (luma: JPEG's own luma plane,
+         * libpng's rgb_to_gray and the colour chunks it reads); the replay
+         * tests run the corpus in both. */
+        const char *gray = getenv("IMGHIST_FUZZ_GRAY");
+        if (gray != NULL && strcmp(gray, "luma") == 0) {
+            CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_GRAY, IMGHIST_GRAY_LUMA) == IMGHIST_OK);
+        }
+    }
+
+    /* IMGHIST_FUZZ_FORMATS=png,jpeg replays only those formats (the valgrind
+     * replay, until the stb_image formats are free of uninitialised reads). */
+    static const char *formats = NULL;
+    static int formats_read = 0;
+    if (!formats_read) {
+        formats = getenv("IMGHIST_FUZZ_FORMATS");
+        formats_read = 1;
+    }
+    if (formats != NULL) {
+        const char *f = imghist_detect_format(data, size);
+        if (f == NULL || strstr(formats, f) == NULL) {
+            return 0;
+        }
     }
 
     imghist_image *img = (imghist_image *)(uintptr_t)1; /* must be overwritten */

@@ -22,6 +22,7 @@
 
 #include "cli_context.h"
 #include "output_file.h"
+#include "outputs.h"
 #include "progress.h"
 #include "report.h"
 #include "signals.h"
@@ -164,73 +165,11 @@ static void *work(void *arg)
     return NULL;
 }
 
-/* The run's own outputs (CSV, JSON Lines, total), all or nothing. */
-typedef struct run_outputs {
-    ih_output_file csv, json, total;
-    int has_csv, has_json, has_total;
-} run_outputs;
-
-static int open_output(ih_output_file *f, const char *path, int *has)
-{
-    char why[256];
-    if (path == NULL) {
-        return 0;
-    }
-    if (ih_output_open(f, path, 1, why, sizeof why) != 0) {
-        ih_say("%s: cannot create: %s", path, why);
-        return -1;
-    }
-    *has = 1;
-    return 0;
-}
-
-static void abort_outputs(run_outputs *o)
-{
-    if (o->has_csv) ih_output_abort(&o->csv);
-    if (o->has_json) ih_output_abort(&o->json);
-    if (o->has_total) ih_output_abort(&o->total);
-}
-
-/* Close every output, then rename each into place. */
-static int commit_outputs(const ih_cli_args *a, run_outputs *o, const uint64_t total[IH_CLI_BINS])
-{
-    char why[256];
-    if (o->has_total && ih_write_csv(o->total.fp, total) != 0) {
-        ih_say("%s: write error", a->total_out);
-        abort_outputs(o);
-        return -1;
-    }
-    ih_output_file *files[3] = {&o->csv, &o->json, &o->total};
-    const int has[3] = {o->has_csv, o->has_json, o->has_total};
-    const char *paths[3] = {a->csv_out, a->json_out, a->total_out};
-    for (int i = 0; i < 3; i++) {
-        if (has[i] && ih_output_close(files[i], why, sizeof why) != 0) {
-            ih_say("%s: cannot write: %s", paths[i], why);
-            abort_outputs(o);
-            return -1;
-        }
-    }
-    int rc = 0;
-    for (int i = 0; i < 3; i++) {
-        if (has[i] && ih_output_commit(files[i], why, sizeof why) != 0) {
-            ih_say("%s: cannot write: %s", paths[i], why);
-            rc = -1;
-        }
-    }
-    return rc;
-}
-
 static void say_skipped(const char *path, const char *why)
 {
     if (ih_verbosity > 0) {
         ih_say("skipped %s (%s)", path, why);
     }
-}
-
-static unsigned cores(void)
-{
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
 }
 
 /* Waits for image e's result, keeping the progress bar and the stop flag
@@ -268,7 +207,7 @@ int ih_run_batch(const ih_cli_args *a)
         ih_free_file_list(&files);
         return IH_EXIT_USAGE;
     }
-    const unsigned jobs = a->jobs ? a->jobs : cores();
+    const unsigned jobs = a->jobs ? a->jobs : ih_cores();
     const unsigned n_workers =
         files.count < jobs ? (files.count > 0 ? (unsigned)files.count : 1) : jobs;
     /* Fewer images than threads: the spare threads count within images. */
@@ -281,8 +220,9 @@ int ih_run_batch(const ih_cli_args *a)
     b.files = &files;
     b.window = 4 * (size_t)n_workers + 16;
     b.slots = calloc(b.window, sizeof *b.slots);
-    run_outputs outs;
-    memset(&outs, 0, sizeof outs);
+    /* The run's own outputs (CSV, JSON Lines, total): all or nothing. */
+    ih_outputs outs = {0};
+    FILE *csv = NULL, *json = NULL, *total_fp = NULL;
     int rc = IH_EXIT_OK;
     if (workers == NULL || b.slots == NULL) {
         ih_say("out of memory");
@@ -296,14 +236,17 @@ int ih_run_batch(const ih_cli_args *a)
                    files.count, files.skipped);
         }
     }
-    if (rc == IH_EXIT_OK &&
-        (open_output(&outs.csv, a->csv_out, &outs.has_csv) != 0 ||
-         open_output(&outs.json, a->json_out, &outs.has_json) != 0 ||
-         open_output(&outs.total, a->total_out, &outs.has_total) != 0)) {
-        rc = IH_EXIT_FILE;
+    FILE **files_for[3] = {&csv, &json, &total_fp};
+    const char *paths_for[3] = {a->csv_out, a->json_out, a->total_out};
+    for (int i = 0; i < 3 && rc == IH_EXIT_OK; i++) {
+        if (paths_for[i] != NULL &&
+            (*files_for[i] = ih_outputs_open(&outs, paths_for[i], err, sizeof err)) == NULL) {
+            ih_say("%s", err);
+            rc = IH_EXIT_FILE;
+        }
     }
     if (rc != IH_EXIT_OK) {
-        abort_outputs(&outs);
+        ih_outputs_abort(&outs);
         for (unsigned i = 0; workers != NULL && i < n_workers; i++) {
             imghist_destroy(workers[i].ctx);
         }
@@ -312,8 +255,8 @@ int ih_run_batch(const ih_cli_args *a)
         ih_free_file_list(&files);
         return rc;
     }
-    if (outs.has_csv) {
-        ih_write_csv_header_with_file(outs.csv.fp);
+    if (csv != NULL) {
+        ih_write_csv_header_with_file(csv);
     }
 
     ih_progress progress;
@@ -361,9 +304,8 @@ int ih_run_batch(const ih_cli_args *a)
             for (int v = 0; v < IH_CLI_BINS; v++) {
                 total[v] += r.hist[v];
             }
-            if ((outs.has_csv && ih_write_csv_rows_with_file(outs.csv.fp, path, r.hist) != 0) ||
-                (outs.has_json &&
-                 ih_write_json_line(outs.json.fp, path, r.width, r.height, r.hist) != 0)) {
+            if ((csv != NULL && ih_write_csv_rows_with_file(csv, path, r.hist) != 0) ||
+                (json != NULL && ih_write_json_line(json, path, r.width, r.height, r.hist) != 0)) {
                 write_failed = 1;
             }
         }
@@ -379,14 +321,18 @@ int ih_run_batch(const ih_cli_args *a)
     ih_progress_clear(&progress);
 
     const int sig = ih_stop_signal();
+    if (total_fp != NULL && ih_write_csv(total_fp, total) != 0) {
+        write_failed = 1;
+    }
     if (sig != 0) {
-        abort_outputs(&outs); /* a CSV of part of the run would look complete */
+        ih_outputs_abort(&outs); /* a CSV of part of the run would look complete */
         rc = 128 + sig;
     } else if (write_failed) {
-        ih_say("a write to the CSV or JSON output failed");
-        abort_outputs(&outs);
+        ih_say("a write to the CSV, JSON or total output failed");
+        ih_outputs_abort(&outs);
         rc = IH_EXIT_FILE;
-    } else if (commit_outputs(a, &outs, total) != 0) {
+    } else if (ih_outputs_commit(&outs, err, sizeof err) != 0) {
+        ih_say("%s", err);
         rc = IH_EXIT_FILE;
     } else if (failed > 0) {
         rc = IH_EXIT_FILE;

@@ -2,10 +2,17 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "sanitize.h"
 
 int ih_verbosity;
+
+unsigned ih_cores(void)
+{
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
 
 void ih_say(const char *fmt, ...)
 {

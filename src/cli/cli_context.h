@@ -19,6 +19,9 @@ void ih_say(const char *fmt, ...)
 #endif
     ;
 
+/* Online processors (at least 1): the default of -j. */
+unsigned ih_cores(void);
+
 /*
  * A context on the chosen backend with the options that are library
  * parameters; cpu_threads for the CPU backend. Returns IH_EXIT_OK and *ctx,

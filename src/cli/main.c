@@ -198,12 +198,6 @@ static int write_outputs(imghist_ctx *ctx, const ih_cli_args *a, const char *nam
     return IH_EXIT_OK;
 }
 
-static unsigned cores(void)
-{
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
-}
-
 static int run_one(const ih_cli_args *a)
 {
     char msg[1200];
@@ -217,7 +211,7 @@ static int run_one(const ih_cli_args *a)
     }
 
     imghist_ctx *ctx = NULL;
-    int rc = ih_make_context(a, a->jobs ? a->jobs : cores(), &ctx);
+    int rc = ih_make_context(a, a->jobs ? a->jobs : ih_cores(), &ctx);
     if (rc != IH_EXIT_OK) {
         return rc;
     }

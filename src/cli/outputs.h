@@ -24,7 +24,10 @@ typedef struct ih_outputs {
  * files are then left for ih_outputs_abort. */
 int ih_outputs_stage(ih_outputs *o, const char *path, int (*write)(FILE *, const void *),
                      const void *arg, char *err, size_t errlen);
-/* Renames every staged file into place. Returns 0, or -1 with "PATH: reason". */
+/* Opens path ("-": standard output) to be written piece by piece; it is
+ * closed and renamed with the staged files. NULL with "PATH: reason" in err. */
+FILE *ih_outputs_open(ih_outputs *o, const char *path, char *err, size_t errlen);
+/* Closes every file, then renames each into place. Returns 0, or -1 with "PATH: reason". */
 int ih_outputs_commit(ih_outputs *o, char *err, size_t errlen);
 /* Removes every staged file. */
 void ih_outputs_abort(ih_outputs *o);

@@ -72,7 +72,7 @@ static void sink_flush(png_structp png)
  * bench/PNG-CODECS.md):
  *  - 1, the default: imghist's own writer (png_bands.c). Each row is filtered
  *    with Sub or Up, whichever leaves the smaller sum of magnitudes, and the
- *    image is deflated by libdeflate at its level 1: 1.6 to 2 times as fast
+ *    image is deflated by libdeflate at its level 1: about 1.5 times as fast
  *    as OpenCV's imwrite setting (zlib level 1, Z_RLE, Sub), within 8 % of its
  *    size on the 250 photographs measured (median 1.00). Images of 16 MB and
  *    more are deflated by zlib (Z_RLE, Sub) in bands over the context's

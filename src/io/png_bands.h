@@ -26,7 +26,7 @@ int ih_png_write_bands(const imghist_view *img, unsigned threads, ih_png_write_f
 /*
  * Write img (U8, host) as a PNG with the Up filter on every row, deflated in
  * one piece by libdeflate at its level 1. Measured on equalized photographs
- * (bench/PNG-CODECS.md): 1.6 times as fast as zlib's Z_RLE with the Sub
+ * (bench/PNG-CODECS.md): about 1.5 times as fast as zlib's Z_RLE with the Sub
  * filter (OpenCV's imwrite setting) and at most 9.3 % larger on 25 photos
  * (Sub with libdeflate: 12 %, no filter 32 %, Paeth 3 % but slower than zlib).
  * Returns 0, or -1 with a reason in msg.
