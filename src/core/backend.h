@@ -1,8 +1,7 @@
 /*
  * The seam between the core and the backends. A backend is a table of
  * operations; the core checks every argument before it calls one, so a
- * backend sees only valid views (one U8 channel), resolved specs and counts
- * long enough. The composition root (src/create.c) chooses the table.
+ * backend sees only valid views, resolved specs and counts long enough. The composition root (src/create.c) chooses the table.
  */
 #ifndef IMGHIST_BACKEND_H
 #define IMGHIST_BACKEND_H
@@ -24,19 +23,44 @@ struct ih_backend_ops {
     void (*close)(imghist_ctx *ctx);
     imghist_status (*set_stream)(imghist_ctx *ctx, imghist_stream stream);
     imghist_status (*get_stream)(const imghist_ctx *ctx, imghist_stream *stream);
+    /* src of job->channels channels, mask NULL or checked (U8, one channel,
+     * src's size and memory); out holds job->len counters. */
     imghist_status (*histogram)(imghist_ctx *ctx, const imghist_view *src,
-                                const ih_hist_job *job, const imghist_counts *out);
-    /* Device views only (host batches go image by image through histogram);
-     * image i's bins at out->data + i * job->bins. NULL without device memory. */
+                                const imghist_view *mask, const ih_hist_job *job,
+                                const imghist_counts *out);
+    /* Device U8 one-channel views with the natural binning only (the core
+     * runs other batches image by image through histogram); image i's
+     * counters at out->data + i * job->len. NULL without device memory. */
     imghist_status (*histogram_batch)(imghist_ctx *ctx, const imghist_view *src, size_t count,
                                       const ih_hist_job *job, const imghist_counts *out);
-    /* src and dst of one size, in one memory; hist NULL or >= 256 counters. */
+    /* Finite min and max over every channel where mask is non-zero; *found = 0
+     * when there is no finite sample. Host doubles; synchronous. */
+    imghist_status (*range)(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
+                            double *lo, double *hi, int *found);
+    /* One-channel a and b of one size and memory; out holds ja->bin.bins *
+     * jb->bin.bins counters (+ 1 when ja->outliers: pairs in no cell). */
+    imghist_status (*histogram2d)(imghist_ctx *ctx, const imghist_view *a, const imghist_view *b,
+                                  const imghist_view *mask, const ih_hist_job *ja,
+                                  const ih_hist_job *jb, const imghist_counts *out);
+    /* joint or result in device memory (the core computes host-only calls
+     * itself). NULL without device memory. */
+    imghist_status (*mutual_information)(imghist_ctx *ctx, const imghist_counts *joint,
+                                         uint32_t bins_a, uint32_t bins_b, double *result,
+                                         imghist_mem result_mem);
+    /* One-channel U8 or U16 src and dst of one size, type and memory; mask
+     * NULL or checked; hist NULL or >= 256 / 65536 counters. */
     imghist_status (*equalize)(imghist_ctx *ctx, const imghist_view *src,
-                               const imghist_view *dst, const imghist_counts *hist);
+                               const imghist_view *mask, const imghist_view *dst,
+                               const imghist_counts *hist);
 };
 
 /* A new context on `ops`, parameters at their defaults; NULL when out of memory. */
 imghist_ctx *ih_ctx_new(const ih_backend_ops *ops);
+
+/* Mutual information of a host joint histogram into host result[2]
+ * (core/info.c): the definition the device code follows. 0 when empty. */
+int ih_mutual_information_host(const uint64_t *joint, uint32_t bins_a, uint32_t bins_b,
+                               double result[2]);
 
 /* The backends this build has (src/cpu, src/cuda). */
 extern const ih_backend_ops ih_cpu_backend;

@@ -65,15 +65,42 @@ imghist_status ih_check_view_u8(imghist_ctx *ctx, const imghist_view *v, const c
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (v->dtype != IMGHIST_U8) {
-        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
-                       "%s: only 8-bit samples are implemented in imghist %s", role,
-                       IMGHIST_VERSION_STRING);
+    if (v->dtype != IMGHIST_U8 || v->channels > 1) {
+        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "%s: only 8-bit samples of one channel",
+                       role);
     }
-    if (v->channels > 1) {
-        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
-                       "%s: interleaved channels are not implemented in imghist %s", role,
-                       IMGHIST_VERSION_STRING);
+    return IMGHIST_OK;
+}
+
+imghist_status ih_check_source(imghist_ctx *ctx, const imghist_view *v, const char *role)
+{
+    imghist_status st = ih_check_view(ctx, v, role);
+    if (st == IMGHIST_OK && v->channels > IMGHIST_MAX_CHANNELS) {
+        st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "%s has %u channels: at most %d are counted",
+                     role, v->channels, IMGHIST_MAX_CHANNELS);
+    }
+    return st;
+}
+
+imghist_status ih_check_mask(imghist_ctx *ctx, const imghist_view *mask, const imghist_view *src)
+{
+    if (mask == NULL) {
+        return IMGHIST_OK;
+    }
+    imghist_status st = ih_check_view(ctx, mask, "mask");
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (mask->dtype != IMGHIST_U8 || mask->channels > 1) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "mask must be 8-bit with one channel");
+    }
+    if (mask->width != src->width || mask->height != src->height) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "mask is %ux%u, the image %ux%u",
+                       mask->width, mask->height, src->width, src->height);
+    }
+    if (mask->mem != src->mem) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "mask and image must both be in host or both in device memory");
     }
     return IMGHIST_OK;
 }
@@ -95,48 +122,119 @@ imghist_status ih_check_counts(imghist_ctx *ctx, const imghist_counts *c, size_t
     return IMGHIST_OK;
 }
 
-/* The natural binning: one bin per value; 0 where 0.2 has none. */
-static uint32_t natural_bins(imghist_dtype dtype)
+/* Largest value of an integer type (0 for float). */
+static uint32_t type_max(imghist_dtype dtype)
 {
-    return dtype == IMGHIST_U8 ? IH_U8_BINS : 0;
+    return dtype == IMGHIST_U8 ? 255u : dtype == IMGHIST_U16 ? 65535u : 0u;
+}
+
+/* Integer samples whose bins are runs of 2^k values starting at an integer:
+ * then bin = (v - lo) >> k is the edges' own answer (every edge is exact). */
+static void integer_fast_path(ih_hist_job *job)
+{
+    ih_binning *b = &job->bin;
+    b->shift_ok = 0;
+    const uint32_t maxv = type_max(job->dtype);
+    if (maxv == 0 || b->lo != floor(b->lo) || b->hi != floor(b->hi) ||
+        fabs(b->lo) > 0x1p40 || fabs(b->hi) > 0x1p40) {
+        return;
+    }
+    if (b->closed && b->hi <= (double)maxv) {
+        return; /* hi itself is a sample that goes in the last bin */
+    }
+    const double span = b->hi - b->lo; /* exact: integers below 2^41 */
+    for (uint32_t k = 0; k < 40; k++) {
+        const double run = ldexp(1.0, (int)k);
+        if (span == (double)b->bins * run) {
+            b->shift_ok = 1;
+            b->shift = k;
+            b->ilo = (int64_t)b->lo;
+            b->ihi = (int64_t)b->hi;
+            return;
+        }
+        if ((double)b->bins * run > span) {
+            return;
+        }
+    }
 }
 
 imghist_status ih_resolve_spec(imghist_ctx *ctx, const imghist_histspec *spec,
-                               imghist_dtype dtype, ih_hist_job *job)
+                               imghist_dtype dtype, uint32_t channels, ih_hist_job *job)
 {
-    job->bins = natural_bins(dtype);
-    job->accumulate = 0;
-    if (spec == NULL) {
-        return IMGHIST_OK;
+    memset(job, 0, sizeof *job);
+    job->dtype = dtype;
+    job->channels = channels == 0 ? 1 : channels;
+    if (ih_dtype_size(dtype) == 0) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "unknown sample type %d", (int)dtype);
     }
-    if ((spec->flags & ~IMGHIST_ACCUMULATE) != 0) {
-        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "unknown histogram flags 0x%x", spec->flags);
+    if (job->channels > IMGHIST_MAX_CHANNELS) {
+        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "%u channels: at most %d are counted",
+                       job->channels, IMGHIST_MAX_CHANNELS);
     }
-    job->accumulate = (spec->flags & IMGHIST_ACCUMULATE) != 0;
-    if (spec->bins == 0) {
-        return IMGHIST_OK;
+    const uint32_t flags = spec != NULL ? spec->flags : 0;
+    if ((flags & ~(IMGHIST_ACCUMULATE | IMGHIST_OUTLIERS | IMGHIST_CLOSED)) != 0) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "unknown histogram flags 0x%x", flags);
     }
-    if (!(isfinite(spec->lo) && isfinite(spec->hi) && spec->lo < spec->hi)) {
+    job->accumulate = (flags & IMGHIST_ACCUMULATE) != 0;
+    job->outliers = (flags & IMGHIST_OUTLIERS) != 0;
+    ih_binning *b = &job->bin;
+    b->closed = (flags & IMGHIST_CLOSED) != 0;
+    if (spec == NULL || spec->bins == 0) {
+        const uint32_t maxv = type_max(dtype);
+        if (maxv == 0) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                           "float samples have no natural binning: give bins and a range "
+                           "(imghist_range finds the data's)");
+        }
+        b->bins = maxv + 1;
+        b->lo = 0.0;
+        b->hi = (double)maxv + 1.0;
+    } else {
+        if (!(isfinite(spec->lo) && isfinite(spec->hi) && spec->lo < spec->hi)) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                           "histogram range [%g, %g) is empty or not finite", spec->lo,
+                           spec->hi);
+        }
+        if (spec->bins > IMGHIST_MAX_BINS) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%u bins: at most %u", spec->bins,
+                           IMGHIST_MAX_BINS);
+        }
+        b->bins = spec->bins;
+        b->lo = spec->lo;
+        b->hi = spec->hi;
+    }
+    b->w = (b->hi - b->lo) / b->bins;
+    b->inv = b->bins / (b->hi - b->lo);
+    if (!(b->w > 0.0) || !isfinite(b->w) || !isfinite(b->inv)) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                       "histogram range [%g, %g) is empty or not finite", spec->lo, spec->hi);
+                       "%u bins over [%g, %g) are narrower than a double can tell apart",
+                       b->bins, b->lo, b->hi);
     }
-    if (dtype == IMGHIST_U8 && spec->bins == IH_U8_BINS && spec->lo == 0.0 &&
-        spec->hi == 256.0) {
-        return IMGHIST_OK;
-    }
-    return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
-                   "%u bins over [%g, %g): only one bin per 8-bit value is implemented "
-                   "in imghist %s",
-                   spec->bins, spec->lo, spec->hi, IMGHIST_VERSION_STRING);
+    integer_fast_path(job);
+    const uint32_t maxv = type_max(dtype);
+    job->natural = maxv != 0 && !job->outliers && b->shift_ok && b->shift == 0 &&
+                   b->ilo == 0 && b->ihi == (int64_t)maxv + 1;
+    job->stride = (size_t)b->bins + (job->outliers ? 3 : 0);
+    job->len = job->stride * job->channels;
+    return IMGHIST_OK;
 }
 
 size_t imghist_bins(const imghist_histspec *spec, imghist_dtype dtype)
 {
     ih_hist_job job;
-    if (ih_resolve_spec(NULL, spec, dtype, &job) != IMGHIST_OK) {
+    if (ih_resolve_spec(NULL, spec, dtype, 1, &job) != IMGHIST_OK) {
         return 0;
     }
-    return job.bins;
+    return job.bin.bins;
+}
+
+size_t imghist_counts_len(const imghist_histspec *spec, imghist_dtype dtype, uint32_t channels)
+{
+    ih_hist_job job;
+    if (ih_resolve_spec(NULL, spec, dtype, channels, &job) != IMGHIST_OK) {
+        return 0;
+    }
+    return job.len;
 }
 
 void ih_store_counts(uint64_t *out, const uint64_t *add, size_t n, int accumulate)

@@ -7,6 +7,7 @@
 #define IMGHIST_CORE_H
 
 #include "imghist.h"
+#include "binning.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,6 +26,8 @@ typedef struct ih_params {
     int64_t staging_bytes;      /* 0: automatic */
     int64_t load_gray;          /* imghist_gray_mode */
     int64_t png_level;          /* zlib level of PNG output */
+    int64_t load_depth;         /* 0: U8; 1: the file's depth */
+    int64_t load_channels;      /* 0: gray; 1: the file's channels */
     int64_t hist_blocks_per_sm; /* experimental; 0: automatic */
     int64_t batch_run;          /* experimental; 0: automatic */
 } ih_params;
@@ -75,19 +78,30 @@ size_t ih_dtype_size(imghist_dtype dtype);
 /* A view's shape: NULL, empty, pitch too small, a bad enum, an address range
  * that overflows. `role` names it in messages ("source", "mask"...). */
 imghist_status ih_check_view(imghist_ctx *ctx, const imghist_view *v, const char *role);
-/* What 0.2 implements of a valid view: one U8 channel. */
+/* A valid view of one U8 channel. */
 imghist_status ih_check_view_u8(imghist_ctx *ctx, const imghist_view *v, const char *role);
+/* A valid view of at most IMGHIST_MAX_CHANNELS channels. */
+imghist_status ih_check_source(imghist_ctx *ctx, const imghist_view *v, const char *role);
+/* A valid mask for src: U8, one channel, src's size and memory. NULL is valid. */
+imghist_status ih_check_mask(imghist_ctx *ctx, const imghist_view *mask, const imghist_view *src);
 /* Counts that must hold `need` counters. */
 imghist_status ih_check_counts(imghist_ctx *ctx, const imghist_counts *c, size_t need,
                                const char *role);
 
 /* Everything a histogram call needs from its spec. */
 typedef struct ih_hist_job {
-    uint32_t bins;
+    imghist_dtype dtype;
+    uint32_t channels;  /* of the source view, 1..IMGHIST_MAX_CHANNELS */
     int accumulate;
+    int outliers;       /* 3 more counters per channel: below, above, nan */
+    size_t stride;      /* counters per channel: bins (+ 3) */
+    size_t len;         /* counters per image: channels * stride */
+    int natural;        /* U8/U16, one bin per value of the type, no outliers */
+    ih_binning bin;     /* binning.h: bins, range, and the integer fast path */
 } ih_hist_job;
+/* Resolve spec for samples of dtype in views of `channels` (0 means 1). */
 imghist_status ih_resolve_spec(imghist_ctx *ctx, const imghist_histspec *spec,
-                               imghist_dtype dtype, ih_hist_job *job);
+                               imghist_dtype dtype, uint32_t channels, ih_hist_job *job);
 
 /* out[i] = (accumulate ? out[i] : 0) + add[i] for n host counters. */
 void ih_store_counts(uint64_t *out, const uint64_t *add, size_t n, int accumulate);

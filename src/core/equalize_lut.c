@@ -1,44 +1,65 @@
-/* The equalization lookup table, bit-exact with OpenCV's cv::equalizeHist. */
+/*
+ * Equalization lookup tables: OpenCV's cv::equalizeHist for 256 levels, bit
+ * for bit, and the same formula for 65536 levels (imghist.h). The CUDA
+ * kernels compute the same operations in the same precision.
+ */
 #include <math.h>
 
 #include "core.h"
+
+/* lut8 or lut16 (one of them non-NULL) from a histogram of `levels` bins. */
+static imghist_status make_lut(const uint64_t *hist, uint32_t levels, uint8_t *lut8,
+                               uint16_t *lut16)
+{
+    uint64_t total = 0;
+    for (uint32_t b = 0; b < levels; b++) {
+        total += hist[b];
+    }
+    if (total == 0) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    uint32_t first = 0;
+    while (hist[first] == 0) {
+        first++;
+    }
+#define IH_SET(b, v) (lut8 != NULL ? (void)(lut8[b] = (uint8_t)(v)) : (void)(lut16[b] = (uint16_t)(v)))
+    if (hist[first] == total) {
+        /* One value everywhere: OpenCV maps the image onto itself. */
+        for (uint32_t b = 0; b < levels; b++) {
+            IH_SET(b, first);
+        }
+        return IMGHIST_OK;
+    }
+    /* Same operations, in the same precision, as OpenCV (and as the CUDA
+     * kernels): the count converts to float, one float product, round half
+     * to even, saturate. */
+    const float top = (float)(levels - 1);
+    const float scale = top / (float)(int64_t)(total - hist[first]);
+    uint64_t sum = 0;
+    for (uint32_t b = 0; b <= first; b++) {
+        IH_SET(b, 0);
+    }
+    for (uint32_t b = first + 1; b < levels; b++) {
+        sum += hist[b];
+        const float v = rintf((float)(int64_t)sum * scale);
+        IH_SET(b, v > top ? top : v);
+    }
+#undef IH_SET
+    return IMGHIST_OK;
+}
 
 imghist_status imghist_equalize_lut(const uint64_t hist[256], uint8_t lut[256])
 {
     if (hist == NULL || lut == NULL) {
         return IMGHIST_E_INVALID_ARG;
     }
-    uint64_t total = 0;
-    for (int b = 0; b < IH_U8_BINS; b++) {
-        total += hist[b];
-    }
-    if (total == 0) {
+    return make_lut(hist, 256, lut, NULL);
+}
+
+imghist_status imghist_equalize_lut_u16(const uint64_t hist[65536], uint16_t lut[65536])
+{
+    if (hist == NULL || lut == NULL) {
         return IMGHIST_E_INVALID_ARG;
     }
-
-    int first = 0;
-    while (hist[first] == 0) {
-        first++;
-    }
-    if (hist[first] == total) {
-        /* One value everywhere: OpenCV maps the image onto itself. */
-        for (int b = 0; b < IH_U8_BINS; b++) {
-            lut[b] = (uint8_t)first;
-        }
-        return IMGHIST_OK;
-    }
-
-    /* Same operations, in the same precision, as OpenCV (and as the CUDA kernel):
-     * the count converts to float, one float product, round half to even. */
-    const float scale = 255.0f / (float)(int64_t)(total - hist[first]);
-    uint64_t sum = 0;
-    for (int b = 0; b <= first; b++) {
-        lut[b] = 0;
-    }
-    for (int b = first + 1; b < IH_U8_BINS; b++) {
-        sum += hist[b];
-        const float v = rintf((float)(int64_t)sum * scale);
-        lut[b] = (uint8_t)(v > 255.0f ? 255.0f : v);
-    }
-    return IMGHIST_OK;
+    return make_lut(hist, 65536, NULL, lut);
 }

@@ -34,13 +34,14 @@ static imghist_status on_cpu_instead(imghist_ctx *ctx, int all_host)
 /* One image on the context's backend, or on the CPU when the GPU has no
  * memory for a host image. */
 static imghist_status dispatch_histogram(imghist_ctx *ctx, const imghist_view *src,
-                                         const ih_hist_job *job, const imghist_counts *out)
+                                         const imghist_view *mask, const ih_hist_job *job,
+                                         const imghist_counts *out)
 {
-    imghist_status st = ctx->ops->histogram(ctx, src, job, out);
+    imghist_status st = ctx->ops->histogram(ctx, src, mask, job, out);
     if (st == IH_E_GPU_OOM) {
         st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
         if (st == IMGHIST_OK) {
-            st = ctx->fallback->histogram(ctx, src, job, out);
+            st = ctx->fallback->histogram(ctx, src, mask, job, out);
         }
     }
     return st;
@@ -51,23 +52,17 @@ imghist_status imghist_histogram(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_counts *out)
 {
     imghist_status st = ih_begin(ctx);
-    if (st == IMGHIST_OK) st = ih_check_view_u8(ctx, src, "source");
-    if (st == IMGHIST_OK && mask != NULL) {
-        st = ih_check_view(ctx, mask, "mask");
-        if (st == IMGHIST_OK) {
-            st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "masks are not implemented in imghist %s",
-                         IMGHIST_VERSION_STRING);
-        }
-    }
+    if (st == IMGHIST_OK) st = ih_check_source(ctx, src, "source");
+    if (st == IMGHIST_OK) st = ih_check_mask(ctx, mask, src);
     ih_hist_job job;
-    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, spec, src->dtype, &job);
-    if (st == IMGHIST_OK) st = ih_check_counts(ctx, out, job.bins, "counts");
+    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, spec, src->dtype, src->channels, &job);
+    if (st == IMGHIST_OK) st = ih_check_counts(ctx, out, job.len, "counts");
     if (st == IMGHIST_OK) st = check_memory(ctx, src->mem, "images");
     if (st == IMGHIST_OK) st = check_memory(ctx, out->mem, "counts");
     if (st != IMGHIST_OK) {
         return st;
     }
-    return dispatch_histogram(ctx, src, &job, out);
+    return dispatch_histogram(ctx, src, mask, &job, out);
 }
 
 imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
@@ -82,61 +77,205 @@ imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src
                        count);
     }
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-        st = ih_check_view_u8(ctx, &src[i], "batch image");
+        st = ih_check_source(ctx, &src[i], "batch image");
         if (st != IMGHIST_OK) {
             /* Again, with the image's number in the message: formatting it
              * for every image of a large batch cost more than the launch. */
             char role[48];
             snprintf(role, sizeof role, "batch image %zu", i);
-            st = ih_check_view_u8(ctx, &src[i], role);
+            st = ih_check_source(ctx, &src[i], role);
         } else if (src[i].mem != src[0].mem) {
             st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                          "the batch mixes host and device views (image %zu)", i);
+        } else if (src[i].dtype != src[0].dtype ||
+                   (src[i].channels > 1 ? src[i].channels : 1) !=
+                       (src[0].channels > 1 ? src[0].channels : 1)) {
+            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                         "the batch mixes sample types or channel counts (image %zu)", i);
         }
     }
     ih_hist_job job;
-    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, spec, src[0].dtype, &job);
-    if (st == IMGHIST_OK && count > SIZE_MAX / job.bins) {
+    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, spec, src[0].dtype, src[0].channels, &job);
+    if (st == IMGHIST_OK && count > SIZE_MAX / job.len) {
         st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch is too large");
     }
-    if (st == IMGHIST_OK) st = ih_check_counts(ctx, out, count * job.bins, "counts");
+    if (st == IMGHIST_OK) st = ih_check_counts(ctx, out, count * job.len, "counts");
     if (st == IMGHIST_OK) st = check_memory(ctx, src[0].mem, "images");
     if (st == IMGHIST_OK) st = check_memory(ctx, out->mem, "counts");
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (src[0].mem == IMGHIST_MEM_DEVICE) {
+    if (src[0].mem == IMGHIST_MEM_DEVICE && job.natural && job.dtype == IMGHIST_U8 &&
+        job.channels == 1 && ctx->ops->histogram_batch != NULL) {
         return ctx->ops->histogram_batch(ctx, src, count, &job, out); /* one launch */
     }
-    /* Host images one by one, each with the fallback of a single call. */
+    /* Image by image, each with the fallback of a single call. */
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
         imghist_counts one = *out;
-        one.data = out->data + i * job.bins;
-        one.len = job.bins;
-        st = dispatch_histogram(ctx, &src[i], &job, &one);
+        one.data = out->data + i * job.len;
+        one.len = job.len;
+        st = dispatch_histogram(ctx, &src[i], NULL, &job, &one);
     }
     return st;
+}
+
+imghist_status imghist_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
+                             double *lo, double *hi)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st == IMGHIST_OK) st = ih_check_source(ctx, src, "source");
+    if (st == IMGHIST_OK) st = ih_check_mask(ctx, mask, src);
+    if (st == IMGHIST_OK && (lo == NULL || hi == NULL)) {
+        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "range outputs are NULL");
+    }
+    if (st == IMGHIST_OK) st = check_memory(ctx, src->mem, "images");
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    int found = 0;
+    st = ctx->ops->range(ctx, src, mask, lo, hi, &found);
+    if (st == IH_E_GPU_OOM) {
+        st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST);
+        if (st == IMGHIST_OK) {
+            st = ctx->fallback->range(ctx, src, mask, lo, hi, &found);
+        }
+    }
+    if (st == IMGHIST_OK && !found) {
+        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                     mask != NULL ? "no finite sample where the mask is set"
+                                  : "no finite sample in the image");
+    }
+    return st;
+}
+
+imghist_status imghist_histogram2d(imghist_ctx *ctx, const imghist_view *a,
+                                   const imghist_view *b, const imghist_view *mask,
+                                   const imghist_histspec *spec_a,
+                                   const imghist_histspec *spec_b, const imghist_counts *out)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st == IMGHIST_OK) st = ih_check_source(ctx, a, "first image");
+    if (st == IMGHIST_OK) st = ih_check_source(ctx, b, "second image");
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (a->channels > 1 || b->channels > 1) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "joint histograms take one channel per image");
+    }
+    if (a->width != b->width || a->height != b->height) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the images differ in size: %ux%u and %ux%u",
+                       a->width, a->height, b->width, b->height);
+    }
+    if (a->mem != b->mem) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "both images must be in host or both in device memory");
+    }
+    st = ih_check_mask(ctx, mask, a);
+    ih_hist_job ja, jb;
+    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, spec_a, a->dtype, 1, &ja);
+    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, spec_b, b->dtype, 1, &jb);
+    if (st == IMGHIST_OK && spec_b != NULL &&
+        (spec_b->flags & (IMGHIST_ACCUMULATE | IMGHIST_OUTLIERS)) != 0) {
+        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                     "IMGHIST_ACCUMULATE and IMGHIST_OUTLIERS belong in the first spec");
+    }
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const uint64_t cells = (uint64_t)ja.bin.bins * jb.bin.bins;
+    if (cells > IMGHIST_MAX_BINS) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%u x %u cells: at most %u", ja.bin.bins,
+                       jb.bin.bins, IMGHIST_MAX_BINS);
+    }
+    st = ih_check_counts(ctx, out, (size_t)cells + (ja.outliers ? 1 : 0), "counts");
+    if (st == IMGHIST_OK) st = check_memory(ctx, a->mem, "images");
+    if (st == IMGHIST_OK) st = check_memory(ctx, out->mem, "counts");
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    st = ctx->ops->histogram2d(ctx, a, b, mask, &ja, &jb, out);
+    if (st == IH_E_GPU_OOM) {
+        st = on_cpu_instead(ctx, a->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
+        if (st == IMGHIST_OK) {
+            st = ctx->fallback->histogram2d(ctx, a, b, mask, &ja, &jb, out);
+        }
+    }
+    return st;
+}
+
+imghist_status imghist_mutual_information(imghist_ctx *ctx, const imghist_counts *joint,
+                                          uint32_t bins_a, uint32_t bins_b, double *result,
+                                          imghist_mem result_mem)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (bins_a == 0 || bins_b == 0 || (uint64_t)bins_a * bins_b > IMGHIST_MAX_BINS) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%u x %u cells: from 1 to %u", bins_a, bins_b,
+                       IMGHIST_MAX_BINS);
+    }
+    if (result == NULL) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "result pointer is NULL");
+    }
+    if (result_mem != IMGHIST_MEM_HOST && result_mem != IMGHIST_MEM_DEVICE) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "result has an unknown memory kind %d",
+                       (int)result_mem);
+    }
+    st = ih_check_counts(ctx, joint, (size_t)bins_a * bins_b, "joint histogram");
+    if (st == IMGHIST_OK) st = check_memory(ctx, joint->mem, "counts");
+    if (st == IMGHIST_OK) st = check_memory(ctx, result_mem, "results");
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (joint->mem == IMGHIST_MEM_HOST && result_mem == IMGHIST_MEM_HOST) {
+        const int r = ih_mutual_information_host(joint->data, bins_a, bins_b, result);
+        if (r < 0) {
+            return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %u marginal sums", bins_b);
+        }
+        return r == 0 ? ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the joint histogram is empty")
+                      : IMGHIST_OK;
+    }
+    return ctx->ops->mutual_information(ctx, joint, bins_a, bins_b, result, result_mem);
 }
 
 /* The bytes a view spans, as an address range. */
 static void span(const imghist_view *v, uintptr_t *lo, uintptr_t *hi)
 {
+    const size_t ch = v->channels > 1 ? v->channels : 1;
     *lo = (uintptr_t)v->data;
-    *hi = *lo + (size_t)(v->height - 1) * v->pitch + (size_t)v->width * ih_dtype_size(v->dtype);
+    *hi = *lo + (size_t)(v->height - 1) * v->pitch + (size_t)v->width * ch * ih_dtype_size(v->dtype);
 }
 
-imghist_status imghist_equalize(imghist_ctx *ctx, const imghist_view *src,
-                                const imghist_view *dst, const imghist_counts *hist)
+/* U8 or U16, one channel. */
+static imghist_status check_levels(imghist_ctx *ctx, const imghist_view *v, const char *role)
+{
+    imghist_status st = ih_check_view(ctx, v, role);
+    if (st == IMGHIST_OK && (v->channels > 1 || v->dtype == IMGHIST_F32)) {
+        st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
+                     "%s: equalization takes one channel of 8- or 16-bit samples", role);
+    }
+    return st;
+}
+
+imghist_status imghist_equalize_masked(imghist_ctx *ctx, const imghist_view *src,
+                                       const imghist_view *mask, const imghist_view *dst,
+                                       const imghist_counts *hist)
 {
     imghist_status st = ih_begin(ctx);
-    if (st == IMGHIST_OK) st = ih_check_view_u8(ctx, src, "source");
-    if (st == IMGHIST_OK) st = ih_check_view_u8(ctx, dst, "destination");
+    if (st == IMGHIST_OK) st = check_levels(ctx, src, "source");
+    if (st == IMGHIST_OK) st = check_levels(ctx, dst, "destination");
+    if (st == IMGHIST_OK) st = ih_check_mask(ctx, mask, src);
     if (st != IMGHIST_OK) {
         return st;
     }
     if (dst->width != src->width || dst->height != src->height) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "destination is %ux%u, source %ux%u",
                        dst->width, dst->height, src->width, src->height);
+    }
+    if (dst->dtype != src->dtype) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "source and destination differ in sample type");
     }
     if (dst->mem != src->mem) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
@@ -150,21 +289,34 @@ imghist_status imghist_equalize(imghist_ctx *ctx, const imghist_view *src,
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                        "source and destination overlap (only the same view is allowed)");
     }
+    if (mask != NULL && !in_place) {
+        span(mask, &s0, &s1);
+        if (s0 < d1 && d0 < s1) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "mask and destination overlap");
+        }
+    }
     if (hist != NULL) {
-        st = ih_check_counts(ctx, hist, IH_U8_BINS, "histogram counts");
+        st = ih_check_counts(ctx, hist, src->dtype == IMGHIST_U8 ? 256 : 65536,
+                             "histogram counts");
         if (st == IMGHIST_OK) st = check_memory(ctx, hist->mem, "counts");
     }
     if (st == IMGHIST_OK) st = check_memory(ctx, src->mem, "images");
     if (st != IMGHIST_OK) {
         return st;
     }
-    st = ctx->ops->equalize(ctx, src, dst, hist);
+    st = ctx->ops->equalize(ctx, src, mask, dst, hist);
     if (st == IH_E_GPU_OOM) {
         st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST &&
                                      (hist == NULL || hist->mem == IMGHIST_MEM_HOST));
         if (st == IMGHIST_OK) {
-            st = ctx->fallback->equalize(ctx, src, dst, hist);
+            st = ctx->fallback->equalize(ctx, src, mask, dst, hist);
         }
     }
     return st;
+}
+
+imghist_status imghist_equalize(imghist_ctx *ctx, const imghist_view *src,
+                                const imghist_view *dst, const imghist_counts *hist)
+{
+    return imghist_equalize_masked(ctx, src, NULL, dst, hist);
 }

@@ -28,6 +28,9 @@ static const param_info params[] = {
     /* 1: OpenCV's imwrite settings, 3-8 times faster than 0.2's 6 and about
      * as small on equalized images (src/io/encode_png.c, bench/PNG-CODECS.md). */
     {IMGHIST_P_PNG_LEVEL, "IMGHIST_P_PNG_LEVEL", 0, 9, 1, offsetof(ih_params, png_level)},
+    {IMGHIST_P_LOAD_DEPTH, "IMGHIST_P_LOAD_DEPTH", 0, 1, 0, offsetof(ih_params, load_depth)},
+    {IMGHIST_P_LOAD_CHANNELS, "IMGHIST_P_LOAD_CHANNELS", 0, 1, 0,
+     offsetof(ih_params, load_channels)},
     {IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, "IMGHIST_P_EXP_HIST_BLOCKS_PER_SM", 0, 64, 0,
      offsetof(ih_params, hist_blocks_per_sm)},
     {IMGHIST_P_EXP_BATCH_RUN, "IMGHIST_P_EXP_BATCH_RUN", 0, INT64_C(1) << 24, 0,

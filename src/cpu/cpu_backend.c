@@ -1,9 +1,11 @@
 /*
  * The CPU backend, the reference the CUDA backend is checked against: host
  * views only. With IMGHIST_P_CPU_THREADS > 1 an image is cut into bands of
- * rows, one per thread; each thread counts its band into its own histogram and
- * the histograms are added, so the result does not depend on the thread count.
+ * rows, one per thread; each thread counts its band into counters of its own
+ * and the counters are added, so the result does not depend on the thread
+ * count.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,66 +16,85 @@
 
 /* Below this many pixels per thread, starting a thread costs more than it saves. */
 #define MIN_PIXELS_PER_THREAD (UINT64_C(1) << 18)
+/* Most memory the threads' private counters may take together. */
+#define MAX_PRIVATE_BYTES (UINT64_C(256) << 20)
 
-typedef struct band_work {
-    const imghist_view *src, *dst; /* dst NULL: count; else apply lut */
-    const uint8_t *lut;
+typedef struct band_work band_work;
+typedef void (*band_fn)(band_work *w);
+
+/* What every band of one call shares. */
+typedef struct band_call {
+    const imghist_view *src, *src2, *mask, *dst;
+    const ih_hist_job *job, *job2;
+    const uint32_t *slot;  /* integer samples: value -> counter (UINT32_MAX: none) */
+    const void *lut;       /* equalization LUT (uint8_t or uint16_t) */
+    size_t len;            /* private counters per band */
+    band_fn fn;            /* what each band does */
+} band_call;
+
+struct band_work {
+    const band_call *call;
     uint32_t row0, rows;
-    uint64_t hist[IH_U8_BINS];
-} band_work;
+    uint64_t *counts;      /* call->len private counters (NULL when none) */
+    double lo, hi;         /* range */
+    int found;
+};
 
 static void *run_band(void *arg)
 {
     band_work *w = arg;
-    const uint8_t *s = (const uint8_t *)w->src->data + (size_t)w->row0 * w->src->pitch;
-    if (w->dst == NULL) {
-        ih_cpu_hist_u8(s, w->src->pitch, w->src->width, w->rows, w->hist);
-    } else {
-        uint8_t *d = (uint8_t *)w->dst->data + (size_t)w->row0 * w->dst->pitch;
-        ih_cpu_apply_lut_u8(s, w->src->pitch, d, w->dst->pitch, w->src->width, w->rows, w->lut);
-    }
+    w->call->fn(w);
     return NULL;
 }
 
-/* Threads worth starting for this image under the context's parameter. */
-static uint32_t threads_for(const imghist_ctx *ctx, const imghist_view *src)
+/* Threads worth starting for this image, given each needs `len` counters. */
+static uint32_t threads_for(const imghist_ctx *ctx, const imghist_view *src, size_t len)
 {
     const uint64_t pixels = (uint64_t)src->width * src->height;
     uint64_t n = (uint64_t)ctx->params.cpu_threads;
     const uint64_t useful = pixels / MIN_PIXELS_PER_THREAD;
     n = n < useful ? n : useful;
     n = n < src->height ? n : src->height;
+    if (len > 0) {
+        const uint64_t by_memory = MAX_PRIVATE_BYTES / (len * sizeof(uint64_t));
+        n = n < by_memory ? n : by_memory;
+        /* Adding up the threads' counters must not cost more than counting. */
+        const uint64_t by_sum = pixels / len;
+        n = n < by_sum ? n : by_sum;
+    }
     return n > 0 ? (uint32_t)n : 1;
 }
 
 /*
- * Run the bands, the first on this thread. If a thread cannot be started its
- * band runs here too, so the call still completes. hist (NULL when applying a
- * LUT) receives the sum of the bands' histograms.
+ * Run fn over bands of the source's rows, the first on this thread. If a
+ * thread cannot be started its band runs here too, so the call still
+ * completes. With call->len > 0 every band gets zeroed private counters, and
+ * `sum` (call->len host counters, or NULL) receives their total. Range calls
+ * return their min/max through lo, hi and found when found is non-NULL.
  */
-static imghist_status run_bands(imghist_ctx *ctx, const imghist_view *src,
-                                const imghist_view *dst, const uint8_t *lut,
-                                uint64_t hist[IH_U8_BINS])
+static imghist_status run_bands(imghist_ctx *ctx, const band_call *call, uint64_t *sum,
+                                double *lo, double *hi, int *found)
 {
-    const uint32_t n = threads_for(ctx, src);
-    band_work one;
-    band_work *work = n == 1 ? &one : calloc(n, sizeof *work);
+    const uint32_t n = threads_for(ctx, call->src, call->len);
+    band_work *work = calloc(n, sizeof *work);
     pthread_t *tid = n == 1 ? NULL : calloc(n, sizeof *tid);
-    char *started = n == 1 ? NULL : calloc(n, 1);
-    if (work == NULL || (n > 1 && (tid == NULL || started == NULL))) {
-        if (work != &one) free(work);
+    char *started = calloc(n, 1);
+    uint64_t *counts = call->len > 0 ? calloc((size_t)n * call->len, sizeof *counts) : NULL;
+    if (work == NULL || started == NULL || (n > 1 && tid == NULL) ||
+        (call->len > 0 && counts == NULL)) {
+        free(work);
         free(tid);
         free(started);
-        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %u threads", n);
+        free(counts);
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for the counters of %u threads", n);
     }
-    const uint32_t band = (src->height + n - 1) / n;
+    const uint32_t band = (call->src->height + n - 1) / n;
     uint32_t i = 0;
-    IH_FOR_EACH_BAND(b, src->height, band) {
-        work[i].src = src;
-        work[i].dst = dst;
-        work[i].lut = lut;
+    IH_FOR_EACH_BAND(b, call->src->height, band) {
+        work[i].call = call;
         work[i].row0 = b.row0;
         work[i].rows = b.rows;
+        work[i].counts = counts != NULL ? counts + (size_t)i * call->len : NULL;
         if (i > 0) {
             started[i] = pthread_create(&tid[i], NULL, run_band, &work[i]) == 0;
         }
@@ -86,45 +107,299 @@ static imghist_status run_bands(imghist_ctx *ctx, const imghist_view *src,
             pthread_join(tid[k], NULL);
         }
     }
-    if (hist != NULL) {
-        memset(hist, 0, sizeof(uint64_t) * IH_U8_BINS);
-        for (uint32_t k = 0; k < i; k++) {
-            for (int v = 0; v < IH_U8_BINS; v++) {
-                hist[v] += work[k].hist[v];
+    if (sum != NULL) {
+        memcpy(sum, counts, call->len * sizeof *sum);
+        for (uint32_t k = 1; k < i; k++) {
+            const uint64_t *c = counts + (size_t)k * call->len;
+            for (size_t v = 0; v < call->len; v++) {
+                sum[v] += c[v];
             }
         }
     }
-    if (work != &one) free(work);
+    if (found != NULL) {
+        *found = 0;
+        for (uint32_t k = 0; k < i; k++) {
+            if (!work[k].found) {
+                continue;
+            }
+            if (!*found || work[k].lo < *lo) *lo = work[k].lo;
+            if (!*found || work[k].hi > *hi) *hi = work[k].hi;
+            *found = 1;
+        }
+    }
+    free(work);
     free(tid);
     free(started);
+    free(counts);
     return IMGHIST_OK;
 }
 
-static imghist_status cpu_histogram(imghist_ctx *ctx, const imghist_view *src,
-                                    const ih_hist_job *job, const imghist_counts *out)
+/* ---- what a band does ---- */
+
+static const void *row_of(const imghist_view *v, uint32_t y)
 {
-    uint64_t hist[IH_U8_BINS];
-    imghist_status st = run_bands(ctx, src, NULL, NULL, hist);
-    if (st == IMGHIST_OK) {
-        ih_store_counts(out->data, hist, IH_U8_BINS, job->accumulate);
+    return (const uint8_t *)v->data + (size_t)y * v->pitch;
+}
+
+/* The counter of sample value v (integers through the call's table). */
+static inline uint32_t slot_of_float(const ih_hist_job *job, float v)
+{
+    const uint32_t b = ih_bin_of_double(&job->bin, (double)v);
+    if (b < job->bin.bins) {
+        return b;
     }
+    return job->outliers ? b : UINT32_MAX; /* bins + 0/1/2: below/above/nan */
+}
+
+static void band_hist(band_work *w)
+{
+    const band_call *c = w->call;
+    const imghist_view *s = c->src;
+    const ih_hist_job *job = c->job;
+    const uint32_t ch = job->channels, width = s->width;
+    uint64_t *out = w->counts;
+    if (job->dtype == IMGHIST_U8 && job->natural && ch == 1 && c->mask == NULL) {
+        ih_cpu_hist_u8(row_of(s, w->row0), s->pitch, width, w->rows, out);
+        return;
+    }
+    for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
+        const uint8_t *m = c->mask != NULL ? row_of(c->mask, y) : NULL;
+        const void *row = row_of(s, y);
+        for (uint32_t x = 0; x < width; x++) {
+            if (m != NULL && m[x] == 0) {
+                continue;
+            }
+            for (uint32_t k = 0; k < ch; k++) {
+                const size_t i = (size_t)x * ch + k;
+                uint32_t slot;
+                switch (job->dtype) {
+                case IMGHIST_U8: slot = c->slot[((const uint8_t *)row)[i]]; break;
+                case IMGHIST_U16: slot = c->slot[((const uint16_t *)row)[i]]; break;
+                default: slot = slot_of_float(job, ((const float *)row)[i]); break;
+                }
+                if (slot != UINT32_MAX) {
+                    out[(size_t)k * job->stride + slot]++;
+                }
+            }
+        }
+    }
+}
+
+/* Sample i of a row as a double. */
+static inline double sample_at(const void *row, imghist_dtype t, size_t i)
+{
+    switch (t) {
+    case IMGHIST_U8: return ((const uint8_t *)row)[i];
+    case IMGHIST_U16: return ((const uint16_t *)row)[i];
+    default: return ((const float *)row)[i];
+    }
+}
+
+static inline uint32_t bin_of_sample(const ih_hist_job *job, const void *row, size_t i)
+{
+    switch (job->dtype) {
+    case IMGHIST_U8: return ih_bin_of_int(&job->bin, ((const uint8_t *)row)[i]);
+    case IMGHIST_U16: return ih_bin_of_int(&job->bin, ((const uint16_t *)row)[i]);
+    default: return ih_bin_of_double(&job->bin, ((const float *)row)[i]);
+    }
+}
+
+static void band_joint(band_work *w)
+{
+    const band_call *c = w->call;
+    const ih_hist_job *ja = c->job, *jb = c->job2;
+    const uint32_t na = ja->bin.bins, nb = jb->bin.bins;
+    const size_t cells = (size_t)na * nb;
+    for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
+        const uint8_t *m = c->mask != NULL ? row_of(c->mask, y) : NULL;
+        const void *ra = row_of(c->src, y), *rb = row_of(c->src2, y);
+        for (uint32_t x = 0; x < c->src->width; x++) {
+            if (m != NULL && m[x] == 0) {
+                continue;
+            }
+            const uint32_t i = bin_of_sample(ja, ra, x), j = bin_of_sample(jb, rb, x);
+            if (i < na && j < nb) {
+                w->counts[(size_t)i * nb + j]++;
+            } else if (ja->outliers) {
+                w->counts[cells]++;
+            }
+        }
+    }
+}
+
+static void band_range(band_work *w)
+{
+    const band_call *c = w->call;
+    const imghist_view *s = c->src;
+    const size_t n = (size_t)s->width * (s->channels > 1 ? s->channels : 1);
+    const uint32_t ch = s->channels > 1 ? s->channels : 1;
+    double lo = 0.0, hi = 0.0;
+    int found = 0;
+    for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
+        const uint8_t *m = c->mask != NULL ? row_of(c->mask, y) : NULL;
+        const void *row = row_of(s, y);
+        for (size_t i = 0; i < n; i++) {
+            if (m != NULL && m[i / ch] == 0) {
+                continue;
+            }
+            const double v = sample_at(row, s->dtype, i);
+            if (!isfinite(v)) {
+                continue;
+            }
+            if (!found || v < lo) lo = v;
+            if (!found || v > hi) hi = v;
+            found = 1;
+        }
+    }
+    w->lo = lo;
+    w->hi = hi;
+    w->found = found;
+}
+
+static void band_apply(band_work *w)
+{
+    const band_call *c = w->call;
+    const imghist_view *s = c->src, *d = c->dst;
+    if (s->dtype == IMGHIST_U8) {
+        ih_cpu_apply_lut_u8(row_of(s, w->row0), s->pitch,
+                            (uint8_t *)d->data + (size_t)w->row0 * d->pitch, d->pitch, s->width,
+                            w->rows, c->lut);
+        return;
+    }
+    const uint16_t *lut = c->lut;
+    for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
+        const uint16_t *sr = row_of(s, y);
+        uint16_t *dr = (uint16_t *)((uint8_t *)d->data + (size_t)y * d->pitch);
+        for (uint32_t x = 0; x < s->width; x++) {
+            dr[x] = lut[sr[x]];
+        }
+    }
+}
+
+/* Integer samples: the counter of every value, UINT32_MAX for none. */
+static uint32_t *slot_table(imghist_ctx *ctx, const ih_hist_job *job)
+{
+    if (job->dtype == IMGHIST_F32) {
+        return NULL;
+    }
+    const uint32_t values = job->dtype == IMGHIST_U8 ? 256u : 65536u;
+    uint32_t *t = malloc(values * sizeof *t);
+    if (t == NULL) {
+        ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for a table of %u bins", values);
+        return NULL;
+    }
+    for (uint32_t v = 0; v < values; v++) {
+        const uint32_t b = ih_bin_of_int(&job->bin, v);
+        t[v] = b < job->bin.bins || job->outliers ? b : UINT32_MAX;
+    }
+    return t;
+}
+
+static imghist_status cpu_histogram(imghist_ctx *ctx, const imghist_view *src,
+                                    const imghist_view *mask, const ih_hist_job *job,
+                                    const imghist_counts *out)
+{
+    band_call cx;
+    memset(&cx, 0, sizeof cx);
+    cx.fn = band_hist;
+    cx.src = src;
+    cx.mask = mask;
+    cx.job = job;
+    cx.len = job->len;
+    uint32_t *slot = NULL;
+    if (!(job->natural && job->dtype == IMGHIST_U8 && job->channels == 1 && mask == NULL)) {
+        slot = slot_table(ctx, job);
+        if (slot == NULL && job->dtype != IMGHIST_F32) {
+            return IMGHIST_E_NOMEM;
+        }
+    }
+    cx.slot = slot;
+    uint64_t *sum = job->accumulate ? malloc(job->len * sizeof *sum) : out->data;
+    imghist_status st = IMGHIST_OK;
+    if (sum == NULL) {
+        st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu counters", job->len);
+    }
+    if (st == IMGHIST_OK) st = run_bands(ctx, &cx, sum, NULL, NULL, NULL);
+    if (st == IMGHIST_OK && job->accumulate) {
+        ih_store_counts(out->data, sum, job->len, 1);
+    }
+    if (sum != out->data) free(sum);
+    free(slot);
+    return st;
+}
+
+static imghist_status cpu_range(imghist_ctx *ctx, const imghist_view *src,
+                                const imghist_view *mask, double *lo, double *hi, int *found)
+{
+    band_call cx;
+    memset(&cx, 0, sizeof cx);
+    cx.fn = band_range;
+    cx.src = src;
+    cx.mask = mask;
+    return run_bands(ctx, &cx, NULL, lo, hi, found);
+}
+
+static imghist_status cpu_histogram2d(imghist_ctx *ctx, const imghist_view *a,
+                                      const imghist_view *b, const imghist_view *mask,
+                                      const ih_hist_job *ja, const ih_hist_job *jb,
+                                      const imghist_counts *out)
+{
+    band_call cx;
+    memset(&cx, 0, sizeof cx);
+    cx.fn = band_joint;
+    cx.src = a;
+    cx.src2 = b;
+    cx.mask = mask;
+    cx.job = ja;
+    cx.job2 = jb;
+    cx.len = (size_t)ja->bin.bins * jb->bin.bins + (ja->outliers ? 1 : 0);
+    uint64_t *sum = ja->accumulate ? malloc(cx.len * sizeof *sum) : out->data;
+    if (sum == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu counters", cx.len);
+    }
+    imghist_status st = run_bands(ctx, &cx, sum, NULL, NULL, NULL);
+    if (st == IMGHIST_OK && ja->accumulate) {
+        ih_store_counts(out->data, sum, cx.len, 1);
+    }
+    if (sum != out->data) free(sum);
     return st;
 }
 
 static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
-                                   const imghist_view *dst, const imghist_counts *hist_out)
+                                   const imghist_view *mask, const imghist_view *dst,
+                                   const imghist_counts *hist_out)
 {
-    uint64_t hist[IH_U8_BINS];
-    uint8_t lut[IH_U8_BINS];
-    imghist_status st = run_bands(ctx, src, NULL, NULL, hist);
-    if (st != IMGHIST_OK) {
-        return st;
+    const int wide = src->dtype == IMGHIST_U16;
+    const size_t levels = wide ? 65536 : 256;
+    ih_hist_job job;
+    imghist_status st = ih_resolve_spec(ctx, NULL, src->dtype, 1, &job);
+    uint64_t *hist = malloc(levels * sizeof *hist);
+    void *lut = malloc(levels * (wide ? 2 : 1));
+    if (hist == NULL || lut == NULL) {
+        st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for a %zu-level table", levels);
     }
-    imghist_equalize_lut(hist, lut); /* cannot fail: the image is not empty */
-    st = run_bands(ctx, src, dst, lut, NULL);
+    imghist_counts counts = {hist, levels, IMGHIST_MEM_HOST};
+    if (st == IMGHIST_OK) st = cpu_histogram(ctx, src, mask, &job, &counts);
+    if (st == IMGHIST_OK) {
+        st = wide ? imghist_equalize_lut_u16(hist, lut) : imghist_equalize_lut(hist, lut);
+        if (st != IMGHIST_OK) { /* only an empty histogram: every mask sample zero */
+            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the mask has no non-zero sample");
+        }
+    }
+    if (st == IMGHIST_OK) {
+        band_call cx;
+        memset(&cx, 0, sizeof cx);
+        cx.fn = band_apply;
+        cx.src = src;
+        cx.dst = dst;
+        cx.lut = lut;
+        st = run_bands(ctx, &cx, NULL, NULL, NULL, NULL);
+    }
     if (st == IMGHIST_OK && hist_out != NULL) {
-        memcpy(hist_out->data, hist, sizeof hist);
+        memcpy(hist_out->data, hist, levels * sizeof *hist);
     }
+    free(hist);
+    free(lut);
     return st;
 }
 
@@ -142,5 +417,8 @@ const ih_backend_ops ih_cpu_backend = {
     .get_stream = NULL,
     .histogram = cpu_histogram,
     .histogram_batch = NULL,
+    .range = cpu_range,
+    .histogram2d = cpu_histogram2d,
+    .mutual_information = NULL,
     .equalize = cpu_equalize,
 };

@@ -142,16 +142,32 @@ static imghist_status cuda_get_stream(const imghist_ctx *ctx, imghist_stream *st
     return IMGHIST_OK;
 }
 
-static imghist_status cuda_histogram(imghist_ctx *ctx, const imghist_view *src,
-                                     const ih_hist_job *job, const imghist_counts *out)
+/* The 8-bit path of 0.2 (kernels/hist_u8.cu) takes one channel of U8 with
+ * one bin per value and no mask; everything else goes through the wide
+ * kernels. */
+static int u8_path(const imghist_view *src, const imghist_view *mask, const ih_hist_job *job)
 {
+    return src->dtype == IMGHIST_U8 && job->natural && job->channels == 1 && mask == NULL;
+}
+
+static imghist_status cuda_histogram(imghist_ctx *ctx, const imghist_view *src,
+                                     const imghist_view *mask, const ih_hist_job *job,
+                                     const imghist_counts *out)
+{
+    if (!u8_path(src, mask, job)) {
+        return ih_cuda_hist_wide(ctx, src, mask, job, out);
+    }
     return src->mem == IMGHIST_MEM_DEVICE ? ih_cuda_hist_device(ctx, src, job, out)
                                           : ih_cuda_hist_host(ctx, src, job, out);
 }
 
 static imghist_status cuda_equalize(imghist_ctx *ctx, const imghist_view *src,
-                                    const imghist_view *dst, const imghist_counts *hist)
+                                    const imghist_view *mask, const imghist_view *dst,
+                                    const imghist_counts *hist)
 {
+    if (src->dtype != IMGHIST_U8 || mask != NULL) {
+        return ih_cuda_equalize_wide(ctx, src, mask, dst, hist);
+    }
     return src->mem == IMGHIST_MEM_DEVICE ? ih_cuda_equalize_device(ctx, src, dst, hist)
                                           : ih_cuda_equalize_host(ctx, src, dst, hist);
 }
@@ -165,5 +181,8 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_get_stream,
     cuda_histogram,
     ih_cuda_hist_batch_device,
+    ih_cuda_range,
+    ih_cuda_hist2d,
+    ih_cuda_mutual_information,
     cuda_equalize,
 };

@@ -237,7 +237,7 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     ih_cuda_state *s = ih_cuda(ctx);
     uint32_t chunks = 0;
     imghist_status st = upload_batch(ctx, src, count, &chunks);
-    const size_t n = count * job->bins;
+    const size_t n = count * job->len;
     unsigned long long *target = (unsigned long long *)out->data;
     if (st == IMGHIST_OK && out->mem == IMGHIST_MEM_HOST) {
         st = grow(ctx, (void **)&s->batch_hist, &s->batch_hist_cap, n * sizeof(uint64_t));

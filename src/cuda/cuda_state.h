@@ -77,4 +77,24 @@ imghist_status ih_cuda_hist_host(imghist_ctx *ctx, const imghist_view *src,
 imghist_status ih_cuda_equalize_host(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *dst, const imghist_counts *hist);
 
+/* ---- cuda_wide_ops.cu: every histogram but the 8-bit path's (U16, F32,
+ * other bins, channels, masks, outliers), on device or host views ---- */
+imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
+                                 const imghist_view *mask, const ih_hist_job *job,
+                                 const imghist_counts *out);
+imghist_status ih_cuda_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
+                             double *lo, double *hi, int *found);
+
+/* ---- cuda_joint_ops.cu: joint histograms, mutual information, 16-bit and
+ * masked equalization ---- */
+imghist_status ih_cuda_hist2d(imghist_ctx *ctx, const imghist_view *a, const imghist_view *b,
+                              const imghist_view *mask, const ih_hist_job *ja,
+                              const ih_hist_job *jb, const imghist_counts *out);
+imghist_status ih_cuda_mutual_information(imghist_ctx *ctx, const imghist_counts *joint,
+                                          uint32_t bins_a, uint32_t bins_b, double *result,
+                                          imghist_mem result_mem);
+imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
+                                     const imghist_view *mask, const imghist_view *dst,
+                                     const imghist_counts *hist);
+
 #endif

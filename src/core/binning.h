@@ -1,0 +1,97 @@
+/*
+ * The one definition of which sample falls in which bin (imghist.h,
+ * imghist_histspec), for the CPU backend and, compiled by nvcc, for the
+ * kernels: both give the same bin for every sample, bit for bit.
+ *
+ * Edges: w = (hi - lo) / bins, e(i) = lo + i * w in double precision, each
+ * operation rounded on its own (the _rn intrinsics on the device, and no
+ * contraction on the host: x86-64 without -mfma has no fused multiply-add,
+ * and the product is forced through a volatile-free separate statement),
+ * e(bins) = hi. A sample v (exact as a double) is in bin i iff
+ * e(i) <= v < e(i+1); the first estimate floor((v - lo) * bins / (hi - lo))
+ * may be off by a bin and is corrected against the edges, so how it is
+ * rounded does not matter. Kernels may use any equivalent test (a float
+ * sample against the smallest float >= each edge, say) as long as the bins
+ * are these.
+ */
+#ifndef IMGHIST_BINNING_H
+#define IMGHIST_BINNING_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#  define IH_HD __host__ __device__ __forceinline__
+#else
+#  define IH_HD static inline
+#endif
+
+/* Bin codes beyond the bins: where an outlier goes, relative to `bins`. */
+#define IH_BIN_BELOW 0u
+#define IH_BIN_ABOVE 1u
+#define IH_BIN_NAN 2u
+
+/* The binning a kernel or loop needs, with no pointers: copied by value. */
+typedef struct ih_binning {
+    double lo, hi, w;   /* the range and the bin width */
+    double inv;         /* bins / (hi - lo): only for the first estimate */
+    uint32_t bins;
+    int closed;         /* a sample equal to hi is in the last bin */
+    int shift_ok;       /* integer samples: bin = (v - ilo) >> shift on [ilo, ihi) */
+    int64_t ilo, ihi;
+    uint32_t shift;
+} ih_binning;
+
+IH_HD double ih_edge(const ih_binning *b, uint32_t i)
+{
+    if (i >= b->bins) {
+        return b->hi;
+    }
+#ifdef __CUDA_ARCH__
+    return __dadd_rn(b->lo, __dmul_rn((double)i, b->w));
+#else
+    const double step = (double)i * b->w;
+    return b->lo + step;
+#endif
+}
+
+/* The bin of a sample, or bins + IH_BIN_BELOW / ABOVE / NAN. */
+IH_HD uint32_t ih_bin_of_double(const ih_binning *b, double v)
+{
+    if (v != v) {
+        return b->bins + IH_BIN_NAN;
+    }
+    if (v < b->lo) {
+        return b->bins + IH_BIN_BELOW;
+    }
+    if (v >= b->hi) {
+        return (b->closed && v == b->hi) ? b->bins - 1 : b->bins + IH_BIN_ABOVE;
+    }
+    const double f = (v - b->lo) * b->inv; /* any rounding: corrected below */
+    uint32_t i = f >= (double)(b->bins - 1) ? b->bins - 1 : (uint32_t)f;
+    while (i > 0 && v < ih_edge(b, i)) {
+        i--;
+    }
+    while (i + 1 < b->bins && v >= ih_edge(b, i + 1)) {
+        i++;
+    }
+    return i;
+}
+
+/* The bin of an integer sample (U8, U16). shift_ok is never set with closed
+ * when hi is a possible sample. */
+IH_HD uint32_t ih_bin_of_int(const ih_binning *b, uint32_t v)
+{
+    if (b->shift_ok) {
+        const int64_t x = (int64_t)v;
+        if (x < b->ilo) {
+            return b->bins + IH_BIN_BELOW;
+        }
+        if (x >= b->ihi) {
+            return b->bins + IH_BIN_ABOVE;
+        }
+        return (uint32_t)((x - b->ilo) >> b->shift);
+    }
+    return ih_bin_of_double(b, (double)v);
+}
+
+#endif
