@@ -1,14 +1,18 @@
 #!/bin/sh
 # Set up, build, and run every test suite twice: the normal build (CUDA when
 # nvcc is there; the GPU suite skips without a GPU) and a CPU build under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# AddressSanitizer + UndefinedBehaviorSanitizer. The normal build has MPI
+# (Open MPI), so the scale suite runs mpirun -np 4; the sanitized one has not
+# (Open MPI's own allocations would read as leaks).
 # Ends with the line "N passed, N failed, N skipped" over both.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh python3 python3-opencv python3-numpy valgrind
-[ -f build/build.ninja ] || meson setup build
-[ -f build-asan/build.ninja ] || meson setup build-asan -Dcuda=disabled \
+[ -f build/build.ninja ] || meson setup build -Dmpi=enabled
+meson configure build -Dmpi=enabled
+[ -f build-asan/build.ninja ] || meson setup build-asan -Dcuda=disabled -Dmpi=disabled \
     -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debugoptimized
+meson configure build-asan -Dmpi=disabled
 status=0
 for b in build build-asan; do
     echo "== $b"

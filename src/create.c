@@ -11,7 +11,21 @@
 #define IH_HAVE_CUDA 0
 #endif
 
-imghist_status imghist_create(imghist_backend backend, imghist_ctx **out)
+imghist_status imghist_device_count(int *count)
+{
+    if (count == NULL) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+#if IH_HAVE_CUDA
+    *count = ih_cuda_device_count();
+#else
+    *count = 0;
+#endif
+    return IMGHIST_OK;
+}
+
+/* device: -1 for the calling thread's current GPU (imghist_create). */
+static imghist_status create(imghist_backend backend, int device, imghist_ctx **out)
 {
     if (out == NULL) {
         return IMGHIST_E_INVALID_ARG;
@@ -37,6 +51,14 @@ imghist_status imghist_create(imghist_backend backend, imghist_ctx **out)
         return IMGHIST_OK;
     }
 #if IH_HAVE_CUDA
+    if (device >= 0) {
+        const int count = ih_cuda_device_count();
+        if (device >= count && count > 0) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "no GPU %d: %d GPU%s visible", device,
+                           count, count == 1 ? " is" : "s are");
+        }
+    }
+    ctx->device = device;
     ctx->ops = &ih_cuda_backend;
     ctx->backend = IMGHIST_BACKEND_CUDA;
     imghist_status st = ih_cuda_backend.open(ctx);
@@ -46,6 +68,7 @@ imghist_status imghist_create(imghist_backend backend, imghist_ctx **out)
     }
     ctx->ops = &ih_cpu_backend;
     ctx->backend = IMGHIST_BACKEND_CPU;
+    ctx->device = -1;
 #else
     imghist_status st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
                                 "no usable GPU: this build of imghist has no CUDA backend");
@@ -55,4 +78,20 @@ imghist_status imghist_create(imghist_backend backend, imghist_ctx **out)
         return IMGHIST_OK;
     }
     return st;
+}
+
+imghist_status imghist_create(imghist_backend backend, imghist_ctx **out)
+{
+    return create(backend, -1, out);
+}
+
+imghist_status imghist_create_on(imghist_backend backend, int device, imghist_ctx **out)
+{
+    if (device < 0) {
+        imghist_status st = create(IMGHIST_BACKEND_CPU, -1, out);
+        return st != IMGHIST_OK ? st
+                                : ih_fail(*out, IMGHIST_E_INVALID_ARG,
+                                          "device %d: a GPU index is 0 or more", device);
+    }
+    return create(backend, device, out);
 }

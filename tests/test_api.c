@@ -233,6 +233,59 @@ static void test_backend_names(void **state)
 
 /* ---- contexts ---- */
 
+/* imghist_create_on and the device queries, where there may be no GPU. */
+static void test_create_on_device(void **state)
+{
+    (void)state;
+    int count = -1;
+    EXPECT(NULL, imghist_device_count(NULL), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_device_count(&count), IMGHIST_OK);
+    assert_true(count >= 0);
+    if (!IMGHIST_WITH_CUDA) {
+        assert_int_equal(count, 0);
+    }
+    imghist_ctx *ctx = NULL;
+    int dev = 7;
+    /* The CPU backend takes any index and runs on no GPU. */
+    EXPECT(NULL, imghist_create_on(IMGHIST_BACKEND_CPU, 3, &ctx), IMGHIST_OK);
+    assert_int_equal(imghist_get_backend(ctx), IMGHIST_BACKEND_CPU);
+    EXPECT(NULL, imghist_get_device(ctx, &dev), IMGHIST_OK);
+    assert_int_equal(dev, -1);
+    EXPECT(NULL, imghist_get_device(ctx, NULL), IMGHIST_E_INVALID_ARG);
+    EXPECT(NULL, imghist_get_device(NULL, &dev), IMGHIST_E_INVALID_ARG);
+    imghist_destroy(ctx);
+    /* A negative index is refused with a context that says why. */
+    ctx = NULL;
+    imghist_status st = imghist_create_on(IMGHIST_BACKEND_AUTO, -1, &ctx);
+    assert_non_null(ctx);
+    expect_status(ctx, st, IMGHIST_E_INVALID_ARG, "imghist_create_on(AUTO, -1)", __FILE__,
+                  __LINE__);
+    imghist_destroy(ctx);
+    EXPECT(NULL, imghist_create_on(IMGHIST_BACKEND_CPU, 0, NULL), IMGHIST_E_INVALID_ARG);
+    /* One past the last GPU: INVALID_ARG where there are GPUs; where there
+     * are none, AUTO runs on the CPU and CUDA says there is no GPU. */
+    unsetenv("IMGHIST_BACKEND");
+    ctx = NULL;
+    st = imghist_create_on(IMGHIST_BACKEND_AUTO, count, &ctx);
+    assert_non_null(ctx);
+    if (count > 0) {
+        expect_status(ctx, st, IMGHIST_E_INVALID_ARG, "imghist_create_on(AUTO, count)",
+                      __FILE__, __LINE__);
+    } else {
+        assert_int_equal(st, IMGHIST_OK);
+        assert_int_equal(imghist_get_backend(ctx), IMGHIST_BACKEND_CPU);
+    }
+    imghist_destroy(ctx);
+    ctx = NULL;
+    st = imghist_create_on(IMGHIST_BACKEND_CUDA, count, &ctx);
+    assert_non_null(ctx);
+    expect_status(ctx, st,
+                  count > 0 ? IMGHIST_E_INVALID_ARG
+                            : (IMGHIST_WITH_CUDA ? IMGHIST_E_NO_GPU : IMGHIST_E_UNSUPPORTED),
+                  "imghist_create_on(CUDA, count)", __FILE__, __LINE__);
+    imghist_destroy(ctx);
+}
+
 static void test_create_and_getters(void **state)
 {
     (void)state;
@@ -1349,6 +1402,7 @@ int main(void)
         cmocka_unit_test(test_strerror),
         cmocka_unit_test(test_backend_names),
         cmocka_unit_test(test_create_and_getters),
+        cmocka_unit_test(test_create_on_device),
         cmocka_unit_test(test_streams_on_cpu),
         cmocka_unit_test(test_param_defaults),
         cmocka_unit_test(test_param_bounds_enforced),

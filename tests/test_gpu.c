@@ -844,6 +844,69 @@ static void acc_check(const acc_counts *a, const uint64_t *pre, const uint64_t *
 }
 
 /*
+ * Contexts on a chosen GPU (imghist_create_on), as the CLI's --gpus makes
+ * them: every GPU there is, and two contexts sharing GPU 0, each on its own
+ * stream, give the CPU's bits for host and device images; each call leaves
+ * the calling thread's current device as it was; an index past the last GPU
+ * is refused.
+ */
+static void test_create_on_devices(void **state)
+{
+    (void)state;
+    int count = 0;
+    IH_OK(NULL, imghist_device_count(&count));
+    assert_true(count >= 1);
+    const uint32_t w = 1531, h = 977;
+    uint8_t *img = malloc((size_t)w * h);
+    assert_non_null(img);
+    for (size_t i = 0; i < (size_t)w * h; i++) img[i] = (uint8_t)tu_below(&rng, 256);
+    const imghist_view hv = u8_view(img, IMGHIST_MEM_HOST, w, h, w);
+    uint64_t want[BINS], got[BINS];
+    IH_OK(cpu, imghist_histogram(cpu, &hv, NULL, NULL, &(imghist_counts){want, BINS, IMGHIST_MEM_HOST}));
+    /* Slots as --gpus 0,0,1,...: GPU 0 twice, then every other GPU. */
+    const int n = count + 1;
+    for (int k = 0; k < n; k++) {
+        const int d = k == 0 ? 0 : k - 1;
+        int before = -1, after = -1, dev = -1;
+        CUDA_OK(cudaGetDevice(&before));
+        imghist_ctx *ctx = NULL;
+        IH_OK(ctx, imghist_create_on(IMGHIST_BACKEND_CUDA, d, &ctx));
+        IH_OK(ctx, imghist_get_device(ctx, &dev));
+        assert_int_equal(dev, d);
+        memset(got, 0xff, sizeof got);
+        IH_OK(ctx, imghist_histogram(ctx, &hv, NULL, NULL, &(imghist_counts){got, BINS, IMGHIST_MEM_HOST}));
+        assert_memory_equal(got, want, sizeof want);
+        /* A device image on that GPU, counted into device memory. */
+        CUDA_OK(cudaSetDevice(d));
+        void *dimg = NULL, *dhist = NULL;
+        CUDA_OK(cudaMalloc(&dimg, (size_t)w * h));
+        CUDA_OK(cudaMalloc(&dhist, sizeof got));
+        CUDA_OK(cudaMemcpy(dimg, img, (size_t)w * h, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaSetDevice(before));
+        const imghist_view dv = u8_view(dimg, IMGHIST_MEM_DEVICE, w, h, w);
+        IH_OK(ctx, imghist_histogram(ctx, &dv, NULL, NULL, &(imghist_counts){dhist, BINS, IMGHIST_MEM_DEVICE}));
+        imghist_stream st = NULL;
+        IH_OK(ctx, imghist_get_stream(ctx, &st));
+        CUDA_OK(cudaSetDevice(d));
+        CUDA_OK(cudaStreamSynchronize((cudaStream_t)st));
+        CUDA_OK(cudaMemcpy(got, dhist, sizeof got, cudaMemcpyDeviceToHost));
+        CUDA_OK(cudaFree(dimg));
+        CUDA_OK(cudaFree(dhist));
+        CUDA_OK(cudaSetDevice(before));
+        assert_memory_equal(got, want, sizeof want);
+        CUDA_OK(cudaGetDevice(&after));
+        assert_int_equal(after, before);
+        imghist_destroy(ctx);
+        CUDA_OK(cudaGetDevice(&after));
+        assert_int_equal(after, before);
+    }
+    imghist_ctx *bad = NULL;
+    IH_REFUSED(bad, imghist_create_on(IMGHIST_BACKEND_CUDA, count, &bad), IMGHIST_E_INVALID_ARG);
+    imghist_destroy(bad);
+    free(img);
+}
+
+/*
  * IMGHIST_ACCUMULATE: counts pre-filled with known values end as pre-filled +
  * histogram, for every pair of view and counts memory, for batches, for a host
  * image that goes through in bands, and for two calls in a row without a
@@ -1413,6 +1476,7 @@ int main(int argc, char **argv)
         GPU_TEST(test_mixed_host_device),
         GPU_TEST(test_set_get_stream),
         GPU_TEST(test_accumulate),
+        GPU_TEST(test_create_on_devices),
         GPU_TEST(test_short_counts),
         GPU_TEST(test_cpu_context_refuses_device),
         GPU_TEST(test_experimental_params),

@@ -27,6 +27,11 @@ const char ih_usage_text[] =
     "  --total FILE|-      every image's counts added up, as CSV bin,lower,upper,count\n"
     "  -r, --recursive     descend into sub-folders\n"
     "  -j, --jobs N        worker threads for a batch run (default: every core)\n"
+    "  --gpus LIST         GPUs for a batch run's workers, in turn: e.g. 0,1 (default:\n"
+    "                      every visible GPU; a GPU may be named twice)\n"
+    "  --shard K/N         process only the K-th of N shards of the file list (split\n"
+    "                      by file size, the same everywhere); join the shards'\n"
+    "                      outputs with imghist merge\n"
     "  --gray MODE         bgr2gray (default; OpenCV's imread + cvtColor(BGR2GRAY)) or\n"
     "                      luma (OpenCV's imread(IMREAD_GRAYSCALE); faster on JPEG)\n"
     "  --backend B         auto (CUDA if a usable GPU exists, default), cpu or cuda\n"
@@ -46,6 +51,11 @@ const char ih_usage_text[] =
     "  imghist -r photos/ --equalize equalized/ --json stats.jsonl\n"
     "  imghist -r -j 8 --gray luma --total dataset.csv photos/\n"
     "  cat frame.png | imghist - --equalize frame-eq.png -v\n"
+    "  imghist -r --shard 2/8 --csv part2.csv photos/   (then: imghist merge --csv ...)\n"
+    "  mpirun -n 4 imghist -r --total dataset.csv photos/  (a build with MPI)\n"
+    "\n"
+    "imghist merge --total|--csv|--json OUT SHARD...   joins --shard outputs: adds\n"
+    "--total CSVs, puts --csv and --json records in the order of one whole run.\n"
     "\n"
     "Memory: a batch run holds at most one decoded image and its encoded output\n"
     "per thread (about 3 bytes per pixel of the largest image, times -j), plus\n"
@@ -229,6 +239,11 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             }
             continue;
         }
+        const int scale = ih_parse_scale_option(argc, argv, &i, &out->scale, err, errlen);
+        if (scale != 0) {
+            if (scale < 0) return -1;
+            continue;
+        }
         snprintf(err, errlen, "unknown option '%s'", a);
         return -1;
     }
@@ -260,7 +275,15 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             }
         }
     }
+    if (out->scale.n_gpus > 0 && out->backend == IMGHIST_BACKEND_CPU) {
+        snprintf(err, errlen, "--gpus and --backend cpu contradict each other");
+        return -1;
+    }
     for (size_t k = 0; k < out->n_inputs; k++) {
+        if (strcmp(out->inputs[k], "-") == 0 && out->scale.shard_n > 0) {
+            snprintf(err, errlen, "--shard needs files or folders, not - (standard input)");
+            return -1;
+        }
         if (strcmp(out->inputs[k], "-") == 0 && out->n_inputs > 1) {
             snprintf(err, errlen, "- (standard input) can only be the one input");
             return -1;

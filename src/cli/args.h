@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "imghist.h"
+#include "scale.h"
 
 typedef struct ih_cli_args {
     const char *input;        /* the first input: a path or "-" */
@@ -24,6 +25,7 @@ typedef struct ih_cli_args {
     uint64_t max_bytes;       /* 0: the library's default */
     int help;
     int version;
+    ih_scale_opts scale;      /* --shard, --gpus (scale.h) */
 } ih_cli_args;
 
 /* Returns 0, or -1 with a one-line reason in err (a usage error). Either way

@@ -21,15 +21,20 @@
 #include <unistd.h>
 
 #include "cli_context.h"
+#include "mpi_run.h"
 #include "output_file.h"
 #include "outputs.h"
 #include "progress.h"
 #include "report.h"
+#include "scale.h"
 #include "signals.h"
 #include "walk.h"
 
 int ih_is_batch(const ih_cli_args *a)
 {
+    if (a->scale.shard_n > 0 || ih_mpi.size > 1) {
+        return 1; /* a share of the inputs is a batch, even of one file */
+    }
     if (a->n_inputs != 1) {
         return a->n_inputs > 1;
     }
@@ -59,6 +64,7 @@ typedef struct batch {
 typedef struct worker {
     batch *b;
     imghist_ctx *ctx;
+    int device; /* its GPU, -1: the default */
     pthread_t tid;
     int started;
 } worker;
@@ -197,23 +203,62 @@ static int wait_for(batch *b, size_t e, ih_progress *progress)
     return 1;
 }
 
+/* The per-image CSV and JSON Lines records of one result. */
+static int write_records(FILE *csv, FILE *json, const char *path, const result *r)
+{
+    return (csv != NULL && ih_write_csv_rows_with_file(csv, path, r->hist) != 0) ||
+           (json != NULL && ih_write_json_line(json, path, r->width, r->height, r->hist) != 0);
+}
+
+typedef struct merged_out {
+    FILE *csv, *json;
+    const ih_file_list *part;
+    int failed;
+} merged_out;
+
+/* Rank 0: one record of the whole run, in the order of the whole list. */
+static void emit_merged(void *user, size_t e, const void *record)
+{
+    merged_out *m = user;
+    const result *r = record;
+    if (r->status == IMGHIST_OK && write_records(m->csv, m->json, m->part->files[e].path, r)) {
+        m->failed = 1;
+    }
+}
+
 int ih_run_batch(const ih_cli_args *a)
 {
-    ih_file_list files;
+    ih_file_plan plan;
     char err[1024];
-    if (ih_collect_files(a->inputs, a->n_inputs, a->recursive, a->equalize_out, say_skipped,
-                         &files, err, sizeof err) != 0) {
-        ih_say("%s (see imghist --help)", err);
-        ih_free_file_list(&files);
+    if (ih_plan_files(a->inputs, a->n_inputs, a->recursive, a->equalize_out, &a->scale,
+                      say_skipped, &plan) != 0) {
+        ih_plan_free(&plan);
         return IH_EXIT_USAGE;
     }
-    const unsigned jobs = a->jobs ? a->jobs : ih_cores();
+    /* Under MPI, rank 0 writes the run's outputs for every rank. */
+    const int root = ih_mpi.rank == 0;
+    ih_file_list files = plan.mine;
+    int slots[IH_MAX_GPU_SLOTS];
+    unsigned n_slots = 0;
+    const int bad_slots = ih_device_slots(&a->scale, a->backend == IMGHIST_BACKEND_CPU,
+                                          ih_mpi.local_rank, ih_mpi.local_size, slots, &n_slots,
+                                          err, sizeof err) != 0;
+    if (bad_slots) {
+        ih_say("%s (see imghist --help)", err);
+    }
+    if (ih_mpi_max(bad_slots)) {
+        ih_plan_free(&plan);
+        return IH_EXIT_USAGE;
+    }
+    const unsigned cores = ih_cores() / (unsigned)ih_mpi.local_size;
+    const unsigned jobs = a->jobs ? a->jobs : (cores > 0 ? cores : 1);
     const unsigned n_workers =
         files.count < jobs ? (files.count > 0 ? (unsigned)files.count : 1) : jobs;
     /* Fewer images than threads: the spare threads count within images. */
     const unsigned threads_each = jobs / n_workers > 0 ? jobs / n_workers : 1;
 
     worker *workers = calloc(n_workers, sizeof *workers);
+    ih_gather *gather = NULL;
     batch b;
     memset(&b, 0, sizeof b);
     b.a = a;
@@ -229,22 +274,39 @@ int ih_run_batch(const ih_cli_args *a)
         rc = IH_EXIT_FILE;
     }
     for (unsigned i = 0; i < n_workers && rc == IH_EXIT_OK; i++) {
-        rc = ih_make_context(a, threads_each, &workers[i].ctx);
-        if (rc == IH_EXIT_OK && i == 0 && ih_verbosity > 0) {
-            ih_say("backend: %s, %u threads, %zu images, %zu files skipped",
-                   imghist_backend_name(imghist_get_backend(workers[0].ctx)), n_workers,
-                   files.count, files.skipped);
+        workers[i].device = n_slots > 0 ? slots[i % n_slots] : -1;
+        rc = ih_make_context_on(a, threads_each, workers[i].device, &workers[i].ctx);
+    }
+    if (rc == IH_EXIT_OK && ih_verbosity > 0) {
+        char where[160] = "", ranks[64] = "";
+        int dev = -1;
+        imghist_get_device(workers[0].ctx, &dev);
+        for (unsigned i = 0; dev >= 0 && i < n_slots && i < n_workers; i++) {
+            const size_t at = strlen(where);
+            snprintf(where + at, sizeof where - at, "%s%d", i ? "," : " on GPU ", slots[i]);
         }
+        if (ih_mpi.active) {
+            snprintf(ranks, sizeof ranks, "rank %d of %d: ", ih_mpi.rank, ih_mpi.size);
+        }
+        ih_say("%sbackend: %s%s, %u threads, %zu images, %zu files skipped", ranks,
+               imghist_backend_name(imghist_get_backend(workers[0].ctx)), where, n_workers,
+               files.count, files.skipped);
+    }
+    /* Under MPI every rank keeps its records for rank 0. */
+    if (rc == IH_EXIT_OK && ih_mpi.active && (a->csv_out != NULL || a->json_out != NULL) &&
+        (gather = ih_gather_new(sizeof(result))) == NULL) {
+        rc = IH_EXIT_FILE;
     }
     FILE **files_for[3] = {&csv, &json, &total_fp};
     const char *paths_for[3] = {a->csv_out, a->json_out, a->total_out};
-    for (int i = 0; i < 3 && rc == IH_EXIT_OK; i++) {
+    for (int i = 0; i < 3 && rc == IH_EXIT_OK && root; i++) {
         if (paths_for[i] != NULL &&
             (*files_for[i] = ih_outputs_open(&outs, paths_for[i], err, sizeof err)) == NULL) {
             ih_say("%s", err);
             rc = IH_EXIT_FILE;
         }
     }
+    rc = ih_mpi_max(rc); /* every rank sets out, or none */
     if (rc != IH_EXIT_OK) {
         ih_outputs_abort(&outs);
         for (unsigned i = 0; workers != NULL && i < n_workers; i++) {
@@ -252,7 +314,8 @@ int ih_run_batch(const ih_cli_args *a)
         }
         free(workers);
         free(b.slots);
-        ih_free_file_list(&files);
+        ih_gather_free(gather);
+        ih_plan_free(&plan);
         return rc;
     }
     if (csv != NULL) {
@@ -260,7 +323,7 @@ int ih_run_batch(const ih_cli_args *a)
     }
 
     ih_progress progress;
-    ih_progress_start(&progress, ih_verbosity >= 0);
+    ih_progress_start(&progress, ih_verbosity >= 0 && !ih_mpi.active);
     pthread_mutex_init(&b.mu, NULL);
     pthread_cond_init(&b.done_cv, NULL);
     pthread_cond_init(&b.space_cv, NULL);
@@ -304,10 +367,12 @@ int ih_run_batch(const ih_cli_args *a)
             for (int v = 0; v < IH_CLI_BINS; v++) {
                 total[v] += r.hist[v];
             }
-            if ((csv != NULL && ih_write_csv_rows_with_file(csv, path, r.hist) != 0) ||
-                (json != NULL && ih_write_json_line(json, path, r.width, r.height, r.hist) != 0)) {
+            if (gather == NULL && write_records(csv, json, path, &r)) {
                 write_failed = 1;
             }
+        }
+        if (gather != NULL && ih_gather_put(gather, &r) != 0) {
+            write_failed = 1;
         }
         ih_progress_update(&progress, emitted, files.count, 0);
     }
@@ -320,7 +385,30 @@ int ih_run_batch(const ih_cli_args *a)
     ih_progress_update(&progress, emitted, files.count, 1);
     ih_progress_clear(&progress);
 
-    const int sig = ih_stop_signal();
+    int sig = ih_stop_signal();
+    size_t all_count = files.count;
+    if (ih_mpi.active) {
+        /* Every rank's counts into rank 0; the records when every rank has
+         * all of its own (none stopped early, none failed to keep them). */
+        sig = ih_mpi_max(sig);
+        const int complete = ih_mpi_max(emitted != files.count || write_failed) == 0;
+        uint64_t counts[3] = {processed, failed, emitted};
+        ih_mpi_sum_to_root(total, IH_CLI_BINS);
+        ih_mpi_sum_to_root(counts, 3);
+        processed = (size_t)counts[0];
+        failed = (size_t)counts[1];
+        emitted = (size_t)counts[2];
+        all_count = plan.part.count;
+        if (gather != NULL && complete && sig == 0) {
+            merged_out m = {csv, json, &plan.part, 0};
+            if (ih_gather_run(gather, plan.owner, plan.part.count, emit_merged, &m) != 0 ||
+                m.failed) {
+                write_failed = 1;
+            }
+        } else if (!complete) {
+            write_failed = 1;
+        }
+    }
     if (total_fp != NULL && ih_write_csv(total_fp, total) != 0) {
         write_failed = 1;
     }
@@ -328,7 +416,7 @@ int ih_run_batch(const ih_cli_args *a)
         ih_outputs_abort(&outs); /* a CSV of part of the run would look complete */
         rc = 128 + sig;
     } else if (write_failed) {
-        ih_say("a write to the CSV, JSON or total output failed");
+        if (root) ih_say("a write to the CSV, JSON or total output failed");
         ih_outputs_abort(&outs);
         rc = IH_EXIT_FILE;
     } else if (ih_outputs_commit(&outs, err, sizeof err) != 0) {
@@ -337,15 +425,26 @@ int ih_run_batch(const ih_cli_args *a)
     } else if (failed > 0) {
         rc = IH_EXIT_FILE;
     }
-    if (ih_verbosity >= 0) {
+    if (ih_mpi.active) {
+        rc = ih_mpi_max(rc); /* exit status 1 on any failure anywhere */
+    }
+    if (ih_verbosity >= 0 && root) {
         const double secs = ih_now() - progress.start;
         char stopped[96] = "";
         if (sig != 0) {
             snprintf(stopped, sizeof stopped, "; interrupted after %zu of %zu images", emitted,
-                     files.count);
+                     all_count);
         }
-        ih_say("%zu images in %.2f s (%.1f images/s): %zu processed, %zu failed, %zu skipped%s",
-               files.count, secs, secs > 0 ? (double)emitted / secs : 0.0, processed, failed,
+        char shard[96] = "";
+        if (a->scale.shard_n > 0) {
+            snprintf(shard, sizeof shard, " (shard %u of %u)", a->scale.shard_k, a->scale.shard_n);
+        }
+        if (ih_mpi.active) {
+            const size_t at = strlen(shard);
+            snprintf(shard + at, sizeof shard - at, " (%d MPI ranks)", ih_mpi.size);
+        }
+        ih_say("%zu images%s in %.2f s (%.1f images/s): %zu processed, %zu failed, %zu skipped%s",
+               all_count, shard, secs, secs > 0 ? (double)emitted / secs : 0.0, processed, failed,
                files.skipped, stopped);
     }
     pthread_cond_destroy(&b.done_cv);
@@ -353,6 +452,7 @@ int ih_run_batch(const ih_cli_args *a)
     pthread_mutex_destroy(&b.mu);
     free(workers);
     free(b.slots);
-    ih_free_file_list(&files);
+    ih_gather_free(gather);
+    ih_plan_free(&plan);
     return rc;
 }

@@ -39,12 +39,23 @@ static int set(imghist_ctx *ctx, imghist_param p, uint64_t value, const char *op
 
 int ih_make_context(const ih_cli_args *a, unsigned cpu_threads, imghist_ctx **out)
 {
+    return ih_make_context_on(a, cpu_threads, a->scale.n_gpus > 0 ? a->scale.gpus[0] : -1, out);
+}
+
+int ih_make_context_on(const ih_cli_args *a, unsigned cpu_threads, int device, imghist_ctx **out)
+{
     imghist_ctx *ctx = NULL;
     *out = NULL;
-    imghist_status st = imghist_create(a->backend, &ctx);
+    imghist_status st = device >= 0 ? imghist_create_on(a->backend, device, &ctx)
+                                    : imghist_create(a->backend, &ctx);
     if (st != IMGHIST_OK) {
-        ih_say("--backend %s: %s", imghist_backend_name(a->backend),
-               ctx ? imghist_last_error(ctx) : imghist_strerror(st));
+        if (device >= 0) {
+            ih_say("--backend %s on GPU %d: %s", imghist_backend_name(a->backend), device,
+                   ctx ? imghist_last_error(ctx) : imghist_strerror(st));
+        } else {
+            ih_say("--backend %s: %s", imghist_backend_name(a->backend),
+                   ctx ? imghist_last_error(ctx) : imghist_strerror(st));
+        }
         imghist_destroy(ctx);
         return IH_EXIT_FILE;
     }

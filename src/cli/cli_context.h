@@ -28,5 +28,9 @@ unsigned ih_cores(void);
  * or an exit status after saying why (*ctx NULL).
  */
 int ih_make_context(const ih_cli_args *a, unsigned cpu_threads, imghist_ctx **ctx);
+/* The same on GPU `device` (imghist_create_on); -1: imghist_create's choice.
+ * ih_make_context uses the first GPU of --gpus, if given. */
+int ih_make_context_on(const ih_cli_args *a, unsigned cpu_threads, int device,
+                       imghist_ctx **ctx);
 
 #endif

@@ -13,6 +13,8 @@
 #include "batch.h"
 #include "cli_context.h"
 #include "imghist.h"
+#include "merge.h"
+#include "mpi_run.h"
 #include "outputs.h"
 #include "read_all.h"
 #include "report.h"
@@ -269,15 +271,24 @@ done:
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "merge") == 0) {
+        return ih_merge_main(argc - 1, argv + 1); /* a file named merge: ./merge */
+    }
+    if (ih_mpi_start(&argc, &argv) != 0) { /* under mpirun: one rank of a batch run */
+        return IH_EXIT_FILE;
+    }
     ih_cli_args a;
     char err[512];
     if (ih_parse_args(argc, argv, &a, err, sizeof err) != 0) {
-        ih_say("%s (see imghist --help)", err);
+        if (ih_mpi.rank == 0) ih_say("%s (see imghist --help)", err);
         ih_free_args(&a);
+        ih_mpi_stop();
         return IH_EXIT_USAGE;
     }
     int rc = IH_EXIT_OK;
-    if (a.help) {
+    if (ih_mpi.rank != 0 && (a.help || a.version)) {
+        /* rank 0 answers */
+    } else if (a.help) {
         fputs(ih_usage_text, stdout);
     } else if (a.version) {
         printf("imghist %s\n", imghist_version_string());
@@ -291,5 +302,6 @@ int main(int argc, char **argv)
         rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
     }
     ih_free_args(&a);
+    ih_mpi_stop();
     return rc;
 }

@@ -55,6 +55,7 @@ static int add(ih_file_list *list, char *path, size_t rel, const struct stat *st
     f->rel = rel;
     f->dev = st->st_dev;
     f->ino = st->st_ino;
+    f->size = st->st_size > 0 ? (uint64_t)st->st_size : 0;
     return 0;
 }
 

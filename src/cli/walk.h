@@ -4,6 +4,7 @@
 #define IMGHIST_CLI_WALK_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct ih_file {
@@ -12,6 +13,7 @@ typedef struct ih_file {
     char *out;    /* --equalize DIR/rel with .png, or NULL */
     dev_t dev;
     ino_t ino;
+    uint64_t size; /* bytes, as listed: what shards are balanced by */
 } ih_file;
 
 typedef struct ih_file_list {

@@ -65,6 +65,8 @@ int ih_mutual_information_host(const uint64_t *joint, uint32_t bins_a, uint32_t 
 /* The backends this build has (src/cpu, src/cuda). */
 extern const ih_backend_ops ih_cpu_backend;
 extern const ih_backend_ops ih_cuda_backend; /* only in CUDA builds */
+/* GPUs the CUDA runtime sees, 0 when it answers with an error (CUDA builds). */
+int ih_cuda_device_count(void);
 
 #ifdef __cplusplus
 }

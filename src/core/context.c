@@ -122,6 +122,7 @@ imghist_ctx *ih_ctx_new(const ih_backend_ops *ops)
     }
     ctx->ops = ops;
     ctx->backend = ops->id;
+    ctx->device = -1;
     ih_params_default(&ctx->params);
     return ctx;
 }
@@ -138,6 +139,15 @@ void imghist_destroy(imghist_ctx *ctx)
 imghist_backend imghist_get_backend(const imghist_ctx *ctx)
 {
     return ctx != NULL ? ctx->backend : IMGHIST_BACKEND_CPU;
+}
+
+imghist_status imghist_get_device(const imghist_ctx *ctx, int *device)
+{
+    if (ctx == NULL || device == NULL) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    *device = ctx->backend == IMGHIST_BACKEND_CUDA ? ctx->device : -1;
+    return IMGHIST_OK;
 }
 
 const char *imghist_last_error(const imghist_ctx *ctx)

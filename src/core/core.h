@@ -40,6 +40,9 @@ struct imghist_ctx {
     const ih_backend_ops *fallback;  /* NULL, or the CPU backend, for host images
                                         when the GPU is out of memory */
     void *backend_state;             /* the backend's own, NULL on the CPU */
+    int device;                      /* CUDA: the GPU the context runs on; before the
+                                        backend opens, -1 (the thread's current one)
+                                        or the one imghist_create_on asked for */
     ih_params params;
     int faulted;                     /* latched: the GPU faulted under this context */
     char fault[320];                 /* what the fault was */

@@ -41,12 +41,62 @@ imghist_status ih_cuda_error(imghist_ctx *ctx, const char *what, cudaError_t e)
                    cudaGetErrorName(e));
 }
 
+/*
+ * The context's GPU made current for the length of one call, and the calling
+ * thread's device given back after it: a context keeps to its device whatever
+ * thread calls it, and the caller's own choice of device is left alone.
+ * cudaGetDevice and an unneeded cudaSetDevice cost nothing measurable.
+ */
+class device_scope {
+  public:
+    explicit device_scope(int device)
+    {
+        if ((error_ = cudaGetDevice(&prev_)) == cudaSuccess && prev_ != device) {
+            if ((error_ = cudaSetDevice(device)) == cudaSuccess) {
+                restore_ = true;
+            }
+        }
+    }
+    ~device_scope()
+    {
+        if (restore_) {
+            (void)cudaSetDevice(prev_);
+        }
+    }
+    cudaError_t error() const { return error_; }
+    device_scope(const device_scope &) = delete;
+    device_scope &operator=(const device_scope &) = delete;
+
+  private:
+    int prev_ = 0;
+    bool restore_ = false;
+    cudaError_t error_ = cudaSuccess;
+};
+
+/* Opens a device_scope on the context's GPU; returns its failure as a status. */
+#define IH_ON_DEVICE(ctx)                                                 \
+    device_scope on_device_(ih_cuda(ctx)->device);                        \
+    if (on_device_.error() != cudaSuccess) {                              \
+        return ih_cuda_error((ctx), "cudaSetDevice", on_device_.error()); \
+    }
+
+extern "C" int ih_cuda_device_count(void)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
 static void cuda_close(imghist_ctx *ctx)
 {
     ih_cuda_state *s = ih_cuda(ctx);
     if (s == NULL) {
         return;
     }
+    device_scope on_device(s->device); /* a failure shows in the calls below */
     /* Errors are ignored here: a faulted context is freed too. */
     if (s->stream != NULL || s->own_stream != NULL) {
         (void)cudaStreamSynchronize(s->stream);
@@ -79,14 +129,26 @@ static imghist_status cuda_open(imghist_ctx *ctx)
         return ih_fail(ctx, IMGHIST_E_NO_GPU, "no usable GPU found (%s)",
                        e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
     }
+    if (ctx->device >= count) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "no GPU %d: %d GPU%s visible", ctx->device,
+                       count, count == 1 ? " is" : "s are");
+    }
+    int current = 0;
+    if ((e = cudaGetDevice(&current)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ih_fail(ctx, IMGHIST_E_NO_GPU, "no usable GPU found (%s)", cudaGetErrorString(e));
+    }
     ih_cuda_state *s = (ih_cuda_state *)calloc(1, sizeof *s);
     if (s == NULL) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
     }
     ctx->backend_state = s;
+    s->device = ctx->device >= 0 ? ctx->device : current;
+    ctx->device = s->device;
+    device_scope on_device(s->device);
     do {
         cudaDeviceProp prop;
-        if ((e = cudaGetDevice(&s->device)) != cudaSuccess ||
+        if ((e = on_device.error()) != cudaSuccess ||
             (e = cudaGetDeviceProperties(&prop, s->device)) != cudaSuccess) {
             break;
         }
@@ -123,6 +185,7 @@ static imghist_status cuda_open(imghist_ctx *ctx)
 
 static imghist_status cuda_set_stream(imghist_ctx *ctx, imghist_stream stream)
 {
+    IH_ON_DEVICE(ctx);
     ih_cuda_state *s = ih_cuda(ctx);
     cudaStream_t next = (cudaStream_t)stream;
     if (next == s->stream) {
@@ -154,6 +217,7 @@ static imghist_status cuda_histogram(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *mask, const ih_hist_job *job,
                                      const imghist_counts *out)
 {
+    IH_ON_DEVICE(ctx);
     if (!u8_path(src, mask, job)) {
         return ih_cuda_hist_wide(ctx, src, mask, job, out);
     }
@@ -165,11 +229,44 @@ static imghist_status cuda_equalize(imghist_ctx *ctx, const imghist_view *src,
                                     const imghist_view *mask, const imghist_view *dst,
                                     const imghist_counts *hist)
 {
+    IH_ON_DEVICE(ctx);
     if (src->dtype != IMGHIST_U8 || mask != NULL) {
         return ih_cuda_equalize_wide(ctx, src, mask, dst, hist);
     }
     return src->mem == IMGHIST_MEM_DEVICE ? ih_cuda_equalize_device(ctx, src, dst, hist)
                                           : ih_cuda_equalize_host(ctx, src, dst, hist);
+}
+
+/* The other operations, each on the context's GPU. */
+static imghist_status cuda_histogram_batch(imghist_ctx *ctx, const imghist_view *src,
+                                           size_t count, const ih_hist_job *job,
+                                           const imghist_counts *out)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_hist_batch_device(ctx, src, count, job, out);
+}
+
+static imghist_status cuda_range(imghist_ctx *ctx, const imghist_view *src,
+                                 const imghist_view *mask, double *lo, double *hi, int *found)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_range(ctx, src, mask, lo, hi, found);
+}
+
+static imghist_status cuda_hist2d(imghist_ctx *ctx, const imghist_view *a, const imghist_view *b,
+                                  const imghist_view *mask, const ih_hist_job *ja,
+                                  const ih_hist_job *jb, const imghist_counts *out)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_hist2d(ctx, a, b, mask, ja, jb, out);
+}
+
+static imghist_status cuda_mutual_information(imghist_ctx *ctx, const imghist_counts *joint,
+                                              uint32_t bins_a, uint32_t bins_b, double *result,
+                                              imghist_mem result_mem)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_mutual_information(ctx, joint, bins_a, bins_b, result, result_mem);
 }
 
 extern "C" const ih_backend_ops ih_cuda_backend = {
@@ -180,9 +277,9 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_set_stream,
     cuda_get_stream,
     cuda_histogram,
-    ih_cuda_hist_batch_device,
-    ih_cuda_range,
-    ih_cuda_hist2d,
-    ih_cuda_mutual_information,
+    cuda_histogram_batch,
+    cuda_range,
+    cuda_hist2d,
+    cuda_mutual_information,
     cuda_equalize,
 };

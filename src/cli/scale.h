@@ -1,0 +1,72 @@
+/*
+ * Scaling a batch run out: the GPUs a process's workers use (--gpus), and
+ * the deterministic split of a file list into shards balanced by file size,
+ * which --shard K/N and the MPI ranks (mpi_run.c) share.
+ */
+#ifndef IMGHIST_CLI_SCALE_H
+#define IMGHIST_CLI_SCALE_H
+
+#include <stddef.h>
+
+#include "walk.h"
+
+/* Most entries of --gpus (a GPU may be named more than once). */
+#define IH_MAX_GPU_SLOTS 64
+/* Most shards of --shard K/N. */
+#define IH_MAX_SHARDS 1000000u
+
+typedef struct ih_scale_opts {
+    unsigned shard_k, shard_n;     /* --shard K/N: 1 <= K <= N; N == 0 when not given */
+    int gpus[IH_MAX_GPU_SLOTS];    /* --gpus LIST: device indices, in order */
+    unsigned n_gpus;               /* 0 when not given */
+} ih_scale_opts;
+
+/* argv[*i] when it is --shard or --gpus (either "--opt V" or "--opt=V"):
+ * returns 1 (parsed, *i moved past its value), 0 (not one of them), or -1
+ * with a usage error in err. */
+int ih_parse_scale_option(int argc, char *const argv[], int *i, ih_scale_opts *s, char *err,
+                          size_t errlen);
+
+/*
+ * Owner (0 .. n-1) of every file of the sorted list: files are taken from the
+ * largest to the smallest (equal sizes in list order), each given to the
+ * shard with the fewest bytes so far (the lowest number among equals). The
+ * same list gives the same owners everywhere. Returns 0, or -1 when out of
+ * memory. owner has room for files->count entries.
+ */
+int ih_shard_owners(const ih_file_list *files, unsigned n, unsigned *owner);
+
+/* mine: the files of `all` whose owner is k, in list order, sharing their
+ * strings with `all` (free only mine->files). Returns 0 or -1 (memory). */
+int ih_shard_pick(const ih_file_list *all, const unsigned *owner, unsigned k,
+                  ih_file_list *mine);
+
+/*
+ * The GPUs that this process's workers take in turn (worker i: slots[i % n]).
+ * --gpus LIST gives them; without it, every GPU there is. A process that is
+ * one of local_size on its host (MPI ranks) keeps the one at local_rank
+ * modulo their number. *n == 0 where there are none (the CPU backend, no GPU):
+ * contexts are then made as before. Returns 0, or -1 with a usage error in
+ * err (a GPU index that does not exist, --gpus with --backend cpu).
+ */
+int ih_device_slots(const ih_scale_opts *s, int cpu_backend, int local_rank, int local_size,
+                    int *slots, unsigned *n, char *err, size_t errlen);
+
+/*
+ * The files a batch run works on. `all`: every image of the inputs (listed by
+ * rank 0 under MPI and shared); `part`: --shard's share of it, or all of it;
+ * `mine`: this rank's share of part (all of part without MPI), with `owner`
+ * giving each file of part its rank. part and mine share strings with all.
+ */
+typedef struct ih_file_plan {
+    ih_file_list all, part, mine;
+    unsigned *owner;
+} ih_file_plan;
+
+/* Lists the inputs and splits the list. Returns 0, or -1 for a usage error
+ * (said on rank 0), on every rank alike. */
+int ih_plan_files(const char *const *inputs, size_t n_inputs, int recursive, const char *out_dir,
+                  const ih_scale_opts *s, ih_skip_fn skip, ih_file_plan *plan);
+void ih_plan_free(ih_file_plan *plan);
+
+#endif
