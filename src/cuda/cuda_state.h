@@ -26,6 +26,12 @@ struct ih_cuda_state {
     size_t batch_desc_bytes;
     unsigned long long *batch_hist;     /* batch results bound for host memory */
     size_t batch_hist_cap;
+    /* cuda_wide_ops.cu */
+    unsigned long long *wide_counts;    /* wide results bound for host memory */
+    size_t wide_counts_cap;             /* counters */
+    uint8_t *wide_staging;              /* host views (and masks), whole or in bands */
+    size_t wide_staging_bytes;
+    unsigned int *range_keys;           /* imghist_range's min and max keys */
 };
 
 static inline struct ih_cuda_state *ih_cuda(imghist_ctx *ctx)
@@ -84,6 +90,13 @@ imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_counts *out);
 imghist_status ih_cuda_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
                              double *lo, double *hi, int *found);
+/* A device view (mask NULL or a device mask) counted into job->len device
+ * counters, added to them when accumulate (job->accumulate is not read); only
+ * queues work on the context's stream, allocates nothing. For the 16-bit
+ * equalization and anyone else who needs device counts of any job. */
+imghist_status ih_cuda_hist_wide_dev(imghist_ctx *ctx, const imghist_view *src_dev,
+                                     const imghist_view *mask_dev, const ih_hist_job *job,
+                                     unsigned long long *dev_counts, int accumulate);
 
 /* ---- cuda_joint_ops.cu: joint histograms, mutual information, 16-bit and
  * masked equalization ---- */
