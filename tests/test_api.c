@@ -1188,10 +1188,19 @@ static void test_encode_png(void **state)
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
     b = v, b.mem = (imghist_mem)5;
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
+    /* 16-bit samples and 2-4 channels are PNGs too (0.3); float is not, nor
+     * are 5 channels. */
     b = v, b.dtype = IMGHIST_U16, b.width = EW / 2;
-    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_UNSUPPORTED);
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_OK);
+    imghist_free(png);
     b = v, b.channels = 2, b.width = EW / 2;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_OK);
+    imghist_free(png);
+    png = NULL;
+    b = v, b.dtype = IMGHIST_F32, b.width = EW / 4;
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_UNSUPPORTED);
+    b = v, b.channels = 5, b.width = 1;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
     b = v, b.mem = IMGHIST_MEM_DEVICE;
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_UNSUPPORTED);
     imghist_destroy(ctx);

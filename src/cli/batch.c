@@ -23,6 +23,7 @@
 #include "cli_context.h"
 #include "output_file.h"
 #include "outputs.h"
+#include "measure.h"
 #include "progress.h"
 #include "report.h"
 #include "signals.h"
@@ -41,7 +42,7 @@ typedef struct result {
     int done;
     imghist_status status;
     uint32_t width, height;
-    uint64_t hist[IH_CLI_BINS];
+    ih_hist_out hist; /* counts malloc'd by the worker, freed once written */
     char msg[800];
 } result;
 
@@ -122,18 +123,45 @@ static void process(imghist_ctx *ctx, const ih_cli_args *a, const ih_file *f, re
         snprintf(r->msg, sizeof r->msg, "%s", imghist_last_error(ctx));
         return;
     }
-    const imghist_counts counts = {r->hist, IH_CLI_BINS, IMGHIST_MEM_HOST};
     r->width = img->view.width;
     r->height = img->view.height;
-    r->status = a->equalize_out != NULL
-                    ? imghist_equalize(ctx, &img->view, &img->view, &counts) /* in place */
-                    : imghist_histogram(ctx, &img->view, NULL, NULL, &counts);
+    char why[600];
+    r->status = ih_measure(ctx, a, &img->view, NULL, a->equalize_out ? &img->view : NULL,
+                           &r->hist, why, sizeof why); /* equalized in place */
     if (r->status != IMGHIST_OK) {
-        snprintf(r->msg, sizeof r->msg, "%s: %s", f->path, imghist_last_error(ctx));
+        snprintf(r->msg, sizeof r->msg, "%s: %s", f->path, why);
     } else if (a->equalize_out != NULL) {
         write_png(ctx, f, &img->view, r);
     }
     imghist_image_free(img);
+}
+
+/* Add one image's counts into the run's total (64-bit). An image whose
+ * binning differs from the first one's is an error for that image. */
+static int add_to_total(ih_hist_out *total, const ih_hist_out *h, const char *path,
+                        ih_progress *progress)
+{
+    if (total->counts == NULL) {
+        if (ih_hist_out_copy(total, h) != 0) {
+            ih_progress_clear(progress);
+            ih_say("%s: out of memory for the total", path);
+            return -1;
+        }
+        return 0;
+    }
+    if (h->bins != total->bins || h->lo != total->lo || h->hi != total->hi ||
+        h->channels != total->channels) {
+        ih_progress_clear(progress);
+        ih_say("%s: its bins differ from the first image's, so it is not in --total (give "
+               "--bins and --range)", path);
+        return -1;
+    }
+    const size_t n = ih_hist_stride(h) * h->channels;
+    for (size_t v = 0; v < n; v++) {
+        total->counts[v] += h->counts[v];
+    }
+    total->has_data_range = 0;
+    return 0;
 }
 
 static void *work(void *arg)
@@ -256,7 +284,7 @@ int ih_run_batch(const ih_cli_args *a)
         return rc;
     }
     if (csv != NULL) {
-        ih_write_csv_header_with_file(csv);
+        ih_write_csv_header_with_file(csv, a->channels);
     }
 
     ih_progress progress;
@@ -278,7 +306,7 @@ int ih_run_batch(const ih_cli_args *a)
         b.stop = 1;
     }
 
-    uint64_t total[IH_CLI_BINS] = {0};
+    ih_hist_out total = {0}; /* the first image's binning; every later one must match */
     size_t processed = 0, failed = 0, emitted = 0;
     int write_failed = 0;
     for (size_t e = 0; e < files.count; e++) {
@@ -287,8 +315,9 @@ int ih_run_batch(const ih_cli_args *a)
             pthread_mutex_unlock(&b.mu);
             break;
         }
-        const result r = b.slots[e % b.window];
+        result r = b.slots[e % b.window];
         b.slots[e % b.window].done = 0;
+        b.slots[e % b.window].hist.counts = NULL; /* now r's */
         b.next_emit = e + 1;
         pthread_cond_broadcast(&b.space_cv);
         pthread_mutex_unlock(&b.mu);
@@ -301,14 +330,17 @@ int ih_run_batch(const ih_cli_args *a)
             ih_say("%s", r.msg);
         } else {
             processed++;
-            for (int v = 0; v < IH_CLI_BINS; v++) {
-                total[v] += r.hist[v];
+            if (total_fp != NULL && add_to_total(&total, &r.hist, path, &progress) != 0) {
+                failed++;
             }
-            if ((csv != NULL && ih_write_csv_rows_with_file(csv, path, r.hist) != 0) ||
-                (json != NULL && ih_write_json_line(json, path, r.width, r.height, r.hist) != 0)) {
+            if ((csv != NULL &&
+                 ih_write_csv_rows_with_file(csv, path, &r.hist, a->channels) != 0) ||
+                (json != NULL &&
+                 ih_write_json_line(json, path, r.width, r.height, &r.hist) != 0)) {
                 write_failed = 1;
             }
         }
+        ih_hist_out_free(&r.hist);
         ih_progress_update(&progress, emitted, files.count, 0);
     }
     for (unsigned i = 0; i < n_workers; i++) {
@@ -321,9 +353,10 @@ int ih_run_batch(const ih_cli_args *a)
     ih_progress_clear(&progress);
 
     const int sig = ih_stop_signal();
-    if (total_fp != NULL && ih_write_csv(total_fp, total) != 0) {
+    if (total_fp != NULL && total.counts != NULL && ih_write_csv(total_fp, &total) != 0) {
         write_failed = 1;
     }
+    ih_hist_out_free(&total);
     if (sig != 0) {
         ih_outputs_abort(&outs); /* a CSV of part of the run would look complete */
         rc = 128 + sig;
