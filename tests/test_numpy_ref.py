@@ -42,7 +42,7 @@ def check(cond, what):
 
 
 def json_of(path, *args):
-    out = path + ".json"
+    out = os.path.join(TMP, "out.json")  # never beside the input (samples/ is read-only)
     run(path, "--json", out, *args)
     with open(out) as f:
         return json.loads(f.read())
@@ -212,8 +212,13 @@ def test_joint(tmp):
     check(abs(json.load(open(js))["mutual_information"] - ha) < 1e-9, "MI with itself = entropy")
 
 
+TMP = None
+
+
 def main():
+    global TMP
     with tempfile.TemporaryDirectory() as tmp:
+        TMP = tmp
         for t in (test_8bit_bins_and_ranges, test_16bit_png, test_float_tiff, test_mask,
                   test_channels, test_joint):
             try:
