@@ -62,6 +62,7 @@ static void cuda_close(imghist_ctx *ctx)
     cudaFree(s->wide_counts);
     cudaFree(s->wide_staging);
     cudaFree(s->range_keys);
+    ih_cuda_joint_close(s);
     if (s->handoff != NULL) {
         cudaEventDestroy(s->handoff);
     }

@@ -32,6 +32,7 @@ struct ih_cuda_state {
     uint8_t *wide_staging;              /* host views (and masks), whole or in bands */
     size_t wide_staging_bytes;
     unsigned int *range_keys;           /* imghist_range's min and max keys */
+    struct ih_joint_state *joint;       /* cuda_joint_ops.cu's workspaces, NULL until used */
 };
 
 static inline struct ih_cuda_state *ih_cuda(imghist_ctx *ctx)
@@ -109,5 +110,7 @@ imghist_status ih_cuda_mutual_information(imghist_ctx *ctx, const imghist_counts
 imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *mask, const imghist_view *dst,
                                      const imghist_counts *hist);
+/* Frees the workspaces above (cuda_close). */
+void ih_cuda_joint_close(struct ih_cuda_state *s);
 
 #endif
