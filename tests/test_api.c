@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +164,7 @@ static void test_version(void **state)
     assert_int_equal(imghist_version(), IMGHIST_VERSION_NUMBER);
     assert_string_equal(imghist_version_string(), IMGHIST_VERSION_STRING);
     assert_int_equal(IMGHIST_VERSION_MAJOR, 0);
-    assert_int_equal(IMGHIST_VERSION_MINOR, 2);
+    assert_int_equal(IMGHIST_VERSION_MINOR, 3);
 }
 
 static void test_strerror(void **state)
@@ -436,7 +437,7 @@ static void test_param_unknown_and_null(void **state)
     (void)state;
     imghist_ctx *ctx = cpu_ctx();
     int64_t v = 5, lo, hi;
-    const int unknown[] = {0, 77, 7, 999, 1002, -1};
+    const int unknown[] = {0, 77, 9, 999, 1002, -1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const imghist_param p = (imghist_param)unknown[i];
         EXPECT(ctx, imghist_set_param(ctx, p, 1), IMGHIST_E_UNSUPPORTED);
@@ -470,10 +471,28 @@ static void test_bins(void **state)
     assert_int_equal(imghist_bins(NULL, IMGHIST_U8), 256);
     assert_int_equal(imghist_bins(&natural, IMGHIST_U8), 256);
     assert_int_equal(imghist_bins(&zero, IMGHIST_U8), 256);
-    assert_int_equal(imghist_bins(&hundred, IMGHIST_U8), 0);
-    assert_int_equal(imghist_bins(&shifted, IMGHIST_U8), 0);
-    assert_int_equal(imghist_bins(NULL, IMGHIST_U16), 0); /* not yet */
-    assert_int_equal(imghist_bins(NULL, IMGHIST_F32), 0);
+    assert_int_equal(imghist_bins(&hundred, IMGHIST_U8), 100);
+    assert_int_equal(imghist_bins(&shifted, IMGHIST_U8), 256);
+    assert_int_equal(imghist_bins(NULL, IMGHIST_U16), 65536);
+    assert_int_equal(imghist_bins(NULL, IMGHIST_F32), 0); /* no natural binning */
+    assert_int_equal(imghist_bins(&hundred, IMGHIST_F32), 100);
+    const imghist_histspec huge = {IMGHIST_MAX_BINS + 1u, 0.0, 1.0, 0};
+    const imghist_histspec most = {IMGHIST_MAX_BINS, 0.0, 1.0, 0};
+    const imghist_histspec empty = {10, 1.0, 1.0, 0};
+    const imghist_histspec nan_range = {10, 0.0, NAN, 0};
+    const imghist_histspec bad_flag = {10, 0.0, 1.0, 8u};
+    assert_int_equal(imghist_bins(&huge, IMGHIST_F32), 0);
+    assert_int_equal(imghist_bins(&most, IMGHIST_F32), IMGHIST_MAX_BINS);
+    assert_int_equal(imghist_bins(&empty, IMGHIST_F32), 0);
+    assert_int_equal(imghist_bins(&nan_range, IMGHIST_F32), 0);
+    assert_int_equal(imghist_bins(&bad_flag, IMGHIST_F32), 0);
+    /* Counters: channels times bins, plus three per channel with outliers. */
+    const imghist_histspec out3 = {100, 0.0, 256.0, IMGHIST_OUTLIERS};
+    assert_int_equal(imghist_counts_len(NULL, IMGHIST_U8, 0), 256);
+    assert_int_equal(imghist_counts_len(NULL, IMGHIST_U8, 3), 768);
+    assert_int_equal(imghist_counts_len(&out3, IMGHIST_U16, 4), 412);
+    assert_int_equal(imghist_counts_len(&out3, IMGHIST_U16, 5), 0);
+    assert_int_equal(imghist_counts_len(NULL, IMGHIST_F32, 1), 0);
     assert_int_equal(imghist_bins(NULL, (imghist_dtype)7), 0);
     assert_int_equal(imghist_bins(NULL, (imghist_dtype)0), 0);
 }
@@ -518,18 +537,45 @@ static void test_histogram_invalid(void **state)
     c = out, c.mem = (imghist_mem)5;
     EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, NULL, &c), IMGHIST_E_INVALID_ARG);
 
-    /* Declared but not yet implemented: the pitch is big enough for them. */
+    /* Types, channels, masks and bins: the counters the call needs. */
     v = ok, v.dtype = IMGHIST_U16, v.width = W / 2;
-    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_UNSUPPORTED);
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_BUFSIZE);
+    v = ok, v.dtype = IMGHIST_U16, v.width = W / 2, v.pitch = PITCH + 1;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
     v = ok, v.dtype = IMGHIST_F32, v.width = W / 4;
-    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_UNSUPPORTED);
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_INVALID_ARG);
     v = ok, v.channels = 2, v.width = W / 2;
+    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_BUFSIZE);
+    v = ok, v.channels = 5, v.width = 1;
     EXPECT(ctx, imghist_histogram(ctx, &v, NULL, NULL, &out), IMGHIST_E_UNSUPPORTED);
-    EXPECT(ctx, imghist_histogram(ctx, &ok, &ok, NULL, &out), IMGHIST_E_UNSUPPORTED);
+    EXPECT(ctx, imghist_histogram(ctx, &ok, &ok, NULL, &out), IMGHIST_OK);
+    v = ok, v.width = W - 1;
+    EXPECT(ctx, imghist_histogram(ctx, &ok, &v, NULL, &out), IMGHIST_E_INVALID_ARG);
+    v = ok, v.channels = 2, v.width = W / 2;
+    EXPECT(ctx, imghist_histogram(ctx, &v, &ok, NULL, &out), IMGHIST_E_INVALID_ARG);
+    v = ok, v.dtype = IMGHIST_U16, v.width = W / 2, v.height = H;
+    EXPECT(ctx, imghist_histogram(ctx, &ok, &v, NULL, &out), IMGHIST_E_INVALID_ARG);
+    v = ok, v.mem = IMGHIST_MEM_DEVICE;
+    EXPECT(ctx, imghist_histogram(ctx, &ok, &v, NULL, &out), IMGHIST_E_INVALID_ARG);
     const imghist_histspec hundred = {100, 0.0, 256.0, 0};
-    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &hundred, &out), IMGHIST_E_UNSUPPORTED);
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &hundred, &out), IMGHIST_OK);
     const imghist_histspec shifted = {256, 1.0, 257.0, 0};
-    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &shifted, &out), IMGHIST_E_UNSUPPORTED);
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &shifted, &out), IMGHIST_OK);
+    const imghist_histspec with_outliers = {256, 1.0, 257.0, IMGHIST_OUTLIERS};
+    c = out, c.len = 259;
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &with_outliers, &c), IMGHIST_OK);
+    c = out, c.len = 258;
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &with_outliers, &c), IMGHIST_E_BUFSIZE);
+    const imghist_histspec reversed = {10, 5.0, 1.0, 0};
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &reversed, &out), IMGHIST_E_INVALID_ARG);
+    const imghist_histspec inf_range = {10, 0.0, INFINITY, 0};
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &inf_range, &out), IMGHIST_E_INVALID_ARG);
+    const imghist_histspec bad_flag = {10, 0.0, 1.0, 8u};
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &bad_flag, &out), IMGHIST_E_INVALID_ARG);
+    const imghist_histspec too_many = {IMGHIST_MAX_BINS + 1u, 0.0, 1.0, 0};
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &too_many, &out), IMGHIST_E_INVALID_ARG);
+    const imghist_histspec too_narrow = {1000, 1.0, 1.0 + 0x1p-50, 0};
+    EXPECT(ctx, imghist_histogram(ctx, &ok, NULL, &too_narrow, &out), IMGHIST_E_INVALID_ARG);
 
     /* Device memory on a CPU context: refused, never touched. */
     v = ok, v.mem = IMGHIST_MEM_DEVICE;
@@ -712,11 +758,11 @@ static void test_batch_invalid(void **state)
         memcpy(bad, v, sizeof bad);
         bad[at].dtype = IMGHIST_U16;
         bad[at].width = W / 2;
-        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_UNSUPPORTED);
+        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
         memcpy(bad, v, sizeof bad);
         bad[at].channels = 2;
         bad[at].width = W / 2;
-        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_UNSUPPORTED);
+        EXPECT(ctx, imghist_histogram_batch(ctx, bad, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
         /* Host and device mixed: INVALID_ARG or UNSUPPORTED (this is a
          * CPU context, where any device view is unsupported). */
         memcpy(bad, v, sizeof bad);
@@ -740,7 +786,14 @@ static void test_batch_invalid(void **state)
     c = out, c.mem = (imghist_mem)5;
     EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, NULL, &c), IMGHIST_E_INVALID_ARG);
     const imghist_histspec hundred = {100, 0.0, 256.0, 0};
-    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, &hundred, &out), IMGHIST_E_UNSUPPORTED);
+    /* Other bins: image by image, each at i * 100. */
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, 3, &hundred, &out), IMGHIST_OK);
+    for (int i = 0; i < 3; i++) {
+        uint64_t one[100], *got = out.data + i * 100;
+        const imghist_counts oc = host_counts(one, 100);
+        EXPECT(ctx, imghist_histogram(ctx, &v[i], NULL, &hundred, &oc), IMGHIST_OK);
+        assert_memory_equal(got, one, sizeof one);
+    }
     imghist_destroy(ctx);
 }
 
@@ -846,7 +899,9 @@ static void test_equalize_invalid(void **state)
     c = out, c.mem = (imghist_mem)5;
     EXPECT(ctx, imghist_equalize(ctx, &s, &d, &c), IMGHIST_E_INVALID_ARG);
     a = s, a.dtype = IMGHIST_U16, a.width = W / 2, b = d, b.dtype = IMGHIST_U16, b.width = W / 2;
-    EXPECT(ctx, imghist_equalize(ctx, &a, &b, NULL), IMGHIST_E_UNSUPPORTED);
+    EXPECT(ctx, imghist_equalize(ctx, &a, &b, NULL), IMGHIST_OK);
+    EXPECT(ctx, imghist_equalize(ctx, &a, &d, NULL), IMGHIST_E_INVALID_ARG); /* types differ */
+    EXPECT(ctx, imghist_equalize(ctx, &a, &b, &out), IMGHIST_E_BUFSIZE);     /* 65536 needed */
     a = s, a.dtype = IMGHIST_F32, a.width = W / 4, b = d, b.dtype = IMGHIST_F32, b.width = W / 4;
     EXPECT(ctx, imghist_equalize(ctx, &a, &b, NULL), IMGHIST_E_UNSUPPORTED);
     a = s, a.channels = 2, a.width = W / 2, b = d, b.channels = 2, b.width = W / 2;
@@ -1186,10 +1241,19 @@ static void test_encode_png(void **state)
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
     b = v, b.mem = (imghist_mem)5;
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
+    /* 16-bit samples and 2-4 channels are PNGs too (0.3); float is not, nor
+     * are 5 channels. */
     b = v, b.dtype = IMGHIST_U16, b.width = EW / 2;
-    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_UNSUPPORTED);
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_OK);
+    imghist_free(png);
     b = v, b.channels = 2, b.width = EW / 2;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_OK);
+    imghist_free(png);
+    png = NULL;
+    b = v, b.dtype = IMGHIST_F32, b.width = EW / 4;
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_UNSUPPORTED);
+    b = v, b.channels = 5, b.width = 1;
+    EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
     b = v, b.mem = IMGHIST_MEM_DEVICE;
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_UNSUPPORTED);
     imghist_destroy(ctx);

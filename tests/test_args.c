@@ -170,6 +170,63 @@ static void test_batch_options(void **state)
     ih_free_args(&a);
 }
 
+/* 0.3's histogram options and the combinations that make no sense. */
+static void test_histogram_options(void **state)
+{
+    (void)state;
+    ih_cli_args a;
+    char err[256];
+    assert_int_equal(parse(&a, err, "in.tif", "--bins", "4096", "--range", "0:65536", "--depth",
+                           "native", "--channels", NULL),
+                     0);
+    assert_int_equal(a.bins, 4096);
+    assert_true(a.has_range && a.lo == 0.0 && a.hi == 65536.0);
+    assert_true(a.native_depth && a.channels);
+    assert_int_equal(parse(&a, err, "in.tif", "--range=-0.5:1e3", "--depth=8", NULL), 0);
+    assert_true(a.lo == -0.5 && a.hi == 1000.0 && !a.native_depth);
+    assert_int_equal(parse(&a, err, "a.png", "--joint", "b.png", "--mask", "m.png", NULL), 0);
+    assert_string_equal(a.joint, "b.png");
+    assert_string_equal(a.mask, "m.png");
+
+    struct {
+        const char *args[8];
+        const char *says;
+    } bad[] = {
+        {{"in.png", "--bins", "0"}, "--bins"},
+        {{"in.png", "--bins", "16777217"}, "at most"},
+        {{"in.png", "--range", "1"}, "LO:HI"},
+        {{"in.png", "--range", "5:1"}, "below"},
+        {{"in.png", "--range", "0:inf"}, "finite"},
+        {{"in.png", "--range", "nan:1"}, "finite"},
+        {{"in.png", "--range", "0:1x"}, "LO:HI"},
+        {{"in.png", "--depth", "16"}, "--depth"},
+        {{"a.png", "b.png", "--mask", "m.png"}, "one input"},
+        {{"a.png", "b.png", "--joint", "c.png"}, "one input"},
+        {{"a.png", "--joint", "c.png", "--equalize", "o.png"}, "--joint"},
+        {{"a.png", "--channels", "--equalize", "o.png"}, "--channels"},
+        {{"a.png", "--channels", "--total", "t.csv"}, "--channels"},
+        {{"a.png", "--depth", "native", "--total", "t.csv"}, "--bins and --range"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *argv[10] = {"imghist"};
+        int argc = 1;
+        for (int k = 0; k < 8 && bad[i].args[k] != NULL; k++) {
+            argv[argc++] = (char *)bad[i].args[k];
+        }
+        argv[argc] = NULL;
+        const int rc = ih_parse_args(argc, argv, &a, err, sizeof err);
+        ih_free_args(&a);
+        if (rc != -1 || strstr(err, bad[i].says) == NULL) {
+            fail_msg("case %zu: rc %d, message \"%s\" (wanted one naming %s)", i, rc, err,
+                     bad[i].says);
+        }
+    }
+    /* With both, --total of native images is fine. */
+    assert_int_equal(parse(&a, err, "dir", "--depth", "native", "--bins", "100", "--range",
+                           "0:1", "--total", "t.csv", NULL),
+                     0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_batch_options),
         cmocka_unit_test(test_help_version_need_no_input),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_histogram_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 #include "args.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,21 +10,24 @@
 const char ih_usage_text[] =
     "Usage: imghist [options] INPUT...\n"
     "\n"
-    "Histograms and histogram equalization of images as 8-bit gray.\n"
-    "Each INPUT is an image file (PNG, JPEG, BMP, TGA, GIF, PNM, PSD, HDR; told by\n"
+    "Histograms and histogram equalization of images: 8-bit gray by default; 16-bit\n"
+    "and float samples with --depth native, colour channels with --channels.\n"
+    "Each INPUT is an image file (PNG, JPEG, TIFF, BMP, TGA, GIF, PNM, PSD, HDR; told by\n"
     "its content), a folder of them, or - for standard input (one image only).\n"
     "One file: with no --equalize, --csv, --json or --total, prints a summary and a\n"
     "picture of the histogram. Several inputs or a folder: a batch run over every\n"
     "image found (files that are not images are skipped), on -j threads.\n"
     "\n"
     "  --equalize OUT      write the equalized image (same result as OpenCV's\n"
-    "                      equalizeHist) as an 8-bit gray PNG; in a batch run OUT is\n"
+    "                      equalizeHist; 16-bit images: its formula with 65536\n"
+    "                      levels, a 16-bit PNG) as a gray PNG; in a batch run OUT is\n"
     "                      a folder that mirrors the inputs' sub-folders (a.jpg ->\n"
     "                      OUT/a.png)\n"
     "  --csv FILE|-        the histogram as CSV: bin,lower,upper,count (batch runs:\n"
     "                      file,bin,lower,upper,count, files in sorted order)\n"
     "  --json FILE|-       JSON Lines, one object per image: file, width, height,\n"
-    "                      min, max, mean, median, std, histogram\n"
+    "                      min, max, mean, median, std, bins, range, below, above,\n"
+    "                      nan, histogram\n"
     "  --total FILE|-      every image's counts added up, as CSV bin,lower,upper,count\n"
     "  -r, --recursive     descend into sub-folders\n"
     "  -j, --jobs N        worker threads for a batch run (default: every core)\n"
@@ -32,6 +36,23 @@ const char ih_usage_text[] =
     "  --shard K/N         process only the K-th of N shards of the file list (split\n"
     "                      by file size, the same everywhere); join the shards'\n"
     "                      outputs with imghist merge\n"
+    "  --bins N            N equal bins (default: one per level, 256 for 8-bit and\n"
+    "                      65536 for 16-bit images; 256 for float ones)\n"
+    "  --range LO:HI       the bins cover [LO, HI); values outside are counted as\n"
+    "                      below/above (NaN as nan), in no bin. Default: the type's\n"
+    "                      levels; for float images the data's finite min and max,\n"
+    "                      the max in the last bin (as numpy.histogram)\n"
+    "  --depth 8|native    8 (default): 16-bit samples >> 8, as OpenCV's imread;\n"
+    "                      native: keep 16-bit and float samples (16-bit PNG, TIFF,\n"
+    "                      PNM; float TIFF and HDR)\n"
+    "  --channels          count R, G, B (and A) separately: CSV bin,lower,upper,r,g,b\n"
+    "                      (batch CSV: file,channel,bin,lower,upper,count)\n"
+    "  --mask FILE         count only pixels where the mask image is not 0; with\n"
+    "                      --equalize the LUT comes from those pixels and is applied\n"
+    "                      to the whole image (scikit-image's equalize_hist(mask=))\n"
+    "  --joint FILE        joint histogram of INPUT and FILE (same size), --bins per\n"
+    "                      axis (default 256): CSV a,b,count (non-zero cells), and\n"
+    "                      the mutual information in bits and its normalised form\n"
     "  --gray MODE         bgr2gray (default; OpenCV's imread + cvtColor(BGR2GRAY)) or\n"
     "                      luma (OpenCV's imread(IMREAD_GRAYSCALE); faster on JPEG)\n"
     "  --backend B         auto (CUDA if a usable GPU exists, default), cpu or cuda\n"
@@ -50,6 +71,8 @@ const char ih_usage_text[] =
     "  imghist photo.png --equalize photo-eq.png --csv hist.csv\n"
     "  imghist -r photos/ --equalize equalized/ --json stats.jsonl\n"
     "  imghist -r -j 8 --gray luma --total dataset.csv photos/\n"
+    "  imghist scan.tif --depth native --bins 4096 --range 0:65536 --csv h.csv\n"
+    "  imghist fixed.png --joint moving.png --bins 64 --json mi.json\n"
     "  cat frame.png | imghist - --equalize frame-eq.png -v\n"
     "  imghist -r --shard 2/8 --csv part2.csv photos/   (then: imghist merge --csv ...)\n"
     "  mpirun -n 4 imghist -r --total dataset.csv photos/  (a build with MPI)\n"
@@ -94,6 +117,29 @@ static const char *take_value(int argc, char *const argv[], int *i, const char *
         return NULL;
     }
     return argv[++*i];
+}
+
+/* "LO:HI", two finite numbers with LO < HI. */
+static int parse_range(const char *v, double *lo, double *hi, char *err, size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    *lo = strtod(v, &end);
+    if (end == v || *end != ':' || errno != 0) {
+        snprintf(err, errlen, "--range needs LO:HI (two numbers), not '%s'", v);
+        return -1;
+    }
+    const char *h = end + 1;
+    *hi = strtod(h, &end);
+    if (end == h || *end != '\0' || errno != 0) {
+        snprintf(err, errlen, "--range needs LO:HI (two numbers), not '%s'", v);
+        return -1;
+    }
+    if (!isfinite(*lo) || !isfinite(*hi) || !(*lo < *hi)) {
+        snprintf(err, errlen, "--range %s: LO must be below HI, both finite", v);
+        return -1;
+    }
+    return 0;
 }
 
 /* A positive whole number. */
@@ -233,6 +279,51 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             }
             continue;
         }
+        if ((v = take_value(argc, argv, &i, "--bins", &matched, err, errlen)) || matched) {
+            uint64_t n = 0;
+            if (v == NULL || parse_count("--bins", v, &n, err, errlen) != 0) {
+                return -1;
+            }
+            if (n > IMGHIST_MAX_BINS) {
+                snprintf(err, errlen, "--bins %s: at most %u bins", v, IMGHIST_MAX_BINS);
+                return -1;
+            }
+            out->bins = (uint32_t)n;
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--range", &matched, err, errlen)) || matched) {
+            if (v == NULL || parse_range(v, &out->lo, &out->hi, err, errlen) != 0) {
+                return -1;
+            }
+            out->has_range = 1;
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--depth", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            if (strcasecmp(v, "native") == 0) {
+                out->native_depth = 1;
+            } else if (strcmp(v, "8") == 0) {
+                out->native_depth = 0;
+            } else {
+                snprintf(err, errlen, "unknown --depth '%s' (use 8 or native)", v);
+                return -1;
+            }
+            continue;
+        }
+        if (strcmp(a, "--channels") == 0) {
+            out->channels = 1;
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--mask", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            out->mask = v;
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--joint", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            out->joint = v;
+            continue;
+        }
         if ((v = take_value(argc, argv, &i, "--max-bytes", &matched, err, errlen)) || matched) {
             if (v == NULL || parse_count("--max-bytes", v, &out->max_bytes, err, errlen) != 0) {
                 return -1;
@@ -277,6 +368,28 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
     }
     if (out->scale.n_gpus > 0 && out->backend == IMGHIST_BACKEND_CPU) {
         snprintf(err, errlen, "--gpus and --backend cpu contradict each other");
+        return -1;
+    }
+    if ((out->mask != NULL || out->joint != NULL) && out->n_inputs > 1) {
+        snprintf(err, errlen, "%s takes one input image", out->mask ? "--mask" : "--joint");
+        return -1;
+    }
+    if (out->joint != NULL && (out->equalize_out != NULL || out->channels || out->total_out)) {
+        snprintf(err, errlen, "--joint writes only --csv and --json (not --equalize, "
+                              "--channels or --total)");
+        return -1;
+    }
+    if (out->channels && out->equalize_out != NULL) {
+        snprintf(err, errlen, "--equalize makes a gray image: not with --channels");
+        return -1;
+    }
+    if (out->channels && out->total_out != NULL) {
+        snprintf(err, errlen, "--total adds one-channel histograms: not with --channels");
+        return -1;
+    }
+    if (out->native_depth && out->total_out != NULL && (out->bins == 0 || !out->has_range)) {
+        snprintf(err, errlen, "--total with --depth native needs --bins and --range (8-bit, "
+                              "16-bit and float images have different default bins)");
         return -1;
     }
     for (size_t k = 0; k < out->n_inputs; k++) {

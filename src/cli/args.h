@@ -23,6 +23,13 @@ typedef struct ih_cli_args {
     int verbosity;            /* -1 quiet, 0 normal, 1 verbose */
     uint64_t max_pixels;      /* 0: the library's default */
     uint64_t max_bytes;       /* 0: the library's default */
+    uint32_t bins;            /* --bins; 0: the default (one per level; 256 for float) */
+    int has_range;            /* --range LO:HI given */
+    double lo, hi;
+    int native_depth;         /* --depth native: 16-bit and float samples kept */
+    int channels;             /* --channels: R, G, B (A) counted separately */
+    const char *mask;         /* --mask FILE: count only where it is non-zero */
+    const char *joint;        /* --joint FILE: joint histogram with this image */
     int help;
     int version;
     ih_scale_opts scale;      /* --shard, --gpus (scale.h) */

@@ -24,6 +24,7 @@
 #include "mpi_run.h"
 #include "output_file.h"
 #include "outputs.h"
+#include "measure.h"
 #include "progress.h"
 #include "report.h"
 #include "scale.h"
@@ -46,7 +47,7 @@ typedef struct result {
     int done;
     imghist_status status;
     uint32_t width, height;
-    uint64_t hist[IH_CLI_BINS];
+    ih_hist_out hist; /* counts malloc'd by the worker, freed once written */
     char msg[800];
 } result;
 
@@ -128,18 +129,45 @@ static void process(imghist_ctx *ctx, const ih_cli_args *a, const ih_file *f, re
         snprintf(r->msg, sizeof r->msg, "%s", imghist_last_error(ctx));
         return;
     }
-    const imghist_counts counts = {r->hist, IH_CLI_BINS, IMGHIST_MEM_HOST};
     r->width = img->view.width;
     r->height = img->view.height;
-    r->status = a->equalize_out != NULL
-                    ? imghist_equalize(ctx, &img->view, &img->view, &counts) /* in place */
-                    : imghist_histogram(ctx, &img->view, NULL, NULL, &counts);
+    char why[600];
+    r->status = ih_measure(ctx, a, &img->view, NULL, a->equalize_out ? &img->view : NULL,
+                           &r->hist, why, sizeof why); /* equalized in place */
     if (r->status != IMGHIST_OK) {
-        snprintf(r->msg, sizeof r->msg, "%s: %s", f->path, imghist_last_error(ctx));
+        snprintf(r->msg, sizeof r->msg, "%s: %s", f->path, why);
     } else if (a->equalize_out != NULL) {
         write_png(ctx, f, &img->view, r);
     }
     imghist_image_free(img);
+}
+
+/* Add one image's counts into the run's total (64-bit). An image whose
+ * binning differs from the first one's is an error for that image. */
+static int add_to_total(ih_hist_out *total, const ih_hist_out *h, const char *path,
+                        ih_progress *progress)
+{
+    if (total->counts == NULL) {
+        if (ih_hist_out_copy(total, h) != 0) {
+            ih_progress_clear(progress);
+            ih_say("%s: out of memory for the total", path);
+            return -1;
+        }
+        return 0;
+    }
+    if (h->bins != total->bins || h->lo != total->lo || h->hi != total->hi ||
+        h->channels != total->channels) {
+        ih_progress_clear(progress);
+        ih_say("%s: its bins differ from the first image's, so it is not in --total (give "
+               "--bins and --range)", path);
+        return -1;
+    }
+    const size_t n = ih_hist_stride(h) * h->channels;
+    for (size_t v = 0; v < n; v++) {
+        total->counts[v] += h->counts[v];
+    }
+    total->has_data_range = 0;
+    return 0;
 }
 
 static void *work(void *arg)
@@ -203,11 +231,37 @@ static int wait_for(batch *b, size_t e, ih_progress *progress)
     return 1;
 }
 
-/* The per-image CSV and JSON Lines records of one result. */
-static int write_records(FILE *csv, FILE *json, const char *path, const result *r)
+/* The per-image CSV and JSON Lines records of one image. */
+static int write_records(FILE *csv, FILE *json, const char *path, uint32_t width,
+                         uint32_t height, const ih_hist_out *h, int channels)
 {
-    return (csv != NULL && ih_write_csv_rows_with_file(csv, path, r->hist) != 0) ||
-           (json != NULL && ih_write_json_line(json, path, r->width, r->height, r->hist) != 0);
+    return (csv != NULL && ih_write_csv_rows_with_file(csv, path, h, channels) != 0) ||
+           (json != NULL && ih_write_json_line(json, path, width, height, h) != 0);
+}
+
+/* What a rank sends rank 0 for one image under MPI: runs under mpirun take
+ * the default 8-bit histogram only (ih_run_batch refuses the other options),
+ * so a record has a fixed size. */
+#define IH_WIRE_COUNTS (IH_CLI_BINS + 3)
+typedef struct wire_record {
+    imghist_status status;
+    uint32_t width, height;
+    uint64_t counts[IH_WIRE_COUNTS];
+} wire_record;
+
+/* The default binning of the CLI's 8-bit histograms, around counts. */
+static ih_hist_out default_hist(uint64_t *counts)
+{
+    ih_hist_out h;
+    memset(&h, 0, sizeof h);
+    h.bins = IH_CLI_BINS;
+    h.channels = 1;
+    h.lo = 0.0;
+    h.hi = IH_CLI_BINS;
+    h.natural = 1;
+    h.names = "l";
+    h.counts = counts;
+    return h;
 }
 
 typedef struct merged_out {
@@ -220,14 +274,24 @@ typedef struct merged_out {
 static void emit_merged(void *user, size_t e, const void *record)
 {
     merged_out *m = user;
-    const result *r = record;
-    if (r->status == IMGHIST_OK && write_records(m->csv, m->json, m->part->files[e].path, r)) {
+    wire_record w;
+    memcpy(&w, record, sizeof w);
+    const ih_hist_out h = default_hist(w.counts);
+    if (w.status == IMGHIST_OK &&
+        write_records(m->csv, m->json, m->part->files[e].path, w.width, w.height, &h, 0)) {
         m->failed = 1;
     }
 }
 
 int ih_run_batch(const ih_cli_args *a)
 {
+    if (ih_mpi.active && (a->bins || a->has_range || a->native_depth || a->channels)) {
+        if (ih_mpi.rank == 0) {
+            ih_say("--bins, --range, --depth native and --channels do not run under mpirun yet "
+                   "(use --shard and imghist merge)");
+        }
+        return IH_EXIT_USAGE;
+    }
     ih_file_plan plan;
     char err[1024];
     if (ih_plan_files(a->inputs, a->n_inputs, a->recursive, a->equalize_out, &a->scale,
@@ -294,7 +358,7 @@ int ih_run_batch(const ih_cli_args *a)
     }
     /* Under MPI every rank keeps its records for rank 0. */
     if (rc == IH_EXIT_OK && ih_mpi.active && (a->csv_out != NULL || a->json_out != NULL) &&
-        (gather = ih_gather_new(sizeof(result))) == NULL) {
+        (gather = ih_gather_new(sizeof(wire_record))) == NULL) {
         rc = IH_EXIT_FILE;
     }
     FILE **files_for[3] = {&csv, &json, &total_fp};
@@ -319,7 +383,7 @@ int ih_run_batch(const ih_cli_args *a)
         return rc;
     }
     if (csv != NULL) {
-        ih_write_csv_header_with_file(csv);
+        ih_write_csv_header_with_file(csv, a->channels);
     }
 
     ih_progress progress;
@@ -341,7 +405,7 @@ int ih_run_batch(const ih_cli_args *a)
         b.stop = 1;
     }
 
-    uint64_t total[IH_CLI_BINS] = {0};
+    ih_hist_out total = {0}; /* the first image's binning; every later one must match */
     size_t processed = 0, failed = 0, emitted = 0;
     int write_failed = 0;
     for (size_t e = 0; e < files.count; e++) {
@@ -350,8 +414,9 @@ int ih_run_batch(const ih_cli_args *a)
             pthread_mutex_unlock(&b.mu);
             break;
         }
-        const result r = b.slots[e % b.window];
+        result r = b.slots[e % b.window];
         b.slots[e % b.window].done = 0;
+        b.slots[e % b.window].hist.counts = NULL; /* now r's */
         b.next_emit = e + 1;
         pthread_cond_broadcast(&b.space_cv);
         pthread_mutex_unlock(&b.mu);
@@ -364,16 +429,28 @@ int ih_run_batch(const ih_cli_args *a)
             ih_say("%s", r.msg);
         } else {
             processed++;
-            for (int v = 0; v < IH_CLI_BINS; v++) {
-                total[v] += r.hist[v];
+            if (a->total_out != NULL && add_to_total(&total, &r.hist, path, &progress) != 0) {
+                failed++;
             }
-            if (gather == NULL && write_records(csv, json, path, &r)) {
+            if (gather == NULL && write_records(csv, json, path, r.width, r.height, &r.hist,
+                                                a->channels)) {
                 write_failed = 1;
             }
         }
-        if (gather != NULL && ih_gather_put(gather, &r) != 0) {
-            write_failed = 1;
+        if (gather != NULL) {
+            wire_record w;
+            memset(&w, 0, sizeof w);
+            w.status = r.status;
+            w.width = r.width;
+            w.height = r.height;
+            if (r.status == IMGHIST_OK) {
+                memcpy(w.counts, r.hist.counts, sizeof w.counts);
+            }
+            if (ih_gather_put(gather, &w) != 0) {
+                write_failed = 1;
+            }
         }
+        ih_hist_out_free(&r.hist);
         ih_progress_update(&progress, emitted, files.count, 0);
     }
     for (unsigned i = 0; i < n_workers; i++) {
@@ -393,7 +470,17 @@ int ih_run_batch(const ih_cli_args *a)
         sig = ih_mpi_max(sig);
         const int complete = ih_mpi_max(emitted != files.count || write_failed) == 0;
         uint64_t counts[3] = {processed, failed, emitted};
-        ih_mpi_sum_to_root(total, IH_CLI_BINS);
+        if (total.counts == NULL) { /* a rank with no image adds zeros */
+            uint64_t *zeros = calloc(IH_WIRE_COUNTS, sizeof *zeros);
+            if (zeros == NULL) {
+                write_failed = 1;
+            } else {
+                total = default_hist(zeros);
+            }
+        }
+        if (total.counts != NULL) {
+            ih_mpi_sum_to_root(total.counts, IH_WIRE_COUNTS);
+        }
         ih_mpi_sum_to_root(counts, 3);
         processed = (size_t)counts[0];
         failed = (size_t)counts[1];
@@ -409,9 +496,10 @@ int ih_run_batch(const ih_cli_args *a)
             write_failed = 1;
         }
     }
-    if (total_fp != NULL && ih_write_csv(total_fp, total) != 0) {
+    if (total_fp != NULL && total.counts != NULL && ih_write_csv(total_fp, &total) != 0) {
         write_failed = 1;
     }
+    ih_hist_out_free(&total);
     if (sig != 0) {
         ih_outputs_abort(&outs); /* a CSV of part of the run would look complete */
         rc = 128 + sig;

@@ -13,6 +13,7 @@
 #include "batch.h"
 #include "cli_context.h"
 #include "imghist.h"
+#include "measure.h"
 #include "merge.h"
 #include "mpi_run.h"
 #include "outputs.h"
@@ -57,23 +58,6 @@ static void report_note(const imghist_ctx *ctx)
     if (ih_verbosity > 0 && imghist_last_note(ctx)[0] != '\0') {
         ih_say("note: %s", imghist_last_note(ctx));
     }
-}
-
-static void print_summary(const char *name, const imghist_view *img,
-                          const uint64_t hist[IH_CLI_BINS])
-{
-    ih_stats st;
-    if (ih_stats_from_hist(hist, &st) != 0) {
-        return;
-    }
-    char shown[1024];
-    snprintf(shown, sizeof shown, "%s", name);
-    ih_sanitize_line(shown);
-    printf("%s: %ux%u, %llu pixels\n", shown, img->width, img->height,
-           (unsigned long long)st.count);
-    printf("min %d  max %d  mean %.2f  median %d  stddev %.2f\n", st.min, st.max, st.mean,
-           st.median, st.stddev);
-    ih_print_picture(stdout, hist, 8);
 }
 
 /* The input: a file through the library, or standard input read here. */
@@ -130,7 +114,7 @@ static int write_csv(FILE *fp, const void *hist)
 typedef struct json_arg {
     const char *name;
     const imghist_view *img;
-    const uint64_t *hist;
+    const ih_hist_out *hist;
 } json_arg;
 
 static int write_json(FILE *fp, const void *arg)
@@ -139,39 +123,89 @@ static int write_json(FILE *fp, const void *arg)
     return ih_write_json_line(fp, j->name, j->img->width, j->img->height, j->hist);
 }
 
+/* --joint: the joint histogram's non-zero cells and its information. */
+typedef struct joint_result {
+    const char *name_a, *name_b;
+    uint32_t width, height;
+    uint32_t bins_a, bins_b;
+    const uint64_t *cells; /* bins_a * bins_b, then the pairs outside */
+    double mi, nmi;
+} joint_result;
+
+static int write_joint_csv(FILE *fp, const void *arg)
+{
+    const joint_result *j = arg;
+    fputs("a,b,count\n", fp);
+    for (uint32_t i = 0; i < j->bins_a; i++) {
+        for (uint32_t k = 0; k < j->bins_b; k++) {
+            const uint64_t n = j->cells[(size_t)i * j->bins_b + k];
+            if (n != 0) {
+                fprintf(fp, "%u,%u,%llu\n", i, k, (unsigned long long)n);
+            }
+        }
+    }
+    return ferror(fp) ? -1 : 0;
+}
+
+static void json_name(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s; s++) {
+        const unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fputc('\\', fp), fputc(c, fp);
+        else if (c < 0x20 || c == 0x7f) fprintf(fp, "\\u%04x", c);
+        else fputc(c, fp);
+    }
+    fputc('"', fp);
+}
+
+static int write_joint_json(FILE *fp, const void *arg)
+{
+    const joint_result *j = arg;
+    fputs("{\"file\": ", fp);
+    json_name(fp, j->name_a);
+    fputs(", \"joint\": ", fp);
+    json_name(fp, j->name_b);
+    fprintf(fp,
+            ", \"width\": %u, \"height\": %u, \"bins\": [%u, %u], \"outside\": %llu, "
+            "\"mutual_information\": %.12g, \"normalized_mutual_information\": %.12g}\n",
+            j->width, j->height, j->bins_a, j->bins_b,
+            (unsigned long long)j->cells[(size_t)j->bins_a * j->bins_b], j->mi, j->nmi);
+    return ferror(fp) ? -1 : 0;
+}
+
+/* An output the run may write: a path (NULL: not asked for; "-": standard
+ * output) and how to write it. */
+typedef struct text_output {
+    const char *path;
+    int (*write)(FILE *, const void *);
+    const void *arg;
+} text_output;
+
 /* Every output or none: the files are written beside their targets, then
  * renamed; what goes to standard output comes last. */
-static int write_outputs(imghist_ctx *ctx, const ih_cli_args *a, const char *name,
-                         const imghist_view *img, const imghist_view *eq,
-                         const uint64_t hist[IH_CLI_BINS])
+static int write_outputs(imghist_ctx *ctx, const char *equalize_out, const imghist_view *eq,
+                         const text_output *text, int n_text)
 {
     ih_outputs outs = {0};
     char msg[1200];
     void *png = NULL;
     size_t png_size = 0;
-    if (a->equalize_out != NULL) {
+    if (equalize_out != NULL) {
         imghist_status st = imghist_encode_png(ctx, eq, &png, &png_size);
         if (st != IMGHIST_OK) {
-            snprintf(msg, sizeof msg, "%s: %s", a->equalize_out, imghist_last_error(ctx));
+            snprintf(msg, sizeof msg, "%s: %s", equalize_out, imghist_last_error(ctx));
             return fail(msg);
         }
         const blob b = {png, png_size};
-        const int bad = ih_outputs_stage(&outs, a->equalize_out, write_blob, &b, msg, sizeof msg);
+        const int bad = ih_outputs_stage(&outs, equalize_out, write_blob, &b, msg, sizeof msg);
         imghist_free(png);
         if (bad) {
             ih_outputs_abort(&outs);
             return fail(msg);
         }
     }
-    const json_arg j = {name, img, hist};
-    const struct {
-        const char *path;
-        int (*write)(FILE *, const void *);
-        const void *arg;
-    } text[3] = {{a->csv_out, write_csv, hist},
-                 {a->json_out, write_json, &j},
-                 {a->total_out, write_csv, hist}};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n_text; i++) {
         if (text[i].path != NULL && strcmp(text[i].path, "-") != 0 &&
             ih_outputs_stage(&outs, text[i].path, text[i].write, text[i].arg, msg, sizeof msg)) {
             ih_outputs_abort(&outs);
@@ -191,13 +225,102 @@ static int write_outputs(imghist_ctx *ctx, const ih_cli_args *a, const char *nam
     for (size_t i = 0; i < n_written && ih_verbosity > 0; i++) {
         ih_say("wrote %s", written[i]);
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n_text; i++) {
         if (text[i].path != NULL && strcmp(text[i].path, "-") == 0 &&
             (text[i].write(stdout, text[i].arg) != 0 || fflush(stdout) != 0)) {
             return fail("<stdout>: write error");
         }
     }
     return IH_EXIT_OK;
+}
+
+/* Load a second image (--mask, --joint) as one channel: 8-bit gray for a
+ * mask, the options' depth for a joint partner. */
+static imghist_status load_second(imghist_ctx *ctx, const char *path, int native,
+                                  imghist_image **img)
+{
+    imghist_set_param(ctx, IMGHIST_P_LOAD_DEPTH, native);
+    imghist_set_param(ctx, IMGHIST_P_LOAD_CHANNELS, 0);
+    return imghist_load_file(ctx, path, img);
+}
+
+/* --joint B: the joint histogram of the input and B, and their information. */
+static int run_joint(imghist_ctx *ctx, const ih_cli_args *a, const char *name,
+                     const imghist_image *img, const imghist_view *mask)
+{
+    char msg[1200];
+    imghist_image *other = NULL;
+    uint64_t *cells = NULL;
+    int rc = IH_EXIT_OK;
+    imghist_status st = load_second(ctx, a->joint, a->native_depth, &other);
+    if (st != IMGHIST_OK) {
+        return fail_lib(ctx, st);
+    }
+    if (other->view.width != img->view.width || other->view.height != img->view.height) {
+        snprintf(msg, sizeof msg, "%s: %ux%u, but %s is %ux%u", a->joint, other->view.width,
+                 other->view.height, name, img->view.width, img->view.height);
+        rc = fail(msg);
+        goto done;
+    }
+    imghist_histspec sa, sb;
+    ih_hist_out ha = {0}, hb = {0};
+    st = ih_cli_spec(ctx, a, 256, &img->view, mask, &sa, &ha, msg, sizeof msg);
+    if (st == IMGHIST_OK) st = ih_cli_spec(ctx, a, 256, &other->view, mask, &sb, &hb, msg, sizeof msg);
+    if (st != IMGHIST_OK) {
+        rc = fail(msg);
+        goto done;
+    }
+    sa.flags = IMGHIST_OUTLIERS | (ha.closed ? IMGHIST_CLOSED : 0);
+    sb.flags = hb.closed ? IMGHIST_CLOSED : 0;
+    const uint64_t n_cells = (uint64_t)sa.bins * sb.bins;
+    if (n_cells > IMGHIST_MAX_BINS) {
+        snprintf(msg, sizeof msg, "--joint: %u x %u bins are more than %u cells", sa.bins, sb.bins,
+                 IMGHIST_MAX_BINS);
+        rc = fail(msg);
+        goto done;
+    }
+    cells = malloc((n_cells + 1) * sizeof *cells);
+    if (cells == NULL) {
+        rc = fail("out of memory for the joint histogram");
+        goto done;
+    }
+    const imghist_counts jc = {cells, (size_t)n_cells + 1, IMGHIST_MEM_HOST};
+    double r[2] = {0, 0};
+    st = imghist_histogram2d(ctx, &img->view, &other->view, mask, &sa, &sb, &jc);
+    if (st == IMGHIST_OK) {
+        st = imghist_mutual_information(ctx, &jc, sa.bins, sb.bins, r, IMGHIST_MEM_HOST);
+    }
+    if (st != IMGHIST_OK) {
+        snprintf(msg, sizeof msg, "%s: %s", name, imghist_last_error(ctx));
+        rc = fail(msg);
+        goto done;
+    }
+    const joint_result j = {name, a->joint, img->view.width, img->view.height, sa.bins, sb.bins,
+                            cells, r[0], r[1]};
+    if (a->csv_out != NULL || a->json_out != NULL) {
+        const text_output text[2] = {{a->csv_out, write_joint_csv, &j},
+                                     {a->json_out, write_joint_json, &j}};
+        rc = write_outputs(ctx, NULL, NULL, text, 2);
+    } else if (ih_verbosity >= 0) {
+        char shown[1024], shown_b[1024];
+        snprintf(shown, sizeof shown, "%s", name);
+        snprintf(shown_b, sizeof shown_b, "%s", a->joint);
+        ih_sanitize_line(shown);
+        ih_sanitize_line(shown_b);
+        printf("%s and %s: %ux%u, %u x %u bins\n", shown, shown_b, img->view.width,
+               img->view.height, sa.bins, sb.bins);
+        printf("mutual information %.6f bits, normalized %.6f\n", r[0], r[1]);
+        if (cells[n_cells] != 0) {
+            printf("pixels outside the bins: %llu\n", (unsigned long long)cells[n_cells]);
+        }
+        if (fflush(stdout) != 0) {
+            rc = fail("<stdout>: write error");
+        }
+    }
+done:
+    free(cells);
+    imghist_image_free(other);
+    return rc;
 }
 
 static int run_one(const ih_cli_args *a)
@@ -220,10 +343,9 @@ static int run_one(const ih_cli_args *a)
     if (ih_verbosity > 0) {
         ih_say("backend: %s", imghist_backend_name(imghist_get_backend(ctx)));
     }
-    imghist_image *img = NULL;
-    uint8_t *eq_pixels = NULL;
-    uint64_t hist[IH_CLI_BINS];
-    const imghist_counts counts = {hist, IH_CLI_BINS, IMGHIST_MEM_HOST};
+    imghist_image *img = NULL, *mask_img = NULL;
+    void *eq_pixels = NULL;
+    ih_hist_out hist = {0};
     int reported = 0;
     imghist_status st = load(ctx, a->input, &img, &reported);
     if (st != IMGHIST_OK) {
@@ -231,39 +353,74 @@ static int run_one(const ih_cli_args *a)
                                                                     : fail_lib(ctx, st);
         goto done;
     }
+    const imghist_view *mask = NULL;
+    if (a->mask != NULL) {
+        st = load_second(ctx, a->mask, 0, &mask_img);
+        if (st != IMGHIST_OK) {
+            rc = fail_lib(ctx, st);
+            goto done;
+        }
+        if (mask_img->view.width != img->view.width ||
+            mask_img->view.height != img->view.height) {
+            snprintf(msg, sizeof msg, "%s: the mask is %ux%u, %s is %ux%u", a->mask,
+                     mask_img->view.width, mask_img->view.height, name, img->view.width,
+                     img->view.height);
+            rc = fail(msg);
+            goto done;
+        }
+        mask = &mask_img->view;
+    }
+    if (a->joint != NULL) {
+        rc = run_joint(ctx, a, name, img, mask);
+        goto done;
+    }
 
     imghist_view eq = img->view;
     if (a->equalize_out != NULL) {
-        eq_pixels = malloc((size_t)img->view.width * img->view.height);
+        const size_t row = (size_t)img->view.width * (img->view.dtype == IMGHIST_U16 ? 2 : 1);
+        eq_pixels = malloc(row * img->view.height);
         if (eq_pixels == NULL) {
             snprintf(msg, sizeof msg, "%s: out of memory", name);
             rc = fail(msg);
             goto done;
         }
         eq.data = eq_pixels;
-        eq.pitch = img->view.width;
-        st = imghist_equalize(ctx, &img->view, &eq, &counts);
-    } else {
-        st = imghist_histogram(ctx, &img->view, NULL, NULL, &counts);
+        eq.pitch = row;
     }
+    char why[600];
+    st = ih_measure(ctx, a, &img->view, mask, a->equalize_out ? &eq : NULL, &hist, why,
+                    sizeof why);
     report_note(ctx);
     if (st != IMGHIST_OK) {
-        rc = fail_lib(ctx, st);
+        snprintf(msg, sizeof msg, "%s: %s", name, why);
+        rc = fail(msg);
         goto done;
+    }
+    if (a->equalize_out != NULL && mask != NULL && ih_verbosity > 0) {
+        ih_say("the LUT comes from the pixels where %s is not 0", a->mask);
     }
 
     if (a->equalize_out != NULL || a->csv_out != NULL || a->json_out != NULL ||
         a->total_out != NULL) {
-        rc = write_outputs(ctx, a, name, &img->view, &eq, hist);
+        const json_arg j = {name, &img->view, &hist};
+        const text_output text[3] = {{a->csv_out, write_csv, &hist},
+                                     {a->json_out, write_json, &j},
+                                     {a->total_out, write_csv, &hist}};
+        rc = write_outputs(ctx, a->equalize_out, &eq, text, 3);
     } else if (ih_verbosity >= 0) {
-        print_summary(name, &img->view, hist);
+        char shown[1024];
+        snprintf(shown, sizeof shown, "%s", name);
+        ih_sanitize_line(shown);
+        ih_print_summary(stdout, shown, img->view.width, img->view.height, &hist);
         if (fflush(stdout) != 0) {
             rc = fail("<stdout>: write error");
         }
     }
 
 done:
+    ih_hist_out_free(&hist);
     free(eq_pixels);
+    imghist_image_free(mask_img);
     imghist_image_free(img);
     imghist_destroy(ctx);
     return rc;

@@ -1,24 +1,86 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-int ih_stats_from_hist(const uint64_t hist[IH_CLI_BINS], ih_stats *st)
+void ih_hist_out_free(ih_hist_out *h)
 {
+    free(h->counts);
+    h->counts = NULL;
+}
+
+int ih_hist_out_copy(ih_hist_out *dst, const ih_hist_out *src)
+{
+    *dst = *src;
+    const size_t n = ih_hist_stride(src) * src->channels;
+    dst->counts = malloc(n * sizeof *dst->counts);
+    if (dst->counts == NULL) {
+        return -1;
+    }
+    memcpy(dst->counts, src->counts, n * sizeof *dst->counts);
+    return 0;
+}
+
+double ih_hist_edge(const ih_hist_out *h, uint32_t i)
+{
+    if (i >= h->bins) {
+        return h->hi;
+    }
+    const double w = (h->hi - h->lo) / h->bins;
+    volatile double step = (double)i * w; /* as the library: no fused multiply-add */
+    return h->lo + step;
+}
+
+void ih_format_number(char *buf, size_t len, double v)
+{
+    if (v == 0.0) {
+        snprintf(buf, len, "0"); /* not "-0" */
+        return;
+    }
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, len, "%.0f", v); /* whole numbers as such: 4096, not 4.096e+03 */
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, len, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) {
+            return;
+        }
+    }
+}
+
+/* Where a bin's samples are taken to be for statistics: the level itself
+ * when bins are levels, else the bin's midpoint. */
+static double bin_value(const ih_hist_out *h, uint32_t i)
+{
+    if (h->natural) {
+        return h->lo + i;
+    }
+    return 0.5 * (ih_hist_edge(h, i) + ih_hist_edge(h, i + 1));
+}
+
+int ih_stats_of(const ih_hist_out *h, uint32_t c, ih_stats *st)
+{
+    const uint64_t *hist = h->counts + (size_t)c * ih_hist_stride(h);
     uint64_t n = 0;
     long double sum = 0;
-    int min = -1, max = -1;
-    for (int b = 0; b < IH_CLI_BINS; b++) {
+    int64_t first = -1, last = -1;
+    for (uint32_t b = 0; b < h->bins; b++) {
         if (hist[b] == 0) {
             continue;
         }
-        if (min < 0) {
-            min = b;
+        if (first < 0) {
+            first = b;
         }
-        max = b;
+        last = b;
         n += hist[b];
-        sum += (long double)hist[b] * b;
+        sum += (long double)hist[b] * bin_value(h, b);
     }
+    memset(st, 0, sizeof *st);
+    st->below = hist[h->bins];
+    st->above = hist[h->bins + 1];
+    st->nan = hist[h->bins + 2];
     if (n == 0) {
         return -1;
     }
@@ -26,9 +88,9 @@ int ih_stats_from_hist(const uint64_t hist[IH_CLI_BINS], ih_stats *st)
     long double var = 0;
     uint64_t cum = 0;
     const uint64_t half = (n + 1) / 2; /* the lower median's rank */
-    int median = -1;
-    for (int b = 0; b < IH_CLI_BINS; b++) {
-        const long double d = b - mean;
+    int64_t median = -1;
+    for (uint32_t b = 0; b < h->bins; b++) {
+        const long double d = bin_value(h, b) - mean;
         var += (long double)hist[b] * d * d;
         cum += hist[b];
         if (median < 0 && cum >= half) {
@@ -36,19 +98,60 @@ int ih_stats_from_hist(const uint64_t hist[IH_CLI_BINS], ih_stats *st)
         }
     }
     st->count = n;
-    st->min = min;
-    st->max = max;
-    st->median = median;
+    st->exact = h->natural;
+    /* The extremes: exact from the data when it was looked at, else the
+     * first and last non-empty bins' values. */
+    if (h->has_data_range && h->channels == 1 && st->below == 0 && st->above == 0) {
+        st->min = h->data_min;
+        st->max = h->data_max;
+    } else {
+        st->min = h->natural ? bin_value(h, (uint32_t)first) : ih_hist_edge(h, (uint32_t)first);
+        st->max = h->natural ? bin_value(h, (uint32_t)last) : ih_hist_edge(h, (uint32_t)last + 1);
+    }
+    st->median = bin_value(h, (uint32_t)median);
     st->mean = (double)mean;
     st->stddev = sqrt((double)(var / (long double)n));
     return 0;
 }
 
-int ih_write_csv(FILE *fp, const uint64_t hist[IH_CLI_BINS])
+static const char *channel_name(const ih_hist_out *h, uint32_t c)
 {
-    fputs("bin,lower,upper,count\n", fp);
-    for (int b = 0; b < IH_CLI_BINS; b++) {
-        fprintf(fp, "%d,%d,%d,%llu\n", b, b, b + 1, (unsigned long long)hist[b]);
+    switch (h->names[c]) {
+    case 'r': return "r";
+    case 'g': return "g";
+    case 'b': return "b";
+    case 'a': return "a";
+    default: return "gray";
+    }
+}
+
+/* lower,upper of bin b. */
+static void write_edges(FILE *fp, const ih_hist_out *h, uint32_t b)
+{
+    char lo[40], hi[40];
+    ih_format_number(lo, sizeof lo, ih_hist_edge(h, b));
+    ih_format_number(hi, sizeof hi, ih_hist_edge(h, b + 1));
+    fprintf(fp, "%u,%s,%s", b, lo, hi);
+}
+
+int ih_write_csv(FILE *fp, const ih_hist_out *h)
+{
+    fputs("bin,lower,upper", fp);
+    if (h->channels == 1) {
+        fputs(",count", fp);
+    } else {
+        for (uint32_t c = 0; c < h->channels; c++) {
+            fprintf(fp, ",%s", channel_name(h, c));
+        }
+    }
+    fputc('\n', fp);
+    const size_t stride = ih_hist_stride(h);
+    for (uint32_t b = 0; b < h->bins; b++) {
+        write_edges(fp, h, b);
+        for (uint32_t c = 0; c < h->channels; c++) {
+            fprintf(fp, ",%llu", (unsigned long long)h->counts[c * stride + b]);
+        }
+        fputc('\n', fp);
     }
     return ferror(fp) ? -1 : 0;
 }
@@ -70,16 +173,24 @@ static void csv_field(FILE *fp, const char *s)
     fputc('"', fp);
 }
 
-void ih_write_csv_header_with_file(FILE *fp)
+void ih_write_csv_header_with_file(FILE *fp, int channels)
 {
-    fputs("file,bin,lower,upper,count\n", fp);
+    fputs(channels ? "file,channel,bin,lower,upper,count\n" : "file,bin,lower,upper,count\n", fp);
 }
 
-int ih_write_csv_rows_with_file(FILE *fp, const char *file, const uint64_t hist[IH_CLI_BINS])
+int ih_write_csv_rows_with_file(FILE *fp, const char *file, const ih_hist_out *h, int channels)
 {
-    for (int b = 0; b < IH_CLI_BINS; b++) {
-        csv_field(fp, file);
-        fprintf(fp, ",%d,%d,%d,%llu\n", b, b, b + 1, (unsigned long long)hist[b]);
+    const size_t stride = ih_hist_stride(h);
+    for (uint32_t c = 0; c < h->channels; c++) {
+        for (uint32_t b = 0; b < h->bins; b++) {
+            csv_field(fp, file);
+            if (channels) {
+                fprintf(fp, ",%s", channel_name(h, c));
+            }
+            fputc(',', fp);
+            write_edges(fp, h, b);
+            fprintf(fp, ",%llu\n", (unsigned long long)h->counts[c * stride + b]);
+        }
     }
     return ferror(fp) ? -1 : 0;
 }
@@ -103,34 +214,114 @@ static void json_string(FILE *fp, const char *s)
     fputc('"', fp);
 }
 
-int ih_write_json_line(FILE *fp, const char *file, uint32_t width, uint32_t height,
-                       const uint64_t hist[IH_CLI_BINS])
+/* "min": .., ..., "nan": .. of one channel (null statistics when empty). */
+static void json_stats(FILE *fp, const ih_hist_out *h, uint32_t c)
 {
     ih_stats st;
-    if (ih_stats_from_hist(hist, &st) != 0) {
-        return -1;
+    char a[40], b[40], m[40];
+    if (ih_stats_of(h, c, &st) == 0) {
+        ih_format_number(a, sizeof a, st.min);
+        ih_format_number(b, sizeof b, st.max);
+        ih_format_number(m, sizeof m, st.median);
+        fprintf(fp, "\"min\": %s, \"max\": %s, \"mean\": %.6f, \"median\": %s, \"std\": %.6f", a,
+                b, st.mean, m, st.stddev);
+    } else {
+        fputs("\"min\": null, \"max\": null, \"mean\": null, \"median\": null, \"std\": null",
+              fp);
     }
-    fputs("{\"file\": ", fp);
-    json_string(fp, file);
-    fprintf(fp,
-            ", \"width\": %u, \"height\": %u, \"min\": %d, \"max\": %d, \"mean\": %.6f, "
-            "\"median\": %d, \"std\": %.6f, \"histogram\": [",
-            width, height, st.min, st.max, st.mean, st.median, st.stddev);
-    for (int b = 0; b < IH_CLI_BINS; b++) {
+    fprintf(fp, ", \"below\": %llu, \"above\": %llu, \"nan\": %llu",
+            (unsigned long long)st.below, (unsigned long long)st.above,
+            (unsigned long long)st.nan);
+}
+
+static void json_counts(FILE *fp, const ih_hist_out *h, uint32_t c)
+{
+    const uint64_t *hist = h->counts + (size_t)c * ih_hist_stride(h);
+    fputc('[', fp);
+    for (uint32_t b = 0; b < h->bins; b++) {
         fprintf(fp, b ? ", %llu" : "%llu", (unsigned long long)hist[b]);
     }
-    fputs("]}\n", fp);
+    fputc(']', fp);
+}
+
+int ih_write_json_line(FILE *fp, const char *file, uint32_t width, uint32_t height,
+                       const ih_hist_out *h)
+{
+    char lo[40], hi[40];
+    ih_format_number(lo, sizeof lo, h->lo);
+    ih_format_number(hi, sizeof hi, h->hi);
+    fputs("{\"file\": ", fp);
+    json_string(fp, file);
+    fprintf(fp, ", \"width\": %u, \"height\": %u, ", width, height);
+    if (h->channels == 1) {
+        json_stats(fp, h, 0);
+        fprintf(fp, ", \"bins\": %u, \"range\": [%s, %s], \"histogram\": ", h->bins, lo, hi);
+        json_counts(fp, h, 0);
+    } else {
+        fprintf(fp, "\"bins\": %u, \"range\": [%s, %s], \"channels\": {", h->bins, lo, hi);
+        for (uint32_t c = 0; c < h->channels; c++) {
+            fprintf(fp, c ? ", \"%s\": {" : "\"%s\": {", channel_name(h, c));
+            json_stats(fp, h, c);
+            fputs(", \"histogram\": ", fp);
+            json_counts(fp, h, c);
+            fputc('}', fp);
+        }
+        fputc('}', fp);
+    }
+    fputs("}\n", fp);
     return ferror(fp) ? -1 : 0;
 }
 
-void ih_print_picture(FILE *fp, const uint64_t hist[IH_CLI_BINS], int rows)
+void ih_print_summary(FILE *fp, const char *name, uint32_t width, uint32_t height,
+                      const ih_hist_out *h)
 {
-    enum { COLS = 64, PER = IH_CLI_BINS / COLS };
-    uint64_t col[COLS] = {0}, top = 0;
-    for (int c = 0; c < COLS; c++) {
-        for (int k = 0; k < PER; k++) {
-            col[c] += hist[c * PER + k];
+    fprintf(fp, "%s: %ux%u, %llu pixels\n", name, width, height,
+            (unsigned long long)width * height);
+    if (!h->natural) {
+        char lo[40], hi[40];
+        ih_format_number(lo, sizeof lo, h->lo);
+        ih_format_number(hi, sizeof hi, h->hi);
+        fprintf(fp, "%u bins over [%s, %s%c\n", h->bins, lo, hi, h->closed ? ']' : ')');
+    }
+    for (uint32_t c = 0; c < h->channels; c++) {
+        ih_stats st;
+        const int empty = ih_stats_of(h, c, &st) != 0;
+        if (h->channels > 1) {
+            fprintf(fp, "%s: ", channel_name(h, c));
         }
+        if (empty) {
+            fputs("no sample in the bins\n", fp);
+        } else if (st.exact) {
+            fprintf(fp, "min %.0f  max %.0f  mean %.2f  median %.0f  stddev %.2f\n", st.min,
+                    st.max, st.mean, st.median, st.stddev);
+        } else {
+            char a[40], b[40];
+            ih_format_number(a, sizeof a, st.min);
+            ih_format_number(b, sizeof b, st.max);
+            fprintf(fp, "min %s  max %s  mean %.6g  median %.6g  stddev %.6g (from bin midpoints)\n",
+                    a, b, st.mean, st.median, st.stddev);
+        }
+        if (st.below || st.above || st.nan) {
+            fprintf(fp, "outside the bins: %llu below, %llu above, %llu NaN\n",
+                    (unsigned long long)st.below, (unsigned long long)st.above,
+                    (unsigned long long)st.nan);
+        }
+        if (!empty) {
+            ih_print_picture(fp, h, c, 8);
+        }
+    }
+}
+
+void ih_print_picture(FILE *fp, const ih_hist_out *h, uint32_t ch, int rows)
+{
+    enum { COLS = 64 };
+    const uint64_t *hist = h->counts + (size_t)ch * ih_hist_stride(h);
+    uint64_t col[COLS] = {0}, top = 0;
+    /* Column c sums the bins whose index scaled to 64 columns is c. */
+    for (uint32_t b = 0; b < h->bins; b++) {
+        col[(uint64_t)b * COLS / h->bins] += hist[b];
+    }
+    for (int c = 0; c < COLS; c++) {
         if (col[c] > top) {
             top = col[c];
         }
@@ -141,22 +332,34 @@ void ih_print_picture(FILE *fp, const uint64_t hist[IH_CLI_BINS], int rows)
         for (int c = 0; c < COLS; c++) {
             /* Column height in eighths of a row, rounded up so that any
              * non-empty column shows. */
-            const uint64_t h = top ? (col[c] * (uint64_t)rows * 8 + top - 1) / top : 0;
+            const uint64_t height = top ? (col[c] * (uint64_t)rows * 8 + top - 1) / top : 0;
             const uint64_t floor_r = (uint64_t)(r - 1) * 8;
-            char ch = ' ';
-            if (h >= floor_r + 8) {
-                ch = '#';
-            } else if (h > floor_r + 4) {
-                ch = '+';
-            } else if (h > floor_r) {
-                ch = '.';
+            char chr = ' ';
+            if (height >= floor_r + 8) {
+                chr = '#';
+            } else if (height > floor_r + 4) {
+                chr = '+';
+            } else if (height > floor_r) {
+                chr = '.';
             }
-            line[1 + c] = ch;
+            line[1 + c] = chr;
         }
         line[COLS + 1] = '|';
         line[COLS + 2] = '\0';
         fprintf(fp, "%s\n", line);
     }
-    fprintf(fp, "+%.*s+\n", COLS, "----------------------------------------------------------------");
-    fprintf(fp, "0%*s%*s\n", COLS / 2, "128", COLS / 2 - 1, "255");
+    fprintf(fp, "+%.*s+\n", COLS,
+            "----------------------------------------------------------------");
+    char lo[40], mid[40], hi[40];
+    if (h->natural) { /* the levels: 0, 128, 255 for 8-bit */
+        ih_format_number(lo, sizeof lo, h->lo);
+        ih_format_number(mid, sizeof mid, h->lo + (h->hi - h->lo) / 2);
+        ih_format_number(hi, sizeof hi, h->hi - 1);
+    } else {
+        snprintf(lo, sizeof lo, "%.4g", h->lo);
+        snprintf(mid, sizeof mid, "%.4g", h->lo + (h->hi - h->lo) / 2);
+        snprintf(hi, sizeof hi, "%.4g", h->hi);
+    }
+    const int left = COLS / 2 + 1 - (int)strlen(lo);
+    fprintf(fp, "%s%*s%*s\n", lo, left > 0 ? left : 1, mid, COLS / 2 - 1, hi);
 }

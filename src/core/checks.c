@@ -205,7 +205,10 @@ imghist_status ih_resolve_spec(imghist_ctx *ctx, const imghist_histspec *spec,
     }
     b->w = (b->hi - b->lo) / b->bins;
     b->inv = b->bins / (b->hi - b->lo);
-    if (!(b->w > 0.0) || !isfinite(b->w) || !isfinite(b->inv)) {
+    /* Edges at least four units in the last place apart: every edge is above
+     * the one before it, and the first estimate is off by at most one bin. */
+    const double m = fmax(fabs(b->lo), fabs(b->hi));
+    if (!(b->w >= 4.0 * (nextafter(m, INFINITY) - m)) || !isfinite(b->w) || !isfinite(b->inv)) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                        "%u bins over [%g, %g) are narrower than a double can tell apart",
                        b->bins, b->lo, b->hi);

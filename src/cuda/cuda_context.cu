@@ -109,6 +109,10 @@ static void cuda_close(imghist_ctx *ctx)
     cudaFree(s->batch_desc);
     free(s->batch_desc_host);
     cudaFree(s->batch_hist);
+    cudaFree(s->wide_counts);
+    cudaFree(s->wide_staging);
+    cudaFree(s->range_keys);
+    ih_cuda_joint_close(s);
     if (s->handoff != NULL) {
         cudaEventDestroy(s->handoff);
     }

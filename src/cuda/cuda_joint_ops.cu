@@ -1,12 +1,506 @@
-/* Placeholder until the kernels land: refuses with IMGHIST_E_UNSUPPORTED. */
+/*
+ * The CUDA backend's joint histograms, mutual information, and the
+ * equalizations beyond the 8-bit path (16-bit, and masked 8- or 16-bit).
+ *
+ * Device views only queue work on the context's stream; their buffers are
+ * grow-only workspaces of the context (allocated on the stream, so growing
+ * one does not synchronise either). Host views go through a staging buffer
+ * of this file, whole or in bands of rows, and synchronise the stream before
+ * they return.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bands.h"
 #include "cuda_state.h"
-imghist_status ih_cuda_hist2d(imghist_ctx *ctx, const imghist_view *, const imghist_view *,
-                              const imghist_view *, const ih_hist_job *, const ih_hist_job *,
-                              const imghist_counts *)
-{ return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "not yet on the GPU"); }
-imghist_status ih_cuda_mutual_information(imghist_ctx *ctx, const imghist_counts *, uint32_t,
-                                          uint32_t, double *, imghist_mem)
-{ return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "not yet on the GPU"); }
-imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *, const imghist_view *,
-                                     const imghist_view *, const imghist_counts *)
-{ return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "not yet on the GPU"); }
+#include "equalize_wide.cuh"
+#include "joint.cuh"
+
+/* The fixed part of the workspace: a 16-bit histogram, a 16-bit LUT, the
+ * empty-mask flag and mutual-information results bound for host memory. */
+#define AUX_HIST 0
+#define AUX_LUT16 (AUX_HIST + 65536 * sizeof(uint64_t))
+#define AUX_FLAG (AUX_LUT16 + 65536 * sizeof(uint16_t))
+#define AUX_RESULT (AUX_FLAG + 256)
+#define AUX_BYTES (AUX_RESULT + 256)
+
+struct ih_joint_state {
+    uint8_t *aux;           /* AUX_BYTES */
+    void *counts;           /* counters bound for host memory, joints uploaded */
+    size_t counts_cap;      /* bytes */
+    void *mi_ws;            /* kernels/joint.cuh's MI workspace, zero between launches */
+    size_t mi_ws_cap;
+    uint8_t *staging;       /* host images: a, b and mask rows, whole or in bands */
+    size_t staging_bytes;
+};
+
+void ih_cuda_joint_close(ih_cuda_state *s)
+{
+    ih_joint_state *j = s->joint;
+    if (j == NULL) {
+        return;
+    }
+    cudaFree(j->aux);
+    cudaFree(j->counts);
+    cudaFree(j->mi_ws);
+    cudaFree(j->staging);
+    free(j);
+    s->joint = NULL;
+}
+
+static imghist_status joint_state(imghist_ctx *ctx, ih_joint_state **out)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    if (s->joint == NULL) {
+        s->joint = (ih_joint_state *)calloc(1, sizeof(ih_joint_state));
+        if (s->joint == NULL) {
+            return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
+        }
+    }
+    ih_joint_state *j = s->joint;
+    if (j->aux == NULL) {
+        IH_CUDA_TRY(ctx, "allocation", cudaMallocAsync((void **)&j->aux, AUX_BYTES, s->stream));
+    }
+    *out = j;
+    return IMGHIST_OK;
+}
+
+/* Grow a stream-ordered buffer to `need` bytes; new memory zeroed when asked. */
+static imghist_status grow(imghist_ctx *ctx, void **buf, size_t *cap, size_t need, int zero)
+{
+    if (need <= *cap) {
+        return IMGHIST_OK;
+    }
+    cudaStream_t stream = ih_cuda(ctx)->stream;
+    if (*buf != NULL) {
+        IH_CUDA_TRY(ctx, "free", cudaFreeAsync(*buf, stream));
+        *buf = NULL;
+        *cap = 0;
+    }
+    IH_CUDA_TRY(ctx, "allocation", cudaMallocAsync(buf, need, stream));
+    *cap = need;
+    if (zero) {
+        IH_CUDA_TRY(ctx, "memset", cudaMemsetAsync(*buf, 0, need, stream));
+    }
+    return IMGHIST_OK;
+}
+
+/* Wait for the stream; a failure there is the call's failure. */
+static imghist_status finish(imghist_ctx *ctx, imghist_status st)
+{
+    const cudaError_t e = cudaStreamSynchronize(ih_cuda(ctx)->stream);
+    if (e != cudaSuccess) {
+        const imghist_status sync_st = ih_cuda_error(ctx, "synchronize", e);
+        return st == IMGHIST_OK || sync_st == IMGHIST_E_FAULTED ? sync_st : st;
+    }
+    return st;
+}
+
+/* ---- staging host images ---- */
+
+/* Up to three host views of one size staged side by side, rows packed. */
+typedef struct staged_set {
+    const imghist_view *v[3];  /* NULL where absent */
+    size_t row_bytes[3];
+    size_t offset[3];          /* of each view's band in the staging buffer */
+    uint32_t band;             /* rows per band */
+} staged_set;
+
+static size_t view_row_bytes(const imghist_view *v)
+{
+    return (size_t)v->width * ih_dtype_size(v->dtype);
+}
+
+static size_t round_up(size_t n, size_t a)
+{
+    return (n + a - 1) / a * a;
+}
+
+/*
+ * Room for as many whole rows of every view as fit, up to all of them, under
+ * IMGHIST_P_STAGING_BYTES. IH_E_GPU_OOM when not even one row fits (the core
+ * then runs the call on the CPU).
+ */
+static imghist_status reserve_staging(imghist_ctx *ctx, ih_joint_state *j, staged_set *set)
+{
+    const uint32_t height = set->v[0]->height;
+    size_t per_row = 0;
+    for (int k = 0; k < 3; k++) {
+        set->row_bytes[k] = set->v[k] != NULL ? view_row_bytes(set->v[k]) : 0;
+        per_row += set->row_bytes[k];
+    }
+    const size_t slack = 3 * 256; /* each view's band starts 256-byte aligned */
+    size_t want = per_row * height + slack;
+    const int64_t cap = ctx->params.staging_bytes;
+    if (cap > 0 && (uint64_t)cap < want) {
+        want = (size_t)cap;
+    }
+    const size_t one_row = per_row + slack;
+    want = want < one_row ? one_row : want;
+    if (j->staging_bytes < want) {
+        const cudaError_t freed = cudaFree(j->staging);
+        j->staging = NULL;
+        j->staging_bytes = 0;
+        IH_CUDA_TRY(ctx, "free", freed);
+        for (size_t bytes = want; bytes >= one_row; bytes /= 2) {
+            const cudaError_t e = cudaMalloc((void **)&j->staging, bytes);
+            if (e == cudaSuccess) {
+                j->staging_bytes = bytes;
+                break;
+            }
+            j->staging = NULL;
+            if (e != cudaErrorMemoryAllocation) {
+                return ih_cuda_error(ctx, "staging allocation", e);
+            }
+            (void)cudaGetLastError(); /* out of memory is not sticky */
+        }
+    }
+    if (j->staging_bytes < one_row) {
+        return IH_E_GPU_OOM;
+    }
+    const size_t usable = (j->staging_bytes < want ? j->staging_bytes : want) - slack;
+    const size_t rows = usable / per_row;
+    set->band = (uint32_t)(rows < height ? rows : height);
+    size_t at = 0;
+    for (int k = 0; k < 3; k++) {
+        set->offset[k] = at;
+        at = round_up(at + set->row_bytes[k] * set->band, 256);
+    }
+    if (set->band < height) {
+        ih_note(ctx, "the images do not fit in GPU memory: processed in %u bands of %u rows",
+                (height + set->band - 1) / set->band, set->band);
+    }
+    return IMGHIST_OK;
+}
+
+/* Upload views `which` (bit k: view k) of band b; staged[k] gets the device views. */
+static imghist_status upload_band(imghist_ctx *ctx, ih_joint_state *j, const staged_set *set,
+                                  const ih_bands *b, unsigned which, imghist_view staged[3])
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    for (int k = 0; k < 3; k++) {
+        const imghist_view *v = set->v[k];
+        if (v == NULL) {
+            continue;
+        }
+        staged[k] = *v;
+        staged[k].data = j->staging + set->offset[k];
+        staged[k].mem = IMGHIST_MEM_DEVICE;
+        staged[k].pitch = set->row_bytes[k];
+        staged[k].height = b->rows;
+        if ((which & (1u << k)) != 0) {
+            IH_CUDA_TRY(ctx, "upload",
+                        cudaMemcpy2DAsync(staged[k].data, set->row_bytes[k],
+                                          (const uint8_t *)v->data + (size_t)b->row0 * v->pitch,
+                                          v->pitch, set->row_bytes[k], b->rows,
+                                          cudaMemcpyHostToDevice, s->stream));
+        }
+    }
+    return IMGHIST_OK;
+}
+
+/* ---- counting ---- */
+
+static ih_jimg jimg(const imghist_view *v)
+{
+    ih_jimg g;
+    g.data = v != NULL ? (const uint8_t *)v->data : NULL;
+    g.pitch = v != NULL ? v->pitch : 0;
+    g.dtype = v != NULL ? v->dtype : IMGHIST_U8;
+    return g;
+}
+
+/* Device views a (b NULL for one image) and mask into `target`, added to. */
+static imghist_status count(imghist_ctx *ctx, const imghist_view *a, const imghist_view *b,
+                            const imghist_view *mask, const ih_hist_job *ja,
+                            const ih_hist_job *jb, unsigned long long *target)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    ih_joint_job job;
+    memset(&job, 0, sizeof job);
+    job.a = jimg(a);
+    job.b = jimg(b);
+    job.mask = jimg(mask);
+    job.width = a->width;
+    job.height = a->height;
+    job.ba = ja->bin;
+    if (b != NULL) {
+        job.bb = jb->bin;
+        job.cells = ja->bin.bins * jb->bin.bins;
+        job.outliers = ja->outliers;
+        job.natural_u8_pair = a->dtype == IMGHIST_U8 && b->dtype == IMGHIST_U8 &&
+                              ja->natural && jb->natural;
+    } else {
+        job.cells = ja->bin.bins;
+        job.outliers = ja->outliers;
+        job.natural_int = ja->natural;
+    }
+    IH_CUDA_TRY(ctx, "joint histogram launch",
+                ih_launch_joint_count(job, target, s->sm_count, s->stream));
+    return IMGHIST_OK;
+}
+
+/*
+ * Where counts bound for `out` (n counters) are made: device counts directly;
+ * host counts in the workspace, copied up first when accumulating. The
+ * target starts at zero unless the call accumulates.
+ */
+static imghist_status begin_counts(imghist_ctx *ctx, ih_joint_state *j, const imghist_counts *out,
+                                   size_t n, int accumulate, unsigned long long **target)
+{
+    cudaStream_t stream = ih_cuda(ctx)->stream;
+    if (out->mem == IMGHIST_MEM_DEVICE) {
+        *target = (unsigned long long *)out->data;
+    } else {
+        imghist_status st = grow(ctx, &j->counts, &j->counts_cap, n * sizeof(uint64_t), 0);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+        *target = (unsigned long long *)j->counts;
+        if (accumulate) {
+            IH_CUDA_TRY(ctx, "count upload",
+                        cudaMemcpyAsync(*target, out->data, n * sizeof(uint64_t),
+                                        cudaMemcpyHostToDevice, stream));
+        }
+    }
+    if (!accumulate) {
+        IH_CUDA_TRY(ctx, "memset", cudaMemsetAsync(*target, 0, n * sizeof(uint64_t), stream));
+    }
+    return IMGHIST_OK;
+}
+
+/* Queue the copy of host-bound counts back to the caller. */
+static imghist_status deliver(imghist_ctx *ctx, const imghist_counts *out, size_t n,
+                              const unsigned long long *target)
+{
+    if (out->mem == IMGHIST_MEM_HOST) {
+        IH_CUDA_TRY(ctx, "result copy",
+                    cudaMemcpyAsync(out->data, target, n * sizeof(uint64_t),
+                                    cudaMemcpyDeviceToHost, ih_cuda(ctx)->stream));
+    }
+    return IMGHIST_OK;
+}
+
+imghist_status ih_cuda_hist2d(imghist_ctx *ctx, const imghist_view *a, const imghist_view *b,
+                              const imghist_view *mask, const ih_hist_job *ja,
+                              const ih_hist_job *jb, const imghist_counts *out)
+{
+    ih_joint_state *j = NULL;
+    imghist_status st = joint_state(ctx, &j);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const size_t n = (size_t)ja->bin.bins * jb->bin.bins + (ja->outliers ? 1 : 0);
+    staged_set set;
+    if (a->mem == IMGHIST_MEM_HOST) {
+        memset(&set, 0, sizeof set);
+        set.v[0] = a;
+        set.v[1] = b;
+        set.v[2] = mask;
+        st = reserve_staging(ctx, j, &set); /* first: IH_E_GPU_OOM before any work */
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+    }
+    unsigned long long *target = NULL;
+    st = begin_counts(ctx, j, out, n, ja->accumulate, &target);
+    if (st == IMGHIST_OK && a->mem == IMGHIST_MEM_DEVICE) {
+        st = count(ctx, a, b, mask, ja, jb, target);
+        if (st == IMGHIST_OK) st = deliver(ctx, out, n, target);
+        return st;
+    }
+    if (st == IMGHIST_OK) {
+        IH_FOR_EACH_BAND(band, a->height, set.band) {
+            imghist_view staged[3];
+            st = upload_band(ctx, j, &set, &band, 7u, staged);
+            if (st == IMGHIST_OK) {
+                st = count(ctx, &staged[0], &staged[1], mask != NULL ? &staged[2] : NULL, ja, jb,
+                           target);
+            }
+            if (st != IMGHIST_OK) {
+                break;
+            }
+        }
+    }
+    if (st == IMGHIST_OK) st = deliver(ctx, out, n, target);
+    return finish(ctx, st);
+}
+
+imghist_status ih_cuda_mutual_information(imghist_ctx *ctx, const imghist_counts *joint,
+                                          uint32_t bins_a, uint32_t bins_b, double *result,
+                                          imghist_mem result_mem)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    ih_joint_state *j = NULL;
+    imghist_status st = joint_state(ctx, &j);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const size_t cells = (size_t)bins_a * bins_b;
+    const unsigned long long *src = (const unsigned long long *)joint->data;
+    if (joint->mem == IMGHIST_MEM_HOST) {
+        st = grow(ctx, &j->counts, &j->counts_cap, cells * sizeof(uint64_t), 0);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+        IH_CUDA_TRY(ctx, "joint histogram upload",
+                    cudaMemcpyAsync(j->counts, joint->data, cells * sizeof(uint64_t),
+                                    cudaMemcpyHostToDevice, s->stream));
+        src = (const unsigned long long *)j->counts;
+    }
+    st = grow(ctx, &j->mi_ws, &j->mi_ws_cap, ih_mi_workspace_bytes(bins_b), 1);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    double *res = result_mem == IMGHIST_MEM_DEVICE ? result : (double *)(j->aux + AUX_RESULT);
+    IH_CUDA_TRY(ctx, "mutual information launch",
+                ih_launch_mutual_information(src, bins_a, bins_b, j->mi_ws, res, s->sm_count,
+                                             s->stream));
+    if (result_mem == IMGHIST_MEM_DEVICE) {
+        /* A host joint is read by the time the stream gets past the copy;
+         * the call waits for that so that the caller may reuse it. */
+        return joint->mem == IMGHIST_MEM_HOST ? finish(ctx, IMGHIST_OK) : IMGHIST_OK;
+    }
+    double host[2];
+    const cudaError_t e =
+        cudaMemcpyAsync(host, res, sizeof host, cudaMemcpyDeviceToHost, s->stream);
+    st = finish(ctx, e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "result copy", e));
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (isnan(host[0])) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the joint histogram is empty");
+    }
+    result[0] = host[0];
+    result[1] = host[1];
+    return IMGHIST_OK;
+}
+
+/* ---- equalization ---- */
+
+/* Device src (and mask): histogram into hist_target (zeroed here), LUT (into
+ * the context's 256 bytes or the 16-bit LUT), the empty flag when asked. */
+static imghist_status histogram_and_lut(imghist_ctx *ctx, ih_joint_state *j,
+                                        const imghist_view *src, const imghist_view *mask,
+                                        const ih_hist_job *job, unsigned long long *hist_target,
+                                        int zero, int *empty_flag)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    const uint32_t levels = job->bin.bins;
+    if (zero) {
+        IH_CUDA_TRY(ctx, "memset",
+                    cudaMemsetAsync(hist_target, 0, levels * sizeof(uint64_t), s->stream));
+    }
+    if (src != NULL) {
+        imghist_status st = count(ctx, src, NULL, mask, job, NULL, hist_target);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+    }
+    if (empty_flag == NULL) {
+        return IMGHIST_OK;
+    }
+    void *lut = levels == 256 ? (void *)s->lut : (void *)(j->aux + AUX_LUT16);
+    IH_CUDA_TRY(ctx, "LUT launch",
+                ih_launch_equalize_lut(hist_target, levels, lut, empty_flag, s->stream));
+    return IMGHIST_OK;
+}
+
+/* dst = lut[src] on device views with the LUT histogram_and_lut made. */
+static imghist_status apply(imghist_ctx *ctx, ih_joint_state *j, const imghist_view *src,
+                            const imghist_view *dst)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    if (src->dtype == IMGHIST_U8) {
+        ih_dev_image img;
+        img.data = (const uint8_t *)src->data;
+        img.pitch = src->pitch;
+        img.width = src->width;
+        img.height = src->height;
+        return ih_cuda_apply(ctx, &img, (uint8_t *)dst->data, dst->pitch);
+    }
+    IH_CUDA_TRY(ctx, "LUT launch",
+                ih_launch_apply_lut16((const uint8_t *)src->data, src->pitch,
+                                      (uint8_t *)dst->data, dst->pitch, src->width, src->height,
+                                      (const uint16_t *)(j->aux + AUX_LUT16), s->sm_count,
+                                      s->stream));
+    return IMGHIST_OK;
+}
+
+imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
+                                     const imghist_view *mask, const imghist_view *dst,
+                                     const imghist_counts *hist)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    ih_joint_state *j = NULL;
+    imghist_status st = joint_state(ctx, &j);
+    ih_hist_job job;
+    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, NULL, src->dtype, 1, &job);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const size_t levels = job.bin.bins;
+    int *flag = (int *)(j->aux + AUX_FLAG);
+    unsigned long long *target = hist != NULL && hist->mem == IMGHIST_MEM_DEVICE
+                                     ? (unsigned long long *)hist->data
+                                     : (unsigned long long *)(j->aux + AUX_HIST);
+    if (src->mem == IMGHIST_MEM_DEVICE) {
+        /* An empty mask gives the identity LUT: dst becomes a copy of src. */
+        st = histogram_and_lut(ctx, j, src, mask, &job, target, 1, flag);
+        if (st == IMGHIST_OK) st = apply(ctx, j, src, dst);
+        if (st == IMGHIST_OK && hist != NULL) st = deliver(ctx, hist, levels, target);
+        return st;
+    }
+    staged_set set;
+    memset(&set, 0, sizeof set);
+    set.v[0] = src;
+    set.v[2] = mask;
+    st = reserve_staging(ctx, j, &set);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const int one_band = set.band >= src->height;
+    imghist_view staged[3];
+    /* Pass 1: the histogram, band by band; then the LUT. */
+    IH_FOR_EACH_BAND(band, src->height, set.band) {
+        st = upload_band(ctx, j, &set, &band, 5u, staged);
+        if (st == IMGHIST_OK) {
+            st = histogram_and_lut(ctx, j, &staged[0], mask != NULL ? &staged[2] : NULL, &job,
+                                   target, band.row0 == 0, NULL);
+        }
+        if (st != IMGHIST_OK) {
+            return finish(ctx, st);
+        }
+    }
+    st = histogram_and_lut(ctx, j, NULL, NULL, &job, target, 0, flag);
+    int empty = 0;
+    if (st == IMGHIST_OK && mask != NULL) {
+        const cudaError_t e =
+            cudaMemcpyAsync(&empty, flag, sizeof empty, cudaMemcpyDeviceToHost, s->stream);
+        st = finish(ctx, e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "flag copy", e));
+        if (st == IMGHIST_OK && empty) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the mask has no non-zero sample");
+        }
+    }
+    /* Pass 2: look up in place in the staging buffer, band by band, and copy out. */
+    const size_t row_bytes = set.row_bytes[0];
+    IH_FOR_EACH_BAND(band, src->height, set.band) {
+        if (st != IMGHIST_OK) {
+            break;
+        }
+        st = upload_band(ctx, j, &set, &band, one_band ? 0u : 1u, staged);
+        if (st == IMGHIST_OK) st = apply(ctx, j, &staged[0], &staged[0]);
+        if (st == IMGHIST_OK) {
+            const cudaError_t e = cudaMemcpy2DAsync(
+                (uint8_t *)dst->data + (size_t)band.row0 * dst->pitch, dst->pitch,
+                staged[0].data, row_bytes, row_bytes, band.rows, cudaMemcpyDeviceToHost,
+                s->stream);
+            if (e != cudaSuccess) {
+                st = ih_cuda_error(ctx, "download", e);
+            }
+        }
+    }
+    if (st == IMGHIST_OK && hist != NULL) st = deliver(ctx, hist, levels, target);
+    return finish(ctx, st);
+}

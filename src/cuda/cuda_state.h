@@ -26,6 +26,13 @@ struct ih_cuda_state {
     size_t batch_desc_bytes;
     unsigned long long *batch_hist;     /* batch results bound for host memory */
     size_t batch_hist_cap;
+    /* cuda_wide_ops.cu */
+    unsigned long long *wide_counts;    /* wide results bound for host memory */
+    size_t wide_counts_cap;             /* counters */
+    uint8_t *wide_staging;              /* host views (and masks), whole or in bands */
+    size_t wide_staging_bytes;
+    unsigned int *range_keys;           /* imghist_range's min and max keys */
+    struct ih_joint_state *joint;       /* cuda_joint_ops.cu's workspaces, NULL until used */
 };
 
 static inline struct ih_cuda_state *ih_cuda(imghist_ctx *ctx)
@@ -84,6 +91,13 @@ imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_counts *out);
 imghist_status ih_cuda_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
                              double *lo, double *hi, int *found);
+/* A device view (mask NULL or a device mask) counted into job->len device
+ * counters, added to them when accumulate (job->accumulate is not read); only
+ * queues work on the context's stream, allocates nothing. For the 16-bit
+ * equalization and anyone else who needs device counts of any job. */
+imghist_status ih_cuda_hist_wide_dev(imghist_ctx *ctx, const imghist_view *src_dev,
+                                     const imghist_view *mask_dev, const ih_hist_job *job,
+                                     unsigned long long *dev_counts, int accumulate);
 
 /* ---- cuda_joint_ops.cu: joint histograms, mutual information, 16-bit and
  * masked equalization ---- */
@@ -96,5 +110,7 @@ imghist_status ih_cuda_mutual_information(imghist_ctx *ctx, const imghist_counts
 imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *mask, const imghist_view *dst,
                                      const imghist_counts *hist);
+/* Frees the workspaces above (cuda_close). */
+void ih_cuda_joint_close(struct ih_cuda_state *s);
 
 #endif

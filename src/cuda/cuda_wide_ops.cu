@@ -1,8 +1,327 @@
-/* Placeholder until the kernels land: refuses with IMGHIST_E_UNSUPPORTED. */
+/*
+ * The CUDA backend's histograms beyond the 8-bit path (U16, F32, other bins,
+ * channels, masks, outliers) and imghist_range, on device or host views
+ * (kernels/hist_wide.cu). Device views with device counts only queue work on
+ * the context's stream and allocate nothing; host counts are copied back and
+ * the stream synchronised; host views go through a staging buffer on the GPU,
+ * whole or in bands of rows, the counts adding up on the GPU across bands.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bands.h"
 #include "cuda_state.h"
-imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *, const imghist_view *,
-                                 const ih_hist_job *, const imghist_counts *)
-{ return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "not yet on the GPU"); }
-imghist_status ih_cuda_range(imghist_ctx *ctx, const imghist_view *, const imghist_view *,
-                             double *, double *, int *)
-{ return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "not yet on the GPU"); }
+#include "hist_wide.cuh"
+
+static ih_wide_band band_of(const imghist_view *src, const imghist_view *mask)
+{
+    ih_wide_band b;
+    b.base = (const uint8_t *)src->data;
+    b.pitch = src->pitch;
+    b.width = src->width;
+    b.rows = src->height;
+    b.mask = mask != NULL ? (const uint8_t *)mask->data : NULL;
+    b.mask_pitch = mask != NULL ? mask->pitch : 0;
+    return b;
+}
+
+static imghist_status launch(imghist_ctx *ctx, const ih_wide_band &band, const ih_hist_job *job,
+                             unsigned long long *target)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    ih_wide_plan_t plan;
+    IH_CUDA_TRY(ctx, "histogram planning",
+                ih_wide_plan(job, s->sm_count, (int)ctx->params.hist_blocks_per_sm, &plan));
+    IH_CUDA_TRY(ctx, "histogram launch", ih_wide_launch(band, *job, plan, target, s->stream));
+    return IMGHIST_OK;
+}
+
+imghist_status ih_cuda_hist_wide_dev(imghist_ctx *ctx, const imghist_view *src_dev,
+                                     const imghist_view *mask_dev, const ih_hist_job *job,
+                                     unsigned long long *dev_counts, int accumulate)
+{
+    if (!accumulate) {
+        IH_CUDA_TRY(ctx, "memset",
+                    cudaMemsetAsync(dev_counts, 0, job->len * sizeof(uint64_t),
+                                    ih_cuda(ctx)->stream));
+    }
+    return launch(ctx, band_of(src_dev, mask_dev), job, dev_counts);
+}
+
+/* Wait for the stream; a failure there is the call's failure. */
+static imghist_status finish(imghist_ctx *ctx, imghist_status st)
+{
+    const cudaError_t e = cudaStreamSynchronize(ih_cuda(ctx)->stream);
+    if (e != cudaSuccess) {
+        const imghist_status sync_st = ih_cuda_error(ctx, "synchronize", e);
+        return st == IMGHIST_OK || sync_st == IMGHIST_E_FAULTED ? sync_st : st;
+    }
+    return st;
+}
+
+/* Room for n counters bound for host memory. Host-count calls synchronise
+ * anyway, so a plain (synchronous) allocation is fine. `oom`: the status for
+ * running out of memory (IH_E_GPU_OOM where the CPU can take the call). */
+static imghist_status reserve_counts(imghist_ctx *ctx, size_t n, imghist_status oom)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    if (s->wide_counts_cap >= n) {
+        return IMGHIST_OK;
+    }
+    const cudaError_t freed = cudaFree(s->wide_counts);
+    s->wide_counts = NULL;
+    s->wide_counts_cap = 0;
+    IH_CUDA_TRY(ctx, "free", freed);
+    const cudaError_t e = cudaMalloc((void **)&s->wide_counts, n * sizeof(uint64_t));
+    if (e == cudaErrorMemoryAllocation && oom == IH_E_GPU_OOM) {
+        (void)cudaGetLastError();
+        s->wide_counts = NULL;
+        return IH_E_GPU_OOM;
+    }
+    if (e != cudaSuccess) {
+        s->wide_counts = NULL;
+        return ih_cuda_error(ctx, "counter allocation", e);
+    }
+    s->wide_counts_cap = n;
+    return IMGHIST_OK;
+}
+
+/* Where the kernels write: device counts directly (zeroed first unless
+ * accumulating), else the context's buffer, zeroed. */
+static imghist_status counts_target(imghist_ctx *ctx, const ih_hist_job *job,
+                                    const imghist_counts *out, imghist_status oom,
+                                    unsigned long long **target)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    const size_t n = job->len;
+    int zero = 1;
+    if (out->mem == IMGHIST_MEM_DEVICE) {
+        *target = (unsigned long long *)out->data;
+        zero = !job->accumulate;
+    } else {
+        const imghist_status st = reserve_counts(ctx, n, oom);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+        *target = s->wide_counts;
+    }
+    if (zero) {
+        IH_CUDA_TRY(ctx, "memset",
+                    cudaMemsetAsync(*target, 0, n * sizeof(uint64_t), s->stream));
+    }
+    return IMGHIST_OK;
+}
+
+/* Host counts: copy the device counts back (added to out with accumulate)
+ * and synchronise. Device counts: nothing (and no synchronisation). */
+static imghist_status deliver(imghist_ctx *ctx, const ih_hist_job *job,
+                              const imghist_counts *out, imghist_status st, int sync_anyway)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    if (out->mem == IMGHIST_MEM_DEVICE) {
+        return sync_anyway ? finish(ctx, st) : st;
+    }
+    uint64_t *tmp = NULL;
+    if (st == IMGHIST_OK && job->accumulate) {
+        tmp = (uint64_t *)malloc(job->len * sizeof *tmp);
+        if (tmp == NULL) {
+            st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu counters", job->len);
+        }
+    }
+    if (st == IMGHIST_OK) {
+        const cudaError_t e =
+            cudaMemcpyAsync(tmp != NULL ? tmp : out->data, s->wide_counts,
+                            job->len * sizeof(uint64_t), cudaMemcpyDeviceToHost, s->stream);
+        if (e != cudaSuccess) {
+            st = ih_cuda_error(ctx, "result copy", e);
+        }
+    }
+    st = finish(ctx, st);
+    if (st == IMGHIST_OK && tmp != NULL) {
+        ih_store_counts(out->data, tmp, job->len, 1);
+    }
+    free(tmp);
+    return st;
+}
+
+/* ---- host views: staging ---- */
+
+static size_t round16(size_t n)
+{
+    return (n + 15) / 16 * 16;
+}
+
+/* Make room for as many rows of source (and mask) as fit, up to the whole
+ * image and IMGHIST_P_STAGING_BYTES; IH_E_GPU_OOM when not one row fits. */
+static imghist_status reserve_staging(imghist_ctx *ctx, size_t row_bytes, uint32_t height,
+                                      uint32_t *band)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    size_t want = row_bytes * height;
+    const int64_t cap = ctx->params.staging_bytes;
+    if (cap > 0 && (uint64_t)cap < want) {
+        want = (size_t)cap;
+    }
+    want = want < row_bytes ? row_bytes : want;
+    if (s->wide_staging_bytes < want) {
+        const cudaError_t freed = cudaFree(s->wide_staging);
+        s->wide_staging = NULL;
+        s->wide_staging_bytes = 0;
+        IH_CUDA_TRY(ctx, "free", freed);
+        for (size_t bytes = want; bytes >= row_bytes; bytes /= 2) {
+            const cudaError_t e = cudaMalloc((void **)&s->wide_staging, bytes);
+            if (e == cudaSuccess) {
+                s->wide_staging_bytes = bytes;
+                break;
+            }
+            s->wide_staging = NULL;
+            if (e != cudaErrorMemoryAllocation) {
+                return ih_cuda_error(ctx, "staging allocation", e);
+            }
+            (void)cudaGetLastError();
+        }
+    }
+    if (s->wide_staging_bytes < row_bytes) {
+        return IH_E_GPU_OOM;
+    }
+    const size_t usable = s->wide_staging_bytes < want ? s->wide_staging_bytes : want;
+    const size_t rows = usable / row_bytes;
+    *band = (uint32_t)(rows < height ? rows : height);
+    if (*band < height) {
+        ih_note(ctx, "the image does not fit in GPU memory: processed in %u bands of %u rows",
+                (height + *band - 1) / *band, *band);
+    }
+    return IMGHIST_OK;
+}
+
+/* Rows b of a host source (and mask) into the staging buffer, as a band. */
+static imghist_status upload_band(imghist_ctx *ctx, const imghist_view *src,
+                                  const imghist_view *mask, const ih_bands *b, size_t spitch,
+                                  ih_wide_band *out)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    const size_t row_bytes = (size_t)src->width * (src->channels > 1 ? src->channels : 1) *
+                             ih_dtype_size(src->dtype);
+    IH_CUDA_TRY(ctx, "upload",
+                cudaMemcpy2DAsync(s->wide_staging, spitch,
+                                  (const uint8_t *)src->data + (size_t)b->row0 * src->pitch,
+                                  src->pitch, row_bytes, b->rows, cudaMemcpyHostToDevice,
+                                  s->stream));
+    out->base = s->wide_staging;
+    out->pitch = spitch;
+    out->width = src->width;
+    out->rows = b->rows;
+    out->mask = NULL;
+    out->mask_pitch = 0;
+    if (mask != NULL) {
+        uint8_t *m = s->wide_staging + (size_t)b->rows * spitch;
+        const size_t mpitch = round16(src->width);
+        IH_CUDA_TRY(ctx, "mask upload",
+                    cudaMemcpy2DAsync(m, mpitch,
+                                      (const uint8_t *)mask->data + (size_t)b->row0 * mask->pitch,
+                                      mask->pitch, src->width, b->rows, cudaMemcpyHostToDevice,
+                                      s->stream));
+        out->mask = m;
+        out->mask_pitch = mpitch;
+    }
+    return IMGHIST_OK;
+}
+
+/* Walk a host view through the staging buffer; each band goes to fn. */
+template <class Fn>
+static imghist_status over_host_bands(imghist_ctx *ctx, const imghist_view *src,
+                                      const imghist_view *mask, Fn fn)
+{
+    const size_t spitch = round16((size_t)src->width * (src->channels > 1 ? src->channels : 1) *
+                                  ih_dtype_size(src->dtype));
+    const size_t per_row = spitch + (mask != NULL ? round16(src->width) : 0);
+    uint32_t band = 0;
+    imghist_status st = reserve_staging(ctx, per_row, src->height, &band);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    IH_FOR_EACH_BAND(b, src->height, band) {
+        ih_wide_band staged;
+        st = upload_band(ctx, src, mask, &b, spitch, &staged);
+        if (st == IMGHIST_OK) st = fn(staged);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+        /* The next upload overwrites what this band's kernel reads: the
+         * stream orders them. */
+    }
+    return IMGHIST_OK;
+}
+
+imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
+                                 const imghist_view *mask, const ih_hist_job *job,
+                                 const imghist_counts *out)
+{
+    const int host_src = src->mem == IMGHIST_MEM_HOST;
+    const imghist_status oom =
+        host_src && out->mem == IMGHIST_MEM_HOST ? IH_E_GPU_OOM : IMGHIST_E_CUDA;
+    unsigned long long *target = NULL;
+    if (host_src) {
+        /* Staging first: its OOM answer comes before anything is queued. */
+        const size_t spitch = round16((size_t)src->width * job->channels *
+                                      ih_dtype_size(src->dtype));
+        uint32_t band = 0;
+        imghist_status st = reserve_staging(
+            ctx, spitch + (mask != NULL ? round16(src->width) : 0), src->height, &band);
+        if (st == IH_E_GPU_OOM && oom != IH_E_GPU_OOM) {
+            st = ih_fail(ctx, IMGHIST_E_CUDA, "GPU out of memory for staging the image");
+        }
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+    }
+    imghist_status st = counts_target(ctx, job, out, oom, &target);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (!host_src) {
+        st = launch(ctx, band_of(src, mask), job, target);
+    } else {
+        st = over_host_bands(ctx, src, mask,
+                             [&](const ih_wide_band &b) { return launch(ctx, b, job, target); });
+    }
+    return deliver(ctx, job, out, st, host_src);
+}
+
+imghist_status ih_cuda_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
+                             double *lo, double *hi, int *found)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    if (s->range_keys == NULL) {
+        IH_CUDA_TRY(ctx, "allocation", cudaMalloc((void **)&s->range_keys, 2 * sizeof(unsigned)));
+    }
+    IH_CUDA_TRY(ctx, "range launch", ih_wide_range_init(s->range_keys, s->stream));
+    const uint32_t ch = src->channels > 1 ? src->channels : 1;
+    imghist_status st;
+    auto run = [&](const ih_wide_band &b) -> imghist_status {
+        IH_CUDA_TRY(ctx, "range launch",
+                    ih_wide_range_launch(b, src->dtype, ch, s->range_keys, s->sm_count, s->stream));
+        return IMGHIST_OK;
+    };
+    if (src->mem == IMGHIST_MEM_DEVICE) {
+        st = run(band_of(src, mask));
+    } else {
+        st = over_host_bands(ctx, src, mask, run);
+        if (st == IH_E_GPU_OOM) {
+            return st;
+        }
+    }
+    unsigned int keys[2] = {0xffffffffu, 0};
+    if (st == IMGHIST_OK) {
+        const cudaError_t e = cudaMemcpyAsync(keys, s->range_keys, sizeof keys,
+                                              cudaMemcpyDeviceToHost, s->stream);
+        if (e != cudaSuccess) {
+            st = ih_cuda_error(ctx, "result copy", e);
+        }
+    }
+    st = finish(ctx, st);
+    if (st == IMGHIST_OK) {
+        *found = ih_wide_range_decode(keys, lo, hi);
+    }
+    return st;
+}

@@ -113,7 +113,7 @@ static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
 }
 
 imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size,
-                              const char *name, imghist_gray_mode mode, ih_raw *out)
+                              const char *name, const ih_load_opts *opts, ih_raw *out)
 {
     struct jpeg_decompress_struct cinfo;
     struct jerr err;
@@ -150,7 +150,8 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
         longjmp(err.jump, 1);
     }
     const int cmyk = cinfo.num_components == 4;
-    const int luma = mode == IMGHIST_GRAY_LUMA;
+    /* IMGHIST_P_LOAD_CHANNELS = 1: gray files as gray, the rest as RGB. */
+    const int luma = opts->mode == IMGHIST_GRAY_LUMA && !opts->keep_channels;
     if (cmyk) {
         cinfo.out_color_space = JCS_CMYK;
     } else if (cinfo.num_components == 1 || luma) {

@@ -12,6 +12,12 @@
  * it knows as sRGB; sBIT shapes the 16-bit tables), so in that mode those
  * chunks are read, as OpenCV reads them. It also applies the EXIF orientation
  * of an eXIf chunk, as OpenCV 4.6 does.
+ *
+ * IMGHIST_P_LOAD_DEPTH = 1 keeps 16-bit samples (byte-swapped to host order);
+ * gray is then made by load.c with OpenCV's 16-bit weights in both gray modes
+ * (no rgb_to_gray). IMGHIST_P_LOAD_CHANNELS = 1 keeps alpha, turns a tRNS
+ * chunk into an alpha channel (palette and RGB images become RGBA, gray
+ * becomes gray+alpha), expands palettes to RGB and makes no gray.
  */
 #include <png.h>
 #include <setjmp.h>
@@ -84,8 +90,16 @@ static int png_exif_orientation(const uint8_t *d, size_t n)
     return 0;
 }
 
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
 imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
-                             imghist_gray_mode mode, ih_raw *out)
+                             const ih_load_opts *opts, ih_raw *out)
 {
     struct png_src src = {data, size, 0, {{0}}};
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src.err, ih_png_error_fn,
@@ -125,7 +139,7 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     static const png_byte skipped[] = "tEXt\0zTXt\0iTXt\0eXIf\0sPLT\0pCAL\0sCAL\0"
                                       "hIST\0tIME\0pHYs\0oFFs\0bKGD\0"
                                       "iCCP\0sRGB\0cHRM\0gAMA\0sBIT";
-    const int luma = mode == IMGHIST_GRAY_LUMA;
+    const int luma = opts->mode == IMGHIST_GRAY_LUMA && !opts->keep_channels;
     const int colour_chunks = 5; /* the last five */
     png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped,
                                 (int)(sizeof skipped / 5) - (luma ? colour_chunks : 0));
@@ -137,8 +151,21 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
         png_longjmp(png, 1);
     }
     const int color = png_get_color_type(png, info);
-    png_set_strip_16(png);
-    png_set_strip_alpha(png);
+    const int keep16 = opts->native_depth && png_get_bit_depth(png, info) == 16;
+    if (keep16) {
+        if (host_is_little_endian()) {
+            png_set_swap(png); /* PNG stores 16-bit samples big-endian */
+        }
+    } else {
+        png_set_strip_16(png);
+    }
+    if (opts->keep_channels) {
+        if (png_get_valid(png, info, PNG_INFO_tRNS)) {
+            png_set_tRNS_to_alpha(png);
+        }
+    } else {
+        png_set_strip_alpha(png);
+    }
     png_set_packing(png);
     if (color == PNG_COLOR_TYPE_PALETTE) {
         png_set_palette_to_rgb(png);
@@ -146,7 +173,7 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) {
         png_set_expand_gray_1_2_4_to_8(png);
     }
-    if (luma) {
+    if (luma && !keep16) {
         /* OpenCV's png_set_rgb_to_gray(png, 1, 0.299, 0.587), in the fixed
          * point libpng turns those doubles into. On gray it does nothing. */
         png_set_rgb_to_gray_fixed(png, PNG_ERROR_ACTION_NONE, 29900, 58700);
@@ -156,7 +183,10 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
 
     const int channels = png_get_channels(png, info);
     const size_t rowbytes = png_get_rowbytes(png, info);
-    if ((channels != 1 && channels != 3) || rowbytes != (size_t)w * channels) {
+    const size_t sample_bytes = keep16 ? 2 : 1;
+    if (channels < 1 || channels > 4 || (!opts->keep_channels && channels == 2) ||
+        (!opts->keep_channels && channels == 4) ||
+        rowbytes != (size_t)w * (size_t)channels * sample_bytes) {
         snprintf(src.err.msg, sizeof src.err.msg, "unexpected layout after transforms");
         png_longjmp(png, 1);
     }
@@ -176,9 +206,10 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     out->width = w;
     out->height = h;
     out->channels = channels;
+    out->dtype = keep16 ? IMGHIST_U16 : IMGHIST_U8;
     out->samples = samples;
     /* In the BGR2GRAY mode the orientation is not applied (0.2's results,
      * kept; OpenCV 4.6 applies it in both). */
-    out->orientation = luma ? png_exif_orientation(data, size) : 0;
+    out->orientation = opts->mode == IMGHIST_GRAY_LUMA ? png_exif_orientation(data, size) : 0;
     return IMGHIST_OK;
 }

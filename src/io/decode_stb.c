@@ -1,6 +1,8 @@
 /*
- * Every format but PNG and JPEG, through stb_image, 8 bits per sample; with
- * guards in front of the stb_image 2.27 loaders that fuzzing found unsafe.
+ * Every format but PNG, JPEG and TIFF, through stb_image, 8 bits per sample
+ * (IMGHIST_P_LOAD_DEPTH = 1: 16-bit PNM and PSD as 16 bits, Radiance HDR as
+ * float); with guards in front of the stb_image 2.27 loaders that fuzzing
+ * found unsafe.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -221,32 +223,48 @@ static const char *bad_pnm_header(const uint8_t *d, size_t n)
 }
 
 /*
- * A binary PNM with 16-bit samples (maxval over 255) in the luma mode.
- * stb_image 2.27 copies such samples as they are stored, big-endian, and
- * reads them back as native uint16 when it reduces them to 8 bits (>> 8), so
- * on a little-endian machine every sample comes out as its low byte. OpenCV
- * 4.6 takes the high byte (grfmt_pxm.cpp). This takes the 16-bit samples and
- * keeps the first byte of each, the file's high byte, on any machine. The
- * BGR2GRAY mode keeps stb_image's bytes (0.2's results). Returns the samples
- * or NULL, like stbi_load_from_memory.
+ * A binary PNM with 16-bit samples (maxval over 255). stb_image 2.27 copies
+ * such samples as they are stored, big-endian, into its 16-bit buffer (it
+ * does not swap them), and reads them back as native uint16 when it reduces
+ * them to 8 bits (>> 8), so on a little-endian machine stbi_load gives every
+ * sample's low byte. OpenCV 4.6 takes the high byte (grfmt_pxm.cpp), and so
+ * does this (both gray modes; 0.2 kept stb's low byte in the BGR2GRAY mode):
+ * the samples are taken as the file's bytes, on any machine. wide = 1: the
+ * 16-bit values in host order, else their high bytes. Returns the samples or
+ * NULL, like stbi_load_from_memory.
  */
-static uint8_t *load_pnm16_high_bytes(const uint8_t *data, size_t size, int *w, int *h,
-                                      int *comp)
+static void *load_pnm16(const uint8_t *data, size_t size, int *w, int *h, int *comp, int wide)
 {
-    uint8_t *wide = (uint8_t *)stbi_load_16_from_memory(data, (int)size, w, h, comp, 0);
-    if (wide == NULL) {
+    uint8_t *bytes = (uint8_t *)stbi_load_16_from_memory(data, (int)size, w, h, comp, 0);
+    if (bytes == NULL) {
         return NULL;
     }
     const size_t n = (size_t)*w * (size_t)*h * (size_t)*comp;
-    for (size_t i = 0; i < n; i++) {
-        wide[i] = wide[2 * i];
+    if (wide) {
+        uint16_t *v = (uint16_t *)bytes;
+        for (size_t i = 0; i < n; i++) {
+            v[i] = (uint16_t)(bytes[2 * i] << 8 | bytes[2 * i + 1]);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            bytes[i] = bytes[2 * i];
+        }
     }
-    return wide; /* the first half holds the samples; freed as a whole */
+    return bytes; /* the first part holds the samples; freed as a whole */
 }
 
-/* Every other format through stb_image, 8 bits per sample. */
+/* Keep the first `keep` of every pixel's `comp` samples of `size` bytes, in
+ * place. */
+static void drop_channels(uint8_t *p, size_t pixels, int comp, int keep, size_t size)
+{
+    for (size_t i = 0; i < pixels; i++) {
+        memmove(p + i * (size_t)keep * size, p + i * (size_t)comp * size, (size_t)keep * size);
+    }
+}
+
+/* Every other format through stb_image. */
 imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
-                             const char *name, imghist_gray_mode mode, ih_raw *out)
+                             const char *name, const ih_load_opts *opts, ih_raw *out)
 {
     const char *refused = refused_format(data, size);
     if (refused == NULL) {
@@ -275,19 +293,37 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
         return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (HDR file is truncated)", name);
     }
     const uint64_t pixels = uw * uh;
-    uint8_t *psd = NULL;
+    uint8_t *psd_data = NULL;
     size_t psd_size = 0;
-    const int psd_changed = psd_colour_only(data, size, &psd, &psd_size);
+    const int psd_changed = psd_colour_only(data, size, &psd_data, &psd_size);
     if (psd_changed < 0) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
     }
-    const int pnm16 = mode == IMGHIST_GRAY_LUMA && size >= 2 && data[0] == 'P' &&
-                      (data[1] == '5' || data[1] == '6') &&
-                      stbi_is_16_bit_from_memory(data, (int)size);
-    uint8_t *decoded = psd_changed ? stbi_load_from_memory(psd, (int)psd_size, &w, &h, &comp, 0)
-                       : pnm16     ? load_pnm16_high_bytes(data, size, &w, &h, &comp)
-                                   : stbi_load_from_memory(data, (int)size, &w, &h, &comp, 0);
-    free(psd);
+    const int is16 = stbi_is_16_bit_from_memory(data, (int)size);
+    const int pnm16 = size >= 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6') && is16;
+    const int psd = size >= 4 && memcmp(data, "8BPS", 4) == 0;
+    /* stbi_is_16_bit cannot tell a 16-bit PSD (2.27's stbi__psd_is16 reads
+     * the depth from the wrong offset: its STBI_NOTUSED(get32be) does not
+     * evaluate the call), so the header is read here. */
+    const int psd16 = opts->native_depth && psd && size >= 26 && be16(data + 22) == 16;
+    const int hdrf = opts->native_depth && stbi_is_hdr_from_memory(data, (int)size);
+    const uint8_t *src = psd_changed ? psd_data : data;
+    const size_t src_size = psd_changed ? psd_size : size;
+    imghist_dtype dtype = IMGHIST_U8;
+    void *decoded;
+    if (pnm16) {
+        decoded = load_pnm16(data, size, &w, &h, &comp, opts->native_depth);
+        dtype = opts->native_depth ? IMGHIST_U16 : IMGHIST_U8;
+    } else if (psd16) {
+        decoded = stbi_load_16_from_memory(src, (int)src_size, &w, &h, &comp, 0);
+        dtype = IMGHIST_U16;
+    } else if (hdrf) {
+        decoded = stbi_loadf_from_memory(data, (int)size, &w, &h, &comp, 0);
+        dtype = IMGHIST_F32;
+    } else {
+        decoded = stbi_load_from_memory(src, (int)src_size, &w, &h, &comp, 0);
+    }
+    free(psd_data);
     if (decoded == NULL) {
         const char *why = stbi_failure_reason();
         if (why != NULL && strcmp(why, "outofmem") == 0) {
@@ -300,17 +336,16 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
         stbi_image_free(decoded);
         return ih_fail(ctx, IMGHIST_E_DECODE, "%s: decoder returned an unexpected layout", name);
     }
-    /* Drop alpha in place: gray+alpha -> gray, RGBA -> RGB. */
-    const size_t n = (size_t)pixels;
-    const int keep = comp <= 2 ? 1 : 3;
-    if (keep != comp) {
-        for (size_t i = 0; i < n; i++) {
-            memmove(decoded + i * keep, decoded + i * comp, (size_t)keep);
-        }
+    /* stb_image gives a PSD as RGBA whatever it holds (RGB files only); imghist
+     * reads its colour only (see psd_colour_only): RGB. */
+    if (psd && comp == 4) {
+        drop_channels(decoded, (size_t)pixels, 4, 3, ih_dtype_size(dtype));
+        comp = 3;
     }
     out->width = (uint32_t)w;
     out->height = (uint32_t)h;
-    out->channels = keep;
+    out->channels = comp;
+    out->dtype = dtype;
     /* Debian's libstb allocates with malloc (STBI_FREE is free), so the
      * samples are freed like every other decoder's. */
     out->samples = decoded;

@@ -1,11 +1,11 @@
 /* Which format a file is, from its first bytes: the loader's dispatch (PNG,
- * JPEG, the rest through stb_image), told before anything is decoded, so that
- * a folder run can skip what is not an image. */
+ * JPEG, TIFF, the rest through stb_image), told before anything is decoded,
+ * so that a folder run can skip what is not an image. */
 #include <string.h>
 
 #include <stb_image.h>
 
-#include "core.h"
+#include "decode.h"
 
 static int starts_with(const uint8_t *d, size_t n, const char *magic, size_t len)
 {
@@ -20,6 +20,7 @@ const char *imghist_detect_format(const void *head, size_t size)
     }
     if (starts_with(d, size, "\x89PNG\r\n\x1a\n", 8)) return "png";
     if (size >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff) return "jpeg";
+    if (ih_is_tiff(d, size)) return "tiff";
     if (starts_with(d, size, "BM", 2)) return "bmp";
     if (starts_with(d, size, "GIF87a", 6) || starts_with(d, size, "GIF89a", 6)) return "gif";
     if (d[0] == 'P' && d[1] >= '1' && d[1] <= '6') return "pnm";

@@ -1,5 +1,7 @@
-/* 8-bit gray PNG output with libpng: to a file (written beside the target and
- * renamed into place) or to memory. */
+/* PNG output: to a file (written beside the target and renamed into place)
+ * or to memory. 8-bit gray at level 1 goes through imghist's own writers
+ * (png_bands.c); 16-bit samples, 2 to 4 channels and the other levels through
+ * libpng. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <png.h>
@@ -98,7 +100,20 @@ static void set_compression(png_structp png, int level)
      * are filtered). */
 }
 
-/* Encode; returns 0, or -1 with err->msg set. */
+static uint32_t view_channels(const imghist_view *img)
+{
+    return img->channels == 0 ? 1 : img->channels;
+}
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    uint8_t first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* Encode through libpng; returns 0, or -1 with err->msg set. */
 static int encode(png_sink *sink, const imghist_view *img, int level, ih_png_error *err)
 {
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, err, ih_png_error_fn,
@@ -114,10 +129,17 @@ static int encode(png_sink *sink, const imghist_view *img, int level, ih_png_err
         return -1;
     }
     png_set_write_fn(png, sink, sink_write, sink_flush);
-    png_set_IHDR(png, info, img->width, img->height, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    static const int colour_types[5] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY,
+                                        PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                        PNG_COLOR_TYPE_RGB_ALPHA};
+    const int depth = img->dtype == IMGHIST_U16 ? 16 : 8;
+    png_set_IHDR(png, info, img->width, img->height, depth, colour_types[view_channels(img)],
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     set_compression(png, level);
     png_write_info(png, info);
+    if (depth == 16 && host_is_little_endian()) {
+        png_set_swap(png); /* the view holds host-order samples; PNG is big-endian */
+    }
     for (uint32_t y = 0; y < img->height; y++) {
         png_write_row(png, (png_const_bytep)img->data + (size_t)y * img->pitch);
     }
@@ -126,13 +148,14 @@ static int encode(png_sink *sink, const imghist_view *img, int level, ih_png_err
     return 0;
 }
 
-/* Large images at level 1 go in bands over the context's threads
- * (png_bands.c); the rest through libpng. */
+/* 8-bit gray at level 1: large images in bands over the context's threads,
+ * the rest deflated in one piece (png_bands.c); everything else through
+ * libpng (at level 1 with OpenCV's setting, Z_RLE and Sub). */
 static int encode_any(const imghist_ctx *ctx, png_sink *sink, const imghist_view *img,
                       ih_png_error *err)
 {
     const int level = (int)ctx->params.png_level;
-    if (level == 1) {
+    if (level == 1 && img->dtype == IMGHIST_U8 && view_channels(img) == 1) {
         /* The choice depends on the image only, so the bytes written do not
          * depend on the number of threads. */
         return (size_t)img->width * img->height >= IH_PNG_BAND_MIN_BYTES
@@ -143,12 +166,20 @@ static int encode_any(const imghist_ctx *ctx, png_sink *sink, const imghist_view
     return encode(sink, img, level, err);
 }
 
-/* A U8 host view PNG can hold. */
+/* A U8 or U16 host view of 1 to 4 channels, which PNG can hold. */
 static imghist_status check_image(imghist_ctx *ctx, const imghist_view *img)
 {
-    imghist_status st = ih_check_view_u8(ctx, img, "image");
+    imghist_status st = ih_check_view(ctx, img, "image");
     if (st != IMGHIST_OK) {
         return st;
+    }
+    if (img->channels > 4) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "PNG output takes 1 to 4 channels, not %u",
+                       img->channels);
+    }
+    if (img->dtype != IMGHIST_U8 && img->dtype != IMGHIST_U16) {
+        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
+                       "PNG output takes U8 or U16 samples, not F32");
     }
     if (img->mem != IMGHIST_MEM_HOST) {
         return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "PNG output needs an image in host memory");

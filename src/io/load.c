@@ -1,7 +1,8 @@
 /*
  * Loading: a file or a buffer, the decoder chosen by the first bytes (PNG with
- * libpng, JPEG with libjpeg-turbo, the rest with stb_image), then gray
- * conversion and EXIF orientation. Standard input is the CLI's business.
+ * libpng, JPEG with libjpeg-turbo, TIFF with libtiff, the rest with
+ * stb_image), then depth reduction, gray conversion and EXIF orientation, as
+ * IMGHIST_P_LOAD_DEPTH, _CHANNELS and _GRAY ask. Standard input is the CLI's business.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -81,46 +82,111 @@ imghist_status imghist_load_file(imghist_ctx *ctx, const char *path, imghist_ima
 
 /* The decoder for these bytes. */
 static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size,
-                             const char *name, imghist_gray_mode mode, ih_raw *raw)
+                             const char *name, const ih_load_opts *opts, ih_raw *raw)
 {
     static const uint8_t png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     if (size >= 8 && memcmp(bytes, png_magic, 8) == 0) {
-        return ih_decode_png(ctx, bytes, size, name, mode, raw);
+        return ih_decode_png(ctx, bytes, size, name, opts, raw);
     }
     if (size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff) {
-        return ih_decode_jpeg(ctx, bytes, size, name, mode, raw);
+        return ih_decode_jpeg(ctx, bytes, size, name, opts, raw);
     }
-    return ih_decode_stb(ctx, bytes, size, name, mode, raw);
+    if (ih_is_tiff(bytes, size)) {
+        return ih_decode_tiff(ctx, bytes, size, name, opts, raw);
+    }
+    return ih_decode_stb(ctx, bytes, size, name, opts, raw);
+}
+
+/* A float sample in 8 bits: clamp(v, 0, 1) * 255, rounded half up; NaN is 0. */
+static uint8_t float_to_u8(float v)
+{
+    if (!(v > 0.0f)) {
+        return 0; /* negative, zero and NaN */
+    }
+    if (v >= 1.0f) {
+        return 255;
+    }
+    return (uint8_t)(v * 255.0f + 0.5f);
 }
 
 /*
- * Samples -> one gray plane (the samples are consumed); NULL when out of
- * memory. Three channels come from stb_image, or from PNG and JPEG in the
- * BGR2GRAY mode: cvtColor's 15-bit weights there; in the luma mode the
- * 14-bit ones OpenCV's BMP and PNM decoders use for IMREAD_GRAYSCALE.
+ * 16-bit and float samples to 8 bits, in place (the samples shrink): 16-bit
+ * keeps the high byte (>> 8), as libpng's strip_16 and OpenCV's 8-bit imread
+ * do; float is clamped to [0, 1] and scaled to 255.
  */
-static uint8_t *to_gray(ih_raw *raw, imghist_gray_mode mode)
+static void reduce_to_u8(ih_raw *raw)
+{
+    const size_t n = (size_t)raw->width * raw->height * (size_t)raw->channels;
+    uint8_t *dst = raw->samples;
+    if (raw->dtype == IMGHIST_U16) {
+        const uint16_t *src = raw->samples;
+        for (size_t i = 0; i < n; i++) {
+            dst[i] = (uint8_t)(src[i] >> 8);
+        }
+    } else if (raw->dtype == IMGHIST_F32) {
+        const float *src = raw->samples;
+        for (size_t i = 0; i < n; i++) {
+            dst[i] = float_to_u8(src[i]);
+        }
+    }
+    raw->dtype = IMGHIST_U8;
+}
+
+/*
+ * Samples -> one gray channel; the samples are replaced. -1 when out of
+ * memory. Alpha is ignored. 8-bit colour comes from stb_image, TIFF, or PNG
+ * and JPEG in the BGR2GRAY mode: cvtColor's 15-bit weights there; in the luma
+ * mode the 14-bit ones OpenCV's BMP and PNM decoders use for
+ * IMREAD_GRAYSCALE. 16-bit colour: cvtColor's 14-bit weights for CV_16U;
+ * float: its float weights.
+ */
+static int to_gray(ih_raw *raw, imghist_gray_mode mode)
 {
     if (raw->channels == 1) {
-        return raw->samples;
+        return 0;
     }
     const size_t n = (size_t)raw->width * raw->height;
-    uint8_t *gray = malloc(n);
-    if (gray != NULL) {
+    const size_t step = (size_t)raw->channels;
+    const size_t size = ih_dtype_size(raw->dtype);
+    void *gray = malloc(n * size);
+    if (gray == NULL) {
+        return -1;
+    }
+    if (raw->channels == 2) { /* gray + alpha */
         const uint8_t *p = raw->samples;
+        uint8_t *g = gray;
+        for (size_t i = 0; i < n; i++) {
+            memcpy(g + i * size, p + i * 2 * size, size);
+        }
+    } else if (raw->dtype == IMGHIST_U8) {
+        const uint8_t *p = raw->samples;
+        uint8_t *g = gray;
         if (mode == IMGHIST_GRAY_LUMA) {
-            for (size_t i = 0; i < n; i++, p += 3) {
-                gray[i] = ih_luma14_from_rgb(p[0], p[1], p[2]);
+            for (size_t i = 0; i < n; i++, p += step) {
+                g[i] = ih_luma14_from_rgb(p[0], p[1], p[2]);
             }
         } else {
-            for (size_t i = 0; i < n; i++, p += 3) {
-                gray[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
+            for (size_t i = 0; i < n; i++, p += step) {
+                g[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
             }
+        }
+    } else if (raw->dtype == IMGHIST_U16) {
+        const uint16_t *p = raw->samples;
+        uint16_t *g = gray;
+        for (size_t i = 0; i < n; i++, p += step) {
+            g[i] = ih_gray16_from_rgb(p[0], p[1], p[2]);
+        }
+    } else {
+        const float *p = raw->samples;
+        float *g = gray;
+        for (size_t i = 0; i < n; i++, p += step) {
+            g[i] = ih_grayf_from_rgb(p[0], p[1], p[2]);
         }
     }
     free(raw->samples);
-    raw->samples = NULL;
-    return gray;
+    raw->samples = gray;
+    raw->channels = 1;
+    return 0;
 }
 
 imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t size,
@@ -144,30 +210,42 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
         return over_byte_limit(ctx, name);
     }
     ih_raw raw = {0};
-    const imghist_gray_mode mode = (imghist_gray_mode)ctx->params.load_gray;
-    st = decode(ctx, data, size, name, mode, &raw);
+    raw.dtype = IMGHIST_U8;
+    const ih_load_opts opts = {
+        .mode = (imghist_gray_mode)ctx->params.load_gray,
+        .native_depth = ctx->params.load_depth != 0,
+        .keep_channels = ctx->params.load_channels != 0,
+    };
+    st = decode(ctx, data, size, name, &opts, &raw);
     if (st != IMGHIST_OK) {
         return st;
     }
-    imghist_image *img = calloc(1, sizeof *img);
-    uint8_t *gray = to_gray(&raw, mode);
-    if (gray != NULL && raw.orientation >= 2 && raw.orientation <= 8) {
-        uint8_t *upright = ih_orient(gray, &raw.width, &raw.height, raw.orientation);
-        free(gray);
-        gray = upright;
+    /* Depth first, then gray: a 16-bit PNG's 8-bit gray is computed from the
+     * high bytes, as 0.2 (and OpenCV's 8-bit imread) computed it. */
+    if (!opts.native_depth && raw.dtype != IMGHIST_U8) {
+        reduce_to_u8(&raw);
     }
-    if (img == NULL || gray == NULL) {
+    imghist_image *img = calloc(1, sizeof *img);
+    int failed = img == NULL || (!opts.keep_channels && to_gray(&raw, opts.mode) != 0);
+    if (!failed && raw.orientation >= 2 && raw.orientation <= 8) {
+        void *upright = ih_orient_pixels(raw.samples, &raw.width, &raw.height, raw.orientation,
+                                  (size_t)raw.channels * ih_dtype_size(raw.dtype));
+        free(raw.samples);
+        raw.samples = upright;
+        failed = upright == NULL;
+    }
+    if (failed) {
         free(img);
-        free(gray);
+        free(raw.samples);
         return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
     }
-    img->view.data = gray;
-    img->view.dtype = IMGHIST_U8;
+    img->view.data = raw.samples;
+    img->view.dtype = raw.dtype;
     img->view.mem = IMGHIST_MEM_HOST;
     img->view.width = raw.width;
     img->view.height = raw.height;
-    img->view.pitch = raw.width;
-    img->view.channels = 1;
+    img->view.pitch = (size_t)raw.width * (size_t)raw.channels * ih_dtype_size(raw.dtype);
+    img->view.channels = (uint32_t)raw.channels;
     *out = img;
     return IMGHIST_OK;
 }

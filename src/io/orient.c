@@ -1,5 +1,6 @@
-/* EXIF orientation, applied to a gray plane as cv::imread applies it. */
+/* EXIF orientation, applied to an image as cv::imread applies it. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "orient.h"
 
@@ -11,14 +12,16 @@
  * at the mirrored coordinates; the loops go in 32 x 32 tiles so that a
  * transpose does not walk the source a column at a time.
  */
-uint8_t *ih_orient(const uint8_t *src, uint32_t *w, uint32_t *h, int o)
+void *ih_orient_pixels(const void *src_, uint32_t *w, uint32_t *h, int o, size_t pixel_bytes)
 {
+    const uint8_t *src = src_;
     const int transpose = o >= 5;
     const int mirror_x = o == 2 || o == 3 || o == 6 || o == 7;
     const int mirror_y = o == 3 || o == 4 || o == 7 || o == 8;
     const uint32_t sw = *w, sh = *h;
     const uint32_t dw = transpose ? sh : sw, dh = transpose ? sw : sh;
-    uint8_t *dst = malloc((size_t)dw * dh);
+    const size_t pb = pixel_bytes;
+    uint8_t *dst = malloc((size_t)dw * dh * pb);
     if (dst == NULL) {
         return NULL;
     }
@@ -32,8 +35,12 @@ uint8_t *ih_orient(const uint8_t *src, uint32_t *w, uint32_t *h, int o)
                 for (uint32_t x = x0; x < x1; x++) {
                     const uint32_t tx = mirror_x ? dw - 1 - x : x;
                     /* (tx, ty) in the transposed image is (ty, tx) in the source */
-                    dst[(size_t)y * dw + x] =
-                        transpose ? src[(size_t)tx * sw + ty] : src[(size_t)ty * sw + tx];
+                    const size_t from = transpose ? (size_t)tx * sw + ty : (size_t)ty * sw + tx;
+                    if (pb == 1) {
+                        dst[(size_t)y * dw + x] = src[from];
+                    } else {
+                        memcpy(dst + ((size_t)y * dw + x) * pb, src + from * pb, pb);
+                    }
                 }
             }
         }
@@ -41,4 +48,9 @@ uint8_t *ih_orient(const uint8_t *src, uint32_t *w, uint32_t *h, int o)
     *w = dw;
     *h = dh;
     return dst;
+}
+
+uint8_t *ih_orient(const uint8_t *src, uint32_t *w, uint32_t *h, int o)
+{
+    return ih_orient_pixels(src, w, h, o, 1);
 }

@@ -1,0 +1,307 @@
+/*
+ * imghist_bench_wide: the wide histograms (16-bit and float samples, many
+ * bins) on 1 GiB of device data, against the read ceiling and CUB's
+ * DeviceHistogram::HistogramEven, in one run.
+ *
+ *   imghist_bench_wide [--runs N] [--quick]
+ *
+ * Per workload and pattern: the read ceiling (fastest of bench_kernels.cu's
+ * streaming reads), CUB, and imghist_histogram on a device view with device
+ * counts (CUDA events around the call on the context's stream), each the
+ * median of N timed calls after warm-up; imghist's % of the ceiling and its
+ * speed-up over CUB; and a bit-exact check of imghist's counts, against CUB
+ * for integer data (CUB's integer binning is exact there) and against the
+ * imghist CPU backend for floats. A mismatch prints FAIL and makes the exit
+ * status 1.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+
+#include "bench_kernels.cuh"
+#include "imghist.h"
+
+#define CUDA_CHECK(call)                                                                    \
+    do {                                                                                    \
+        cudaError_t e_ = (call);                                                            \
+        if (e_ != cudaSuccess) {                                                            \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,           \
+                    cudaGetErrorString(e_));                                                \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+namespace {
+
+enum class Pat { Uniform, Constant, High12, Mult64x8, Low12, FUniform, FNormal, FConstant };
+
+const char *pat_name(Pat p)
+{
+    switch (p) {
+    case Pat::Uniform: return "uniform";
+    case Pat::Constant: return "constant";
+    case Pat::High12: return "12-bit in high bits";
+    case Pat::Mult64x8: return "8 values x64";
+    case Pat::Low12: return "12-bit [0,4096)";
+    case Pat::FUniform: return "uniform [0,1)";
+    case Pat::FNormal: return "normal(0.5, 0.1)";
+    default: return "constant 0.5";
+    }
+}
+
+__device__ __forceinline__ uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+__global__ void fill_u16(uint16_t *d, size_t n, Pat p)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const uint64_t r = mix(i + 0x9e3779b97f4a7c15ull);
+        uint16_t v;
+        switch (p) {
+        case Pat::Uniform: v = (uint16_t)r; break;
+        case Pat::Constant: v = 12345; break;
+        case Pat::High12: v = (uint16_t)((r & 0xfff) << 4); break;
+        case Pat::Mult64x8: v = (uint16_t)((r & 7) * 64); break;
+        default: v = (uint16_t)(r & 0xfff); break;
+        }
+        d[i] = v;
+    }
+}
+
+__global__ void fill_f32(float *d, size_t n, Pat p)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const uint64_t r = mix(i + 0x9e3779b97f4a7c15ull);
+        const float u1 = ((uint32_t)r >> 8) * 0x1p-24f, u2 = ((uint32_t)(r >> 32) >> 8) * 0x1p-24f;
+        float v;
+        switch (p) {
+        case Pat::FUniform: v = u1; break;
+        case Pat::FNormal: v = 0.5f + 0.1f * sqrtf(-2.0f * logf(u1 + 0x1p-25f)) * cospif(2.0f * u2); break;
+        default: v = 0.5f; break;
+        }
+        d[i] = v;
+    }
+}
+
+struct Bench {
+    int runs = 20, warmup = 3;
+    cudaStream_t stream;
+    cudaEvent_t e0, e1;
+    int sms = 0, rw_grid = 0;
+    void *d_in = nullptr;
+    unsigned int *sink = nullptr;
+    unsigned long long *d_counts = nullptr;
+    int *d_cub = nullptr;
+    void *cub_temp = nullptr;
+    size_t cub_temp_bytes = 0;
+    imghist_ctx *gpu = nullptr, *cpu = nullptr;
+    int failures = 0;
+
+    double time_ms(const std::function<void()> &f)
+    {
+        for (int i = 0; i < warmup; i++) f();
+        std::vector<float> t;
+        for (int i = 0; i < runs; i++) {
+            CUDA_CHECK(cudaEventRecord(e0, stream));
+            f();
+            CUDA_CHECK(cudaEventRecord(e1, stream));
+            CUDA_CHECK(cudaEventSynchronize(e1));
+            float ms = 0;
+            CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+            t.push_back(ms);
+        }
+        std::sort(t.begin(), t.end());
+        return t[t.size() / 2];
+    }
+
+    double ceiling_ms(size_t bytes)
+    {
+        double best = 1e30;
+        for (int v = 0; v < READ_VARIANTS; v++) {
+            const double ms = time_ms([&] {
+                CUDA_CHECK(launch_read((read_variant)v, d_in, bytes, sink, rw_grid, stream));
+            });
+            best = std::min(best, ms);
+        }
+        return best;
+    }
+};
+
+/* CUB's even histogram of n samples into bins int counters over [lo, hi). */
+template <typename T, typename L>
+cudaError_t cub_even(Bench &b, const T *d, size_t n, int bins, L lo, L hi)
+{
+    size_t need = 0;
+    cudaError_t e = cub::DeviceHistogram::HistogramEven(nullptr, need, d, b.d_cub, bins + 1, lo,
+                                                        hi, (int64_t)n, b.stream);
+    if (e != cudaSuccess) return e;
+    if (need > b.cub_temp_bytes) {
+        CUDA_CHECK(cudaFree(b.cub_temp));
+        CUDA_CHECK(cudaMalloc(&b.cub_temp, need));
+        b.cub_temp_bytes = need;
+    }
+    return cub::DeviceHistogram::HistogramEven(b.cub_temp, need, d, b.d_cub, bins + 1, lo, hi,
+                                               (int64_t)n, b.stream);
+}
+
+void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, int bps,
+              const char *label)
+{
+    const size_t bytes = (size_t)1 << 30;
+    const size_t size = t == IMGHIST_U16 ? 2 : 4;
+    const size_t n = bytes / size;
+    if (t == IMGHIST_U16) {
+        fill_u16<<<b.sms * 8, 512, 0, b.stream>>>((uint16_t *)b.d_in, n, p);
+    } else {
+        fill_f32<<<b.sms * 8, 512, 0, b.stream>>>((float *)b.d_in, n, p);
+    }
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(b.stream));
+    /* 1 GiB as 16384 rows of 64 KiB. */
+    const uint32_t width = (uint32_t)(65536 / size), height = (uint32_t)(bytes / 65536);
+    const imghist_view v = {b.d_in, t, IMGHIST_MEM_DEVICE, width, height, 65536, 1};
+    const size_t len = imghist_counts_len(&spec, t, 1);
+    const imghist_counts out = {(uint64_t *)b.d_counts, len, IMGHIST_MEM_DEVICE};
+    if (imghist_set_param(b.gpu, IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, bps) != IMGHIST_OK) {
+        fprintf(stderr, "set_param: %s\n", imghist_last_error(b.gpu));
+        exit(1);
+    }
+
+    const double ceil_ms = b.ceiling_ms(bytes);
+    const int bins = (int)imghist_bins(&spec, t);
+    auto cub_call = [&] {
+        if (t == IMGHIST_U16) {
+            CUDA_CHECK(cub_even(b, (const uint16_t *)b.d_in, n, bins, (int)spec.lo,
+                                spec.bins == 0 ? 65536 : (int)spec.hi));
+        } else {
+            CUDA_CHECK(cub_even(b, (const float *)b.d_in, n, bins, (float)spec.lo, (float)spec.hi));
+        }
+    };
+    const double cub_ms = b.time_ms(cub_call);
+    bool ok = true;
+    auto ih_call = [&] {
+        const imghist_status st = imghist_histogram(b.gpu, &v, NULL, &spec, &out);
+        if (st != IMGHIST_OK) {
+            fprintf(stderr, "imghist_histogram: %s\n", imghist_last_error(b.gpu));
+            ok = false;
+        }
+    };
+    /* Check first, on poisoned counts. */
+    CUDA_CHECK(cudaMemsetAsync(b.d_counts, 0xa5, len * 8, b.stream));
+    ih_call();
+    std::vector<unsigned long long> got(len), want(len, 0);
+    CUDA_CHECK(cudaMemcpyAsync(got.data(), b.d_counts, len * 8, cudaMemcpyDeviceToHost, b.stream));
+    CUDA_CHECK(cudaStreamSynchronize(b.stream));
+    const char *ref = "CUB";
+    if (t == IMGHIST_U16) {
+        CUDA_CHECK(cudaMemsetAsync(b.d_cub, 0, (size_t)bins * 4, b.stream));
+        cub_call();
+        std::vector<int> c(bins);
+        CUDA_CHECK(cudaMemcpyAsync(c.data(), b.d_cub, (size_t)bins * 4, cudaMemcpyDeviceToHost, b.stream));
+        CUDA_CHECK(cudaStreamSynchronize(b.stream));
+        for (int i = 0; i < bins; i++) want[i] = (unsigned)c[i];
+    } else {
+        ref = "CPU";
+        std::vector<uint8_t> host(bytes);
+        CUDA_CHECK(cudaMemcpy(host.data(), b.d_in, bytes, cudaMemcpyDeviceToHost));
+        imghist_view hv = v;
+        hv.data = host.data();
+        hv.mem = IMGHIST_MEM_HOST;
+        const imghist_counts hc = {(uint64_t *)want.data(), len, IMGHIST_MEM_HOST};
+        if (imghist_histogram(b.cpu, &hv, NULL, &spec, &hc) != IMGHIST_OK) {
+            fprintf(stderr, "CPU: %s\n", imghist_last_error(b.cpu));
+            exit(1);
+        }
+    }
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (got[i] != want[i]) {
+            if (bad++ == 0) first = i;
+        }
+    }
+    const double ih_ms = b.time_ms(ih_call);
+    const bool correct = ok && bad == 0;
+    if (!correct) b.failures++;
+    printf("| %s | %s | %d | %.3f | %.3f | %.3f | %.1f %% | %.2fx | %s%s |\n", label, pat_name(p),
+           bps, ceil_ms, cub_ms, ih_ms, 100.0 * ceil_ms / ih_ms, cub_ms / ih_ms,
+           correct ? "ok vs " : "FAIL vs ", ref);
+    if (bad) {
+        printf("    %zu counters differ, first %zu: imghist %llu, %s %llu\n", bad, first,
+               got[first], ref, want[first]);
+    }
+    fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Bench b;
+    bool quick = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) b.runs = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--quick") == 0) quick = true;
+    }
+    if (quick) b.runs = 5;
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    b.sms = prop.multiProcessorCount;
+    b.rw_grid = stream_grid(b.sms);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&b.e0));
+    CUDA_CHECK(cudaEventCreate(&b.e1));
+    CUDA_CHECK(cudaMalloc(&b.d_in, (size_t)1 << 30));
+    CUDA_CHECK(cudaMalloc((void **)&b.sink, 64));
+    CUDA_CHECK(cudaMalloc((void **)&b.d_counts, (65536 + 16) * 8));
+    CUDA_CHECK(cudaMalloc((void **)&b.d_cub, (65536 + 16) * 4));
+    if (imghist_create(IMGHIST_BACKEND_CUDA, &b.gpu) != IMGHIST_OK ||
+        imghist_create(IMGHIST_BACKEND_CPU, &b.cpu) != IMGHIST_OK) {
+        fprintf(stderr, "imghist_create failed\n");
+        return 1;
+    }
+    imghist_set_param(b.cpu, IMGHIST_P_CPU_THREADS, 16);
+    if (imghist_set_stream(b.gpu, (imghist_stream)b.stream) != IMGHIST_OK) {
+        fprintf(stderr, "set_stream: %s\n", imghist_last_error(b.gpu));
+        return 1;
+    }
+    printf("imghist_bench_wide: %s, %d SMs, imghist %s, 1 GiB per case, median of %d runs (ms)\n\n",
+           prop.name, b.sms, imghist_version_string(), b.runs);
+    printf("| workload | pattern | blocks/SM knob | read ceiling | CUB | imghist | %% of ceiling | vs CUB | check |\n");
+    printf("|---|---|---|---|---|---|---|---|---|\n");
+    const imghist_histspec u16_65536 = {0, 0, 0, 0};
+    const imghist_histspec u16_4096 = {4096, 0, 4096, 0};
+    const imghist_histspec f32_10000 = {10000, 0, 1, 0};
+    for (Pat p : {Pat::Uniform, Pat::Constant, Pat::High12, Pat::Mult64x8}) {
+        run_case(b, IMGHIST_U16, u16_65536, p, 0, "u16, 65536 bins");
+    }
+    for (int bps : {0, 1, 3}) {
+        for (Pat p : {Pat::Low12, Pat::Constant}) {
+            run_case(b, IMGHIST_U16, u16_4096, p, bps, "u16, 4096 bins");
+        }
+    }
+    for (int bps : {0, 1}) {
+        for (Pat p : {Pat::FUniform, Pat::FNormal, Pat::FConstant}) {
+            run_case(b, IMGHIST_F32, f32_10000, p, bps, "f32, 10000 bins [0,1)");
+        }
+    }
+    printf("\n%s\n", b.failures ? "FAILURES" : "all checks passed");
+    imghist_destroy(b.gpu);
+    imghist_destroy(b.cpu);
+    return b.failures ? 1 : 0;
+}

@@ -1,0 +1,269 @@
+/*
+ * The equalization LUT from a histogram in device memory (one block: the
+ * counts scanned, then OpenCV's formula in the same single-precision steps as
+ * core/equalize_lut.c), and the 16-bit lookup: the 65536-entry LUT (128 KiB)
+ * in shared memory, one block per SM, 16-byte granules of 8 samples.
+ */
+#include <stdint.h>
+
+#include "equalize_wide.cuh"
+#include "granules.cuh"
+
+namespace {
+
+constexpr int LUT_THREADS = 1024;
+constexpr int APPLY_THREADS = 1024;
+constexpr int UNROLL = 2;
+constexpr int CHUNK = APPLY_THREADS * UNROLL;
+
+/* Exclusive scan of one 64-bit value per thread over the block; *total gets
+ * the sum. */
+__device__ unsigned long long scan_exclusive(unsigned long long v, unsigned long long *warp_tot,
+                                             unsigned long long *total)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned long long inc = v;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const unsigned long long up = __shfl_up_sync(0xffffffffu, inc, d);
+        if (lane >= d) {
+            inc += up;
+        }
+    }
+    if (lane == 31) {
+        warp_tot[warp] = inc;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long run = 0;
+        for (int w = 0; w < LUT_THREADS / 32; w++) {
+            const unsigned long long t = warp_tot[w];
+            warp_tot[w] = run;
+            run += t;
+        }
+        *total = run;
+    }
+    __syncthreads();
+    return warp_tot[warp] + inc - v;
+}
+
+template <class Out>
+__global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long long *hist,
+                                                          uint32_t levels, Out *lut, int *empty)
+{
+    __shared__ unsigned long long s_warp[LUT_THREADS / 32];
+    __shared__ unsigned long long s_total;
+    __shared__ uint32_t s_first;
+    const uint32_t per = (levels + LUT_THREADS - 1) / LUT_THREADS;
+    const uint32_t v0 = threadIdx.x * per;
+    const uint32_t v1 = v0 + per < levels ? v0 + per : levels;
+    if (threadIdx.x == 0) {
+        s_first = levels;
+    }
+    unsigned long long mine = 0;
+    uint32_t first = levels;
+    for (uint32_t v = v0; v < v1; v++) {
+        const unsigned long long h = hist[v];
+        mine += h;
+        if (h != 0 && first == levels) {
+            first = v;
+        }
+    }
+    __syncthreads();
+    if (first < levels) {
+        atomicMin(&s_first, first);
+    }
+    unsigned long long cum = scan_exclusive(mine, s_warp, &s_total); /* also a barrier */
+    const unsigned long long total = s_total;
+    const uint32_t f = s_first;
+    if (empty != nullptr && threadIdx.x == 0) {
+        *empty = total == 0;
+    }
+    const float top = (float)(levels - 1);
+    if (total == 0) {
+        for (uint32_t v = v0; v < v1; v++) {
+            lut[v] = (Out)v; /* identity: the image is copied */
+        }
+        return;
+    }
+    const unsigned long long hf = hist[f];
+    if (hf == total) {
+        for (uint32_t v = v0; v < v1; v++) {
+            lut[v] = (Out)f;
+        }
+        return;
+    }
+    const float scale = __fdiv_rn(top, __ll2float_rn((long long)(total - hf)));
+    for (uint32_t v = v0; v < v1; v++) {
+        cum += hist[v];
+        if (v <= f) {
+            lut[v] = 0;
+            continue;
+        }
+        /* c(v) = hist[f+1] + ... + hist[v] = cum - hist[f] (bins below f are 0). */
+        const float x = rintf(__fmul_rn(__ll2float_rn((long long)(cum - hf)), scale));
+        lut[v] = (Out)(x > top ? top : x);
+    }
+}
+
+__device__ __forceinline__ void load_lut16(uint16_t *s_lut, const uint16_t *lut)
+{
+    const uint4 *src = reinterpret_cast<const uint4 *>(lut);
+    uint4 *dst = reinterpret_cast<uint4 *>(s_lut);
+    for (int i = threadIdx.x; i < 65536 * 2 / 16; i += blockDim.x) {
+        dst[i] = src[i];
+    }
+    __syncthreads();
+}
+
+__device__ __forceinline__ uint32_t map2(const uint16_t *s_lut, uint32_t w)
+{
+    return (uint32_t)s_lut[w & 0xffffu] | ((uint32_t)s_lut[w >> 16] << 16);
+}
+
+/* src and dst share their 16-byte phase on every row; src is 2-byte aligned. */
+__global__ void __launch_bounds__(APPLY_THREADS, 1)
+    apply16_vec_kernel(ih_geom g, uint8_t *dst, size_t dst_pitch, const uint16_t *lut)
+{
+    extern __shared__ __align__(16) uint16_t s_lut[];
+    load_lut16(s_lut, lut);
+    const uint32_t chunks = (g.total + CHUNK - 1) / CHUNK;
+    for (uint32_t ch = blockIdx.x; ch < chunks; ch += gridDim.x) {
+        uint4 v[UNROLL];
+        uint8_t *to[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            const uint32_t i = ch * CHUNK + k * APPLY_THREADS + threadIdx.x;
+            to[k] = nullptr;
+            if (i >= g.total) {
+                continue;
+            }
+            uint32_t r;
+            const uint8_t *row, *gp;
+            ih_locate(g, i, r, row, gp);
+            const uint8_t *end = row + g.width;
+            uint8_t *drow = dst + (size_t)r * dst_pitch;
+            if (gp >= row && gp + 16 <= end) {
+                v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
+                to[k] = drow + (gp - row);
+            } else {
+                const uint8_t *q = gp < row ? row : gp;
+                const uint8_t *qe = gp + 16 < end ? gp + 16 : end;
+                for (; q < qe; q += 2) {
+                    *reinterpret_cast<uint16_t *>(drow + (q - row)) =
+                        s_lut[*reinterpret_cast<const uint16_t *>(q)];
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            if (to[k] != nullptr) {
+                uint4 o;
+                o.x = map2(s_lut, v[k].x);
+                o.y = map2(s_lut, v[k].y);
+                o.z = map2(s_lut, v[k].z);
+                o.w = map2(s_lut, v[k].w);
+                __stcs(reinterpret_cast<uint4 *>(to[k]), o);
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ uint32_t load16(const uint8_t *p, bool aligned)
+{
+    return aligned ? *reinterpret_cast<const uint16_t *>(p) : (uint32_t)p[0] | ((uint32_t)p[1] << 8);
+}
+
+/* Any alignment: a sample per thread and step, rows cut into segments. */
+__global__ void __launch_bounds__(APPLY_THREADS, 1)
+    apply16_scalar_kernel(const uint8_t *src, size_t src_pitch, uint8_t *dst, size_t dst_pitch,
+                          uint32_t width, uint32_t seg_per_row, ih_fastdiv seg_div,
+                          uint32_t segments, const uint16_t *lut)
+{
+    extern __shared__ __align__(16) uint16_t s_lut[];
+    load_lut16(s_lut, lut);
+    const bool sa = ((uintptr_t)src & 1) == 0, da = ((uintptr_t)dst & 1) == 0;
+    for (uint32_t s = blockIdx.x; s < segments; s += gridDim.x) {
+        const uint32_t r = ih_div(seg_div, s);
+        const uint32_t x = (s - r * seg_per_row) * APPLY_THREADS + threadIdx.x;
+        if (x >= width) {
+            continue;
+        }
+        const uint32_t v = s_lut[load16(src + (size_t)r * src_pitch + (size_t)x * 2, sa)];
+        uint8_t *d = dst + (size_t)r * dst_pitch + (size_t)x * 2;
+        if (da) {
+            *reinterpret_cast<uint16_t *>(d) = (uint16_t)v;
+        } else {
+            d[0] = (uint8_t)v;
+            d[1] = (uint8_t)(v >> 8);
+        }
+    }
+}
+
+constexpr size_t LUT16_BYTES = 65536 * 2;
+
+} // namespace
+
+cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,
+                                   int *empty, cudaStream_t stream)
+{
+    if (levels == 256) {
+        lut_kernel<uint8_t><<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint8_t *)lut, empty);
+    } else {
+        lut_kernel<uint16_t><<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint16_t *)lut, empty);
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t ih_launch_apply_lut16(const uint8_t *src, size_t src_pitch, uint8_t *dst,
+                                  size_t dst_pitch, uint32_t width, uint32_t height,
+                                  const uint16_t *lut, int sm_count, cudaStream_t stream)
+{
+    const bool vec = width < (1u << 30) && ((uintptr_t)src & 1) == 0 && (((uintptr_t)src ^ (uintptr_t)dst) & 15) == 0 &&
+                     (height == 1 || ((src_pitch ^ dst_pitch) & 15) == 0);
+    cudaError_t e = vec ? cudaFuncSetAttribute(apply16_vec_kernel,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)LUT16_BYTES)
+                        : cudaFuncSetAttribute(apply16_scalar_kernel,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)LUT16_BYTES);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    const uint64_t row_units = vec ? ih_granules_per_row(src, src_pitch, width * 2, height)
+                                   : (width + APPLY_THREADS - 1) / APPLY_THREADS;
+    uint64_t band = ((uint64_t)IH_MAX_GRANULES - 1) / row_units;
+    band = band < 1 ? 1 : band;
+    /* Loading the LUT costs a block 128 KiB of reads: few blocks for small images. */
+    const uint64_t pixels = (uint64_t)width * height;
+    uint64_t grid = pixels / 65536 + 1;
+    grid = grid < (uint64_t)sm_count ? grid : (uint64_t)sm_count;
+    for (uint64_t row0 = 0; row0 < height; row0 += band) {
+        const uint32_t rows = (uint32_t)(height - row0 < band ? height - row0 : band);
+        const uint8_t *s = src + row0 * src_pitch;
+        uint8_t *d = dst + row0 * dst_pitch;
+        if (vec) {
+            ih_geom g;
+            g.base = s;
+            g.pitch = src_pitch;
+            g.width = width * 2;
+            const uint32_t pr = ih_granules_per_row(s, src_pitch, width * 2, rows);
+            g.total = rows * pr;
+            g.per_row = ih_make_fastdiv(pr);
+            const uint64_t chunks = (g.total + CHUNK - 1) / CHUNK;
+            const int gr = (int)(chunks < grid ? (chunks > 0 ? chunks : 1) : grid);
+            apply16_vec_kernel<<<gr, APPLY_THREADS, LUT16_BYTES, stream>>>(g, d, dst_pitch, lut);
+        } else {
+            const uint32_t spr = (uint32_t)row_units;
+            const uint32_t segs = rows * spr;
+            const int gr = (int)(segs < grid ? segs : grid);
+            apply16_scalar_kernel<<<gr, APPLY_THREADS, LUT16_BYTES, stream>>>(
+                s, src_pitch, d, dst_pitch, width, spr, ih_make_fastdiv(spr), segs, lut);
+        }
+        e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            return e;
+        }
+    }
+    return cudaSuccess;
+}

@@ -1,0 +1,659 @@
+/*
+ * Wide histograms: U8, U16 and F32 samples, 1..4 interleaved channels, any
+ * bins and ranges, masks and outlier counters; every sample lands in the bin
+ * binning.h says, bit for bit.
+ *
+ * Rows are read as 16-byte granules (granules.cuh) with several loads in
+ * flight per thread; a row's edge granules go sample by sample. Where the
+ * counters of a job fit in shared memory a block keeps them there:
+ *  - S32: 32-bit counters, `copies` copies (lane L adds into copy L % copies),
+ *    so that a warp whose samples share a few bins spreads its atomics;
+ *  - S16: two 16-bit counters per 32-bit word (65536 bins in 128 KiB). The
+ *    thread whose atomic wraps a half (it sees the old value) adds the lost
+ *    65536 to the 64-bit target directly, so nothing is lost (see s16_add);
+ * else every sample is added to the 64-bit target in global memory. In every
+ * store, a warp whose samples all fall in one bin (constant images) makes one
+ * atomic. Counter indices are swizzled (swz) so that bins a multiple of 32 or
+ * 64 apart do not all sit in one shared-memory bank.
+ *
+ * F32 samples are binned against a table of the smallest float >= each edge
+ * (__double2float_ru of the double edge): for a float v, v >= e <=> v >=
+ * ceil_f(e), so the table answers exactly as binning.h's double compares do.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "granules.cuh"
+#include "hist_wide.cuh"
+
+namespace {
+
+constexpr uint32_t NONE = 0xffffffffu;
+constexpr unsigned FULL = 0xffffffffu;
+
+enum Kind { K_LUT8, K_SHIFT, K_INT, K_FTAB, K_FDBL };
+
+/* Threads per block and granules in flight per thread: S16 runs one block
+ * of 1024 threads per SM (64 registers each), the others 512. */
+template <int STORE> struct Threads {
+    static constexpr int n = STORE == IH_WIDE_S16 ? 1024 : 512;
+    static constexpr int unroll = STORE == IH_WIDE_S16 ? 2 : 4;
+};
+
+struct Args {
+    ih_geom g;                 /* the band's rows as bytes */
+    const uint8_t *mask;       /* NULL or the band's first mask row */
+    size_t mask_pitch;
+    uint32_t channels, stride, len, bins;
+    int outliers;
+    ih_binning bin;
+    int32_t ilo;               /* K_SHIFT: bin = (v - ilo) >> shift on [blo, bhi) */
+    uint32_t blo, bhi, shift;
+    uint32_t copies;           /* S32 */
+    uint32_t phys;             /* counter words in shared memory (a multiple of 32) */
+    uint32_t cnt_off;          /* bytes of table before the counters */
+    unsigned long long *target;
+};
+
+__device__ __forceinline__ uint32_t swz(uint32_t s)
+{
+    return s ^ ((s >> 5) & 31u);
+}
+
+/* A bin code (bins + IH_BIN_*) as the counter it goes to, or NONE. */
+__device__ __forceinline__ uint32_t to_slot(const Args &a, uint32_t b)
+{
+    return b < a.bins || a.outliers ? b : NONE;
+}
+
+template <int KIND, typename T>
+__device__ __forceinline__ uint32_t slot_of(const Args &a, const uint32_t *lut, const float *tab,
+                                            T v)
+{
+    if constexpr (KIND == K_LUT8) {
+        return lut[(uint32_t)v];
+    } else if constexpr (KIND == K_SHIFT) {
+        const uint32_t x = (uint32_t)v;
+        const uint32_t b = x < a.blo   ? a.bins + IH_BIN_BELOW
+                           : x >= a.bhi ? a.bins + IH_BIN_ABOVE
+                                        : (uint32_t)((int32_t)x - a.ilo) >> a.shift;
+        return to_slot(a, b);
+    } else if constexpr (KIND == K_INT) {
+        return to_slot(a, ih_bin_of_int(&a.bin, (uint32_t)v));
+    } else if constexpr (KIND == K_FTAB) {
+        const float f = (float)v;
+        uint32_t b;
+        if (f != f) {
+            b = a.bins + IH_BIN_NAN;
+        } else if (f < tab[0]) {
+            b = a.bins + IH_BIN_BELOW;
+        } else if (f >= tab[a.bins]) {
+            b = (a.bin.closed && (double)f == a.bin.hi) ? a.bins - 1 : a.bins + IH_BIN_ABOVE;
+        } else {
+            const double e = ((double)f - a.bin.lo) * a.bin.inv;
+            uint32_t i = e >= (double)(a.bins - 1) ? a.bins - 1 : (e > 0.0 ? (uint32_t)e : 0u);
+            while (i > 0 && f < tab[i]) {
+                i--;
+            }
+            while (i + 1 < a.bins && f >= tab[i + 1]) {
+                i++;
+            }
+            b = i;
+        }
+        return to_slot(a, b);
+    } else {
+        return to_slot(a, ih_bin_of_double(&a.bin, (double)v));
+    }
+}
+
+/*
+ * Two 16-bit counters per word: slot s is half s & 1 of word s >> 1. The word
+ * is the running sum W = L + 65536 H (mod 2^32) of what was added to its low
+ * half (L) and high half (H). The low 16 bits of W are L mod 65536, so the
+ * thread whose add carries out of the low half knows it: L gained 65536 that W
+ * does not show, and the carry went into the high half (-1 there). The thread
+ * whose add carries out of the word lost 2^32 = 65536 of H. Adding those into
+ * the 64-bit target makes target + decoded halves exact.
+ */
+__device__ __forceinline__ void s16_add(uint32_t *cnt, const Args &a, uint32_t slot, uint32_t n)
+{
+    const bool high = (slot & 1u) != 0;
+    const uint32_t delta = high ? n << 16 : n;
+    const uint32_t old = atomicAdd(cnt + swz(slot >> 1), delta);
+    const bool carry = old + delta < old;
+    const bool wrap = !high && (old & 0xffffu) + n > 0xffffu;
+    if (carry || wrap) {
+        const uint32_t base = slot & ~1u;
+        if (wrap) {
+            atomicAdd(a.target + base, 65536ull);
+            if (base + 1 < a.len) {
+                atomicAdd(a.target + base + 1, ~0ull); /* -1 */
+            }
+        }
+        if (carry && base + 1 < a.len) {
+            atomicAdd(a.target + base + 1, 65536ull);
+        }
+    }
+}
+
+template <int STORE>
+__device__ __forceinline__ void add(uint32_t *cnt, const Args &a, uint32_t slot, uint32_t n,
+                                    uint32_t lane)
+{
+    if constexpr (STORE == IH_WIDE_S32) {
+        atomicAdd(cnt + swz(slot) * a.copies + (lane & (a.copies - 1)), n);
+    } else if constexpr (STORE == IH_WIDE_S16) {
+        s16_add(cnt, a, slot, n);
+    } else {
+        atomicAdd(a.target + slot, (unsigned long long)n);
+    }
+}
+
+/* Count NPER slots per lane; the whole warp calls it. */
+template <int STORE, int NPER>
+__device__ __forceinline__ void count_slots(uint32_t *cnt, const Args &a, const uint32_t (&sl)[NPER],
+                                            uint32_t lane)
+{
+    bool same = true;
+#pragma unroll
+    for (int j = 1; j < NPER; j++) {
+        same &= sl[j] == sl[0];
+    }
+    const uint32_t s0 = __shfl_sync(FULL, sl[0], 0);
+    if (__all_sync(FULL, same && sl[0] == s0)) {
+        if (lane == 0 && s0 != NONE) {
+            add<STORE>(cnt, a, s0, NPER * 32u, lane);
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < NPER; j++) {
+        if (sl[j] != NONE) {
+            add<STORE>(cnt, a, sl[j], 1u, lane);
+        }
+    }
+}
+
+/* Channel count as a shift where it is a power of two. */
+__device__ __forceinline__ uint32_t div_ch(uint32_t s, uint32_t ch)
+{
+    return ch == 3 ? s / 3u : s >> (ch >> 1);
+}
+
+/* The counter of the sample at byte `off` of row r (any channel, masked or not). */
+template <int KIND, bool SIMPLE, typename T>
+__device__ __forceinline__ uint32_t slot_at(const Args &a, const uint32_t *lut, const float *tab,
+                                            T v, uint32_t r, uint32_t sidx)
+{
+    if constexpr (SIMPLE) {
+        return slot_of<KIND, T>(a, lut, tab, v);
+    } else {
+        const uint32_t x = div_ch(sidx, a.channels);
+        const uint32_t c = sidx - x * a.channels;
+        if (a.mask != nullptr && a.mask[(size_t)r * a.mask_pitch + x] == 0) {
+            return NONE;
+        }
+        const uint32_t s = slot_of<KIND, T>(a, lut, tab, v);
+        return s == NONE ? NONE : s + c * a.stride;
+    }
+}
+
+template <typename T> __device__ __forceinline__ T sample_of(const uint4 &v, int j)
+{
+    const uint32_t w = j * (int)sizeof(T) / 4 == 0   ? v.x
+                       : j * (int)sizeof(T) / 4 == 1 ? v.y
+                       : j * (int)sizeof(T) / 4 == 2 ? v.z
+                                                     : v.w;
+    if constexpr (sizeof(T) == 1) {
+        return (T)((w >> ((j & 3) * 8)) & 0xffu);
+    } else if constexpr (sizeof(T) == 2) {
+        return (T)((w >> ((j & 1) * 16)) & 0xffffu);
+    } else {
+        return __uint_as_float(w);
+    }
+}
+
+template <int KIND, int STORE, bool SIMPLE, typename T>
+__global__ void __launch_bounds__(Threads<STORE>::n) wide_kernel(Args a)
+{
+    constexpr int THREADS = Threads<STORE>::n;
+    constexpr int UNROLL = Threads<STORE>::unroll;
+    constexpr int CHUNK = THREADS * UNROLL;
+    constexpr int NPER = 16 / (int)sizeof(T);
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint32_t *lut = reinterpret_cast<uint32_t *>(smem);
+    float *tab = reinterpret_cast<float *>(smem);
+    uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
+    const uint32_t lane = threadIdx.x & 31u;
+
+    if constexpr (KIND == K_LUT8) {
+        for (uint32_t v = threadIdx.x; v < 256; v += THREADS) {
+            lut[v] = to_slot(a, ih_bin_of_int(&a.bin, v));
+        }
+    } else if constexpr (KIND == K_FTAB) {
+        for (uint32_t i = threadIdx.x; i <= a.bins; i += THREADS) {
+            tab[i] = __double2float_ru(ih_edge(&a.bin, i));
+        }
+    }
+    if constexpr (STORE != IH_WIDE_GLOBAL) {
+        for (uint32_t i = threadIdx.x; i < a.phys; i += THREADS) {
+            cnt[i] = 0;
+        }
+    }
+    __syncthreads();
+
+    const ih_geom &g = a.g;
+    const uint32_t chunks = (g.total + CHUNK - 1) / CHUNK;
+    for (uint32_t ck = blockIdx.x; ck < chunks; ck += gridDim.x) {
+        const uint32_t c0 = ck * CHUNK;
+        uint4 v[UNROLL];
+        uint32_t row_of[UNROLL], col_of[UNROLL];
+        bool full[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            const uint32_t i = c0 + k * THREADS + threadIdx.x;
+            full[k] = false;
+            row_of[k] = 0;
+            col_of[k] = 0;
+            if (i < g.total) {
+                uint32_t r;
+                const uint8_t *row, *gp;
+                ih_locate(g, i, r, row, gp);
+                const uint8_t *end = row + g.width;
+                if (gp >= row && gp + 16 <= end) {
+                    v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
+                    row_of[k] = r;
+                    col_of[k] = (uint32_t)(gp - row);
+                    full[k] = true;
+                } else {
+                    /* Row edges: whole samples only (rows start on a sample). */
+                    const uint8_t *p = gp < row ? row : gp;
+                    const uint8_t *q = gp + 16 < end ? gp + 16 : end;
+                    for (; p < q; p += sizeof(T)) {
+                        const T s = *reinterpret_cast<const T *>(p);
+                        const uint32_t sl = slot_at<KIND, SIMPLE, T>(
+                            a, lut, tab, s, r, (uint32_t)(p - row) / (uint32_t)sizeof(T));
+                        if (sl != NONE) {
+                            add<STORE>(cnt, a, sl, 1u, lane);
+                        }
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            uint32_t sl[NPER];
+            const uint32_t s0 = col_of[k] / (uint32_t)sizeof(T);
+#pragma unroll
+            for (int j = 0; j < NPER; j++) {
+                sl[j] = full[k] ? slot_at<KIND, SIMPLE, T>(a, lut, tab, sample_of<T>(v[k], j),
+                                                           row_of[k], s0 + j)
+                                : NONE;
+            }
+            count_slots<STORE, NPER>(cnt, a, sl, lane);
+        }
+    }
+
+    if constexpr (STORE == IH_WIDE_S32) {
+        __syncthreads();
+        const uint32_t m = a.copies - 1;
+        for (uint32_t p = threadIdx.x; p < a.phys; p += THREADS) {
+            const uint32_t s = swz(p);
+            if (s >= a.len) {
+                continue;
+            }
+            uint32_t sum = 0;
+            for (uint32_t j = 0; j < a.copies; j++) {
+                sum += cnt[p * a.copies + ((j + p) & m)];
+            }
+            if (sum != 0) {
+                atomicAdd(a.target + s, (unsigned long long)sum);
+            }
+        }
+    } else if constexpr (STORE == IH_WIDE_S16) {
+        __syncthreads();
+        for (uint32_t p = threadIdx.x; p < a.phys; p += THREADS) {
+            const uint32_t w = cnt[p];
+            if (w == 0) {
+                continue;
+            }
+            const uint32_t base = swz(p) * 2u;
+            if (base < a.len && (w & 0xffffu) != 0) {
+                atomicAdd(a.target + base, (unsigned long long)(w & 0xffffu));
+            }
+            if (base + 1 < a.len && (w >> 16) != 0) {
+                atomicAdd(a.target + base + 1, (unsigned long long)(w >> 16));
+            }
+        }
+    }
+}
+
+/* A sample from any byte address. */
+template <typename T> __device__ __forceinline__ T load_any(const uint8_t *p)
+{
+    if constexpr (sizeof(T) == 1) {
+        return (T)*p;
+    } else if constexpr (sizeof(T) == 2) {
+        return (T)(p[0] | (p[1] << 8));
+    } else {
+        return __uint_as_float((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+                               ((uint32_t)p[3] << 24));
+    }
+}
+
+/* Views whose rows do not start on a sample boundary (a U16 or F32 view at
+ * an odd address): byte loads, straight into the target. Slow and rare. */
+template <typename T>
+__global__ void __launch_bounds__(256) wide_unaligned_kernel(Args a, const uint8_t *base,
+                                                             size_t pitch, uint32_t rows,
+                                                             uint32_t samples)
+{
+    for (uint32_t r = blockIdx.y; r < rows; r += gridDim.y) {
+        const uint8_t *row = base + (size_t)r * pitch;
+        for (uint32_t s = blockIdx.x * blockDim.x + threadIdx.x; s < samples;
+             s += gridDim.x * blockDim.x) {
+            const uint32_t x = s / a.channels, c = s - x * a.channels;
+            if (a.mask != nullptr && a.mask[(size_t)r * a.mask_pitch + x] == 0) {
+                continue;
+            }
+            const T v = load_any<T>(row + (size_t)s * sizeof(T));
+            const uint32_t b = sizeof(T) == 4 ? ih_bin_of_double(&a.bin, (double)v)
+                                              : ih_bin_of_int(&a.bin, (uint32_t)v);
+            const uint32_t sl = to_slot(a, b);
+            if (sl != NONE) {
+                atomicAdd(a.target + sl + c * a.stride, 1ull);
+            }
+        }
+    }
+}
+
+/* Order-preserving key of a float: unsigned compares of keys are float compares. */
+__device__ __forceinline__ uint32_t key_of(float f)
+{
+    const uint32_t u = __float_as_uint(f);
+    return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(256) range_kernel(const uint8_t *base, size_t pitch,
+                                                    uint32_t rows, uint32_t samples,
+                                                    uint32_t channels, const uint8_t *mask,
+                                                    size_t mask_pitch, bool aligned,
+                                                    unsigned int *keys)
+{
+    uint32_t lo = 0xffffffffu, hi = 0;
+    for (uint32_t r = blockIdx.y; r < rows; r += gridDim.y) {
+        const uint8_t *row = base + (size_t)r * pitch;
+        for (uint32_t s = blockIdx.x * blockDim.x + threadIdx.x; s < samples;
+             s += gridDim.x * blockDim.x) {
+            if (mask != nullptr && mask[(size_t)r * mask_pitch + s / channels] == 0) {
+                continue;
+            }
+            const uint8_t *p = row + (size_t)s * sizeof(T);
+            const T v = aligned ? *reinterpret_cast<const T *>(p) : load_any<T>(p);
+            const float f = (float)v;
+            if (!isfinite(f)) {
+                continue;
+            }
+            const uint32_t k = key_of(f);
+            lo = k < lo ? k : lo;
+            hi = k > hi ? k : hi;
+        }
+    }
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        const uint32_t l2 = __shfl_xor_sync(FULL, lo, d), h2 = __shfl_xor_sync(FULL, hi, d);
+        lo = l2 < lo ? l2 : lo;
+        hi = h2 > hi ? h2 : hi;
+    }
+    if ((threadIdx.x & 31) == 0 && lo <= hi) {
+        atomicMin(keys, lo);
+        atomicMax(keys + 1, hi);
+    }
+}
+
+__global__ void range_init_kernel(unsigned int *keys)
+{
+    keys[0] = 0xffffffffu;
+    keys[1] = 0;
+}
+
+typedef void (*wide_fn)(Args);
+
+template <int KIND, int STORE, typename T> wide_fn pick_simple(bool simple)
+{
+    return simple ? wide_kernel<KIND, STORE, true, T> : wide_kernel<KIND, STORE, false, T>;
+}
+
+template <int KIND, typename T> wide_fn pick_store(int store, bool simple)
+{
+    switch (store) {
+    case IH_WIDE_S32: return pick_simple<KIND, IH_WIDE_S32, T>(simple);
+    case IH_WIDE_S16: return pick_simple<KIND, IH_WIDE_S16, T>(simple);
+    default: return pick_simple<KIND, IH_WIDE_GLOBAL, T>(simple);
+    }
+}
+
+/* The integer fast path in 32 bits: ilo within +-2^30. */
+bool shift32(const ih_hist_job &job)
+{
+    return job.bin.shift_ok && job.bin.ilo > -(INT64_C(1) << 30) && job.bin.ilo < (INT64_C(1) << 30);
+}
+
+wide_fn pick(const ih_hist_job &job, const ih_wide_plan_t &plan, bool simple)
+{
+    switch (job.dtype) {
+    case IMGHIST_U8: return pick_store<K_LUT8, uint8_t>(plan.store, simple);
+    case IMGHIST_U16:
+        return shift32(job) ? pick_store<K_SHIFT, uint16_t>(plan.store, simple)
+                            : pick_store<K_INT, uint16_t>(plan.store, simple);
+    default:
+        return plan.table ? pick_store<K_FTAB, float>(plan.store, simple)
+                          : pick_store<K_FDBL, float>(plan.store, simple);
+    }
+}
+
+size_t round_up(size_t n, size_t m)
+{
+    return (n + m - 1) / m * m;
+}
+
+int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+} // namespace
+
+cudaError_t ih_wide_plan(const ih_hist_job *job, int sm_count, int blocks_per_sm,
+                         ih_wide_plan_t *plan)
+{
+    (void)sm_count;
+    int dev = 0, optin = 0, per_sm = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    const size_t len = job->len;
+    const size_t lut = job->dtype == IMGHIST_U8 ? 1024 : 0;
+    const size_t tab = job->dtype == IMGHIST_F32 ? round_up(((size_t)job->bin.bins + 1) * 4, 16) : 0;
+    const size_t len32 = round_up(len, 32);
+    memset(plan, 0, sizeof *plan);
+    plan->copies = 1;
+    /* S32: the most copies (up to 32) that leave `bps` blocks per SM. */
+    const int want = blocks_per_sm > 0 ? blocks_per_sm : 2;
+    for (int bps = want; bps >= 1; bps = bps > 1 ? 1 : 0) {
+        size_t per_block = (size_t)per_sm / (size_t)bps;
+        per_block = per_block > 1024 ? per_block - 1024 : 0;
+        per_block = per_block < (size_t)optin ? per_block : (size_t)optin;
+        for (int with_tab = tab > 0 ? 1 : 0; with_tab >= 0; with_tab--) {
+            const size_t fixed = lut + (with_tab ? tab : 0);
+            if (fixed + len32 * 4 > per_block) {
+                continue;
+            }
+            size_t copies = (per_block - fixed) / (len32 * 4);
+            copies = copies > 32 ? 32 : copies;
+            size_t c = 1;
+            while (c * 2 <= copies) c *= 2;
+            plan->store = IH_WIDE_S32;
+            plan->copies = (int)c;
+            plan->table = with_tab;
+            plan->smem = fixed + c * len32 * 4;
+            plan->threads = 512;
+            return cudaSuccess;
+        }
+        if (bps == 1) break;
+    }
+    const size_t words = round_up((len + 1) / 2, 32);
+    for (int with_tab = tab > 0 ? 1 : 0; with_tab >= 0; with_tab--) {
+        const size_t fixed = lut + (with_tab ? tab : 0);
+        if (fixed + words * 4 <= (size_t)optin) {
+            plan->store = IH_WIDE_S16;
+            plan->table = with_tab;
+            plan->smem = fixed + words * 4;
+            plan->threads = 1024;
+            return cudaSuccess;
+        }
+    }
+    plan->store = IH_WIDE_GLOBAL;
+    plan->table = tab > 0 && tab <= (size_t)optin / 2;
+    plan->smem = lut + (plan->table ? tab : 0);
+    plan->threads = 512;
+    return cudaSuccess;
+}
+
+cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
+                           const ih_wide_plan_t &plan, unsigned long long *target,
+                           cudaStream_t stream)
+{
+    const size_t size = ih_dtype_size(job.dtype);
+    Args a;
+    memset(&a, 0, sizeof a);
+    a.mask = band.mask;
+    a.mask_pitch = band.mask_pitch;
+    a.channels = job.channels;
+    a.stride = (uint32_t)job.stride;
+    a.len = (uint32_t)job.len;
+    a.bins = job.bin.bins;
+    a.outliers = job.outliers;
+    a.bin = job.bin;
+    if (shift32(job)) {
+        a.ilo = (int32_t)job.bin.ilo;
+        a.blo = (uint32_t)clamp64(job.bin.ilo, 0, 65536);
+        a.bhi = (uint32_t)clamp64(job.bin.ihi, 0, 65536);
+        a.shift = job.bin.shift;
+    }
+    a.copies = (uint32_t)plan.copies;
+    a.target = target;
+    const size_t row_bytes = (size_t)band.width * job.channels * size;
+
+    if (size > 1 && (((uintptr_t)band.base | band.pitch) & (size - 1)) != 0) {
+        const uint32_t samples = band.width * job.channels;
+        const uint32_t bx = (samples + 255) / 256;
+        dim3 grid(bx < 64 ? bx : 64, band.rows < 65535 ? band.rows : 65535);
+        if (size == 2) {
+            wide_unaligned_kernel<uint16_t><<<grid, 256, 0, stream>>>(a, band.base, band.pitch,
+                                                                      band.rows, samples);
+        } else {
+            wide_unaligned_kernel<float><<<grid, 256, 0, stream>>>(a, band.base, band.pitch,
+                                                                   band.rows, samples);
+        }
+        return cudaGetLastError();
+    }
+
+    const bool simple = job.channels == 1 && band.mask == nullptr;
+    const wide_fn fn = pick(job, plan, simple);
+    if (plan.store == IH_WIDE_S32) {
+        a.phys = (uint32_t)round_up(job.len, 32) * a.copies;
+    } else if (plan.store == IH_WIDE_S16) {
+        a.phys = (uint32_t)round_up((job.len + 1) / 2, 32);
+    }
+    const size_t lut = job.dtype == IMGHIST_U8 ? 1024 : 0;
+    const size_t tab = plan.table ? round_up(((size_t)job.bin.bins + 1) * 4, 16) : 0;
+    a.cnt_off = (uint32_t)(lut + tab);
+    cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)plan.smem);
+    int per_sm = 0, dev = 0, sms = 0;
+    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, plan.threads, plan.smem);
+    if (e == cudaSuccess) e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    per_sm = per_sm > 0 ? per_sm : 1;
+    const uint32_t chunk = (uint32_t)plan.threads * (plan.store == IH_WIDE_S16 ? 2 : 4);
+    const uint32_t per_row = ih_granules_per_row(band.base, band.pitch, (uint32_t)row_bytes, band.rows);
+    uint32_t rows_per = (uint32_t)((IH_MAX_GRANULES - 1) / per_row);
+    rows_per = rows_per > 0 ? rows_per : 1;
+    for (uint32_t r0 = 0; r0 < band.rows; r0 += rows_per) {
+        const uint32_t rows = band.rows - r0 < rows_per ? band.rows - r0 : rows_per;
+        ih_geom &g = a.g;
+        g.base = band.base + (size_t)r0 * band.pitch;
+        g.pitch = band.pitch;
+        g.width = (uint32_t)row_bytes;
+        const uint32_t pr = ih_granules_per_row(g.base, g.pitch, g.width, rows);
+        g.total = rows * pr;
+        g.per_row = ih_make_fastdiv(pr);
+        a.mask = band.mask != nullptr ? band.mask + (size_t)r0 * band.mask_pitch : nullptr;
+        const uint64_t chunks = ((uint64_t)g.total + chunk - 1) / chunk;
+        const uint64_t resident = (uint64_t)per_sm * (uint64_t)sms;
+        const int grid = (int)(chunks < resident ? (chunks > 0 ? chunks : 1) : resident);
+        fn<<<grid, plan.threads, plan.smem, stream>>>(a);
+        if ((e = cudaGetLastError()) != cudaSuccess) {
+            return e;
+        }
+    }
+    return cudaSuccess;
+}
+
+cudaError_t ih_wide_range_init(unsigned int *keys, cudaStream_t stream)
+{
+    range_init_kernel<<<1, 1, 0, stream>>>(keys);
+    return cudaGetLastError();
+}
+
+cudaError_t ih_wide_range_launch(const ih_wide_band &band, imghist_dtype dtype, uint32_t channels,
+                                 unsigned int *keys, int sm_count, cudaStream_t stream)
+{
+    const size_t size = ih_dtype_size(dtype);
+    const uint32_t samples = band.width * channels;
+    const bool aligned = (((uintptr_t)band.base | band.pitch) & (size - 1)) == 0;
+    const uint32_t bx = (samples + 255) / 256;
+    const uint32_t want_y = (uint32_t)(sm_count > 0 ? sm_count : 1) * 8u;
+    dim3 grid(bx < 32 ? bx : 32, band.rows < want_y ? band.rows : want_y);
+    switch (dtype) {
+    case IMGHIST_U8:
+        range_kernel<uint8_t><<<grid, 256, 0, stream>>>(band.base, band.pitch, band.rows, samples,
+                                                        channels, band.mask, band.mask_pitch,
+                                                        aligned, keys);
+        break;
+    case IMGHIST_U16:
+        range_kernel<uint16_t><<<grid, 256, 0, stream>>>(band.base, band.pitch, band.rows, samples,
+                                                         channels, band.mask, band.mask_pitch,
+                                                         aligned, keys);
+        break;
+    default:
+        range_kernel<float><<<grid, 256, 0, stream>>>(band.base, band.pitch, band.rows, samples,
+                                                      channels, band.mask, band.mask_pitch,
+                                                      aligned, keys);
+        break;
+    }
+    return cudaGetLastError();
+}
+
+int ih_wide_range_decode(const unsigned int keys[2], double *lo, double *hi)
+{
+    if (keys[0] > keys[1]) {
+        return 0;
+    }
+    for (int i = 0; i < 2; i++) {
+        const uint32_t k = keys[i];
+        const uint32_t u = (k & 0x80000000u) ? k & 0x7fffffffu : ~k;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        (i == 0 ? *lo : *hi) = (double)f;
+    }
+    return 1;
+}

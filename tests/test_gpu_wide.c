@@ -1,0 +1,553 @@
+/*
+ * The CUDA backend's wide histograms (U8/U16/F32, any bins, channels, masks,
+ * outliers, accumulate) and imghist_range against the CPU backend, bit for
+ * bit, on device and host views and counts: every type x binning x channel
+ * count x mask x flags, pitched and unaligned views, NaN/inf, values on and
+ * one ulp around the edges, constant images whose counters wrap the 16-bit
+ * shared counters, 1x1 images. Exits 77 (skipped) when there is no usable GPU.
+ * IMGHIST_TEST_QUICK=1: a random eighth of the grid (for compute-sanitizer).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+
+#include "imghist.h"
+#include "test_util.h"
+
+#define CUDA_OK(call) assert_int_equal((call), cudaSuccess)
+
+#define IH_OK(ctx, call)                                                                  \
+    do {                                                                                  \
+        const imghist_status st_ = (call);                                                \
+        if (st_ != IMGHIST_OK) {                                                          \
+            fail_msg("%s: %s: %s", #call, imghist_strerror(st_), imghist_last_error(ctx)); \
+        }                                                                                 \
+    } while (0)
+
+static imghist_ctx *gpu, *cpu;
+static tu_rng rng;
+static int quick;
+
+static size_t dsize(imghist_dtype t)
+{
+    return t == IMGHIST_U8 ? 1 : t == IMGHIST_U16 ? 2 : 4;
+}
+
+/* ---- the specs of the grid ---- */
+
+#define N_SPECS 6
+static const char *spec_name[N_SPECS] = {"natural", "shift", "odd", "tiny", "1 bin", "2^20 bins"};
+
+static imghist_histspec spec_for(imghist_dtype t, int k)
+{
+    imghist_histspec s = {0, 0, 0, 0};
+    switch (t) {
+    case IMGHIST_U8: {
+        const imghist_histspec v[N_SPECS] = {{0, 0, 0, 0},      {64, 0, 256, 0},
+                                             {7, 3.5, 200.25, 0}, {1, 100, 101, 0},
+                                             {1, 0, 1000, 0},    {1u << 20, 0, 256, 0}};
+        s = v[k];
+        break;
+    }
+    case IMGHIST_U16: {
+        const imghist_histspec v[N_SPECS] = {{0, 0, 0, 0},           {4096, 0, 65536, 0},
+                                             {1000, -3.7, 70000.2, 0}, {3, 1000, 1003, 0},
+                                             {1, 0, 65536, 0},        {1u << 20, 0, 65536, 0}};
+        s = v[k];
+        break;
+    }
+    default: {
+        const imghist_histspec v[N_SPECS] = {{10000, 0, 1, 0},      {256, 0, 256, 0},
+                                             {777, -2.5, 3.25, 0},  {5, 1, 1 + 1e-5, 0},
+                                             {1, 0, 1, 0},          {1u << 20, -1, 1, 0}};
+        s = v[k];
+        break;
+    }
+    }
+    return s;
+}
+
+/* Bin edge i of a spec, as binning.h computes it. */
+static double edge(const imghist_histspec *s, uint32_t bins, uint32_t i)
+{
+    if (i >= bins) {
+        return s->hi;
+    }
+    const double w = (s->hi - s->lo) / bins;
+    volatile double step = (double)i * w;
+    return s->lo + step;
+}
+
+/* ---- test images: host and device copies of one pitched view ---- */
+
+typedef struct {
+    uint8_t *host, *dbase;
+    imghist_view hv, dv;
+    size_t bytes;
+} img_t;
+
+/* A value for sample i: random over a span a little wider than the spec's
+ * range, values on and one ulp around edges, and specials. */
+static void put_sample(imghist_dtype t, uint8_t *p, const imghist_histspec *s, uint32_t bins,
+                       int constant)
+{
+    const uint32_t r = tu_below(&rng, 16);
+    if (s == NULL || s->bins == 0) {
+        bins = 0; /* the natural binning: the type's whole range */
+    }
+    double lo = bins == 0 ? 0 : s->lo, hi = bins == 0 ? (t == IMGHIST_U8 ? 256 : 65536) : s->hi;
+    if (constant) {
+        double c = lo + (hi - lo) * 0.37;
+        if (t == IMGHIST_F32) {
+            const float f = (float)c;
+            memcpy(p, &f, 4);
+        } else if (t == IMGHIST_U16) {
+            const uint16_t u = (uint16_t)(c < 0 ? 0 : c > 65535 ? 65535 : c);
+            memcpy(p, &u, 2);
+        } else {
+            *p = (uint8_t)(c < 0 ? 0 : c > 255 ? 255 : c);
+        }
+        return;
+    }
+    double v;
+    if (r < 5 && bins > 0) { /* on or next to an edge */
+        const uint32_t i = tu_below(&rng, bins + 1);
+        v = edge(s, bins, i);
+    } else {
+        const double span = hi - lo;
+        v = lo - 0.1 * span + 1.2 * span * (double)(tu_next(&rng) >> 11) * 0x1p-53;
+    }
+    if (t == IMGHIST_F32) {
+        float f = (float)v;
+        if (r == 1) f = nextafterf(f, INFINITY);
+        if (r == 2) f = nextafterf(f, -INFINITY);
+        if (r == 5) f = NAN;
+        if (r == 6) f = tu_below(&rng, 2) ? INFINITY : -INFINITY;
+        if (r == 7) f = (float)hi; /* the closed bin's value */
+        if (r == 8) f = -0.0f;
+        memcpy(p, &f, 4);
+        return;
+    }
+    if (r == 1) v = ceil(v);
+    else if (r == 2) v = floor(v);
+    else if (r == 3) v = floor(v) - 1;
+    if (r >= 9 && r < 12) { /* anything the type holds */
+        v = (double)(tu_next(&rng) >> 40);
+    }
+    const double maxv = t == IMGHIST_U8 ? 255 : 65535;
+    v = v < 0 ? 0 : v > maxv ? maxv : floor(v);
+    if (t == IMGHIST_U16) {
+        const uint16_t u = (uint16_t)v;
+        memcpy(p, &u, 2);
+    } else {
+        *p = (uint8_t)v;
+    }
+}
+
+enum fill { FILL_MIXED, FILL_CONSTANT, FILL_MASK_RANDOM, FILL_MASK_ZERO, FILL_MASK_ONE };
+
+/* w x h x ch samples of t at device offset `offset` (bytes) with `pad` bytes of
+ * padding per row. */
+static img_t make_image(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, size_t pad,
+                        size_t offset, const imghist_histspec *s, uint32_t bins, enum fill f)
+{
+    img_t im;
+    memset(&im, 0, sizeof im);
+    const size_t row = (size_t)w * ch * dsize(t);
+    const size_t pitch = row + pad;
+    im.bytes = offset + pitch * h;
+    im.host = malloc(offset + pitch * h);
+    assert_non_null(im.host);
+    memset(im.host, 0xfd, offset + pitch * h);
+    for (uint32_t y = 0; y < h; y++) {
+        uint8_t *rp = im.host + offset + (size_t)y * pitch;
+        for (size_t i = 0; i < (size_t)w * ch; i++) {
+            if (f == FILL_MASK_RANDOM) rp[i] = tu_below(&rng, 3) == 0 ? 0 : (uint8_t)(1 + tu_below(&rng, 255));
+            else if (f == FILL_MASK_ZERO) rp[i] = 0;
+            else if (f == FILL_MASK_ONE) rp[i] = 1;
+            else put_sample(t, rp + i * dsize(t), s, bins, f == FILL_CONSTANT);
+        }
+    }
+    CUDA_OK(cudaMalloc((void **)&im.dbase, im.bytes));
+    CUDA_OK(cudaMemcpy(im.dbase, im.host, im.bytes, cudaMemcpyHostToDevice));
+    /* A copy from pageable memory may still be in flight when cudaMemcpy
+     * returns, and the context's stream does not wait for the legacy one. */
+    CUDA_OK(cudaDeviceSynchronize());
+    const imghist_view hv = {im.host + offset, t, IMGHIST_MEM_HOST, w, h, pitch, ch};
+    im.hv = hv;
+    im.dv = hv;
+    im.dv.data = im.dbase + offset;
+    im.dv.mem = IMGHIST_MEM_DEVICE;
+    return im;
+}
+
+static void free_image(img_t *im)
+{
+    free(im->host);
+    CUDA_OK(cudaFree(im->dbase));
+}
+
+static void gpu_sync(void)
+{
+    imghist_stream s = NULL;
+    IH_OK(gpu, imghist_get_stream(gpu, &s));
+    CUDA_OK(cudaStreamSynchronize((cudaStream_t)s));
+}
+
+/* ---- one comparison ---- */
+
+enum where { DEV_DEV, HOST_HOST, DEV_HOST, HOST_DEV };
+static const char *where_name[] = {"device view, device counts", "host view, host counts",
+                                   "device view, host counts", "host view, device counts"};
+
+/* The GPU against the CPU on one image (and mask) with one spec. */
+static void compare(const img_t *im, const img_t *mask, const imghist_histspec *spec,
+                    enum where wh, const char *what)
+{
+    const imghist_view *src = wh == DEV_DEV || wh == DEV_HOST ? &im->dv : &im->hv;
+    const imghist_view *m = mask == NULL ? NULL
+                            : (wh == DEV_DEV || wh == DEV_HOST ? &mask->dv : &mask->hv);
+    const size_t len = imghist_counts_len(spec, im->hv.dtype, im->hv.channels);
+    assert_true(len > 0);
+    uint64_t *want = malloc(len * 8), *got = malloc(len * 8);
+    assert_non_null(want);
+    assert_non_null(got);
+    /* Accumulate: both start from the same random counts. */
+    for (size_t i = 0; i < len; i++) {
+        want[i] = (spec->flags & IMGHIST_ACCUMULATE) ? tu_next(&rng) >> 20 : 0x5a5a5a5a5a5a5a5aull;
+    }
+    memcpy(got, want, len * 8);
+    const imghist_counts cc = {want, len, IMGHIST_MEM_HOST};
+    IH_OK(cpu, imghist_histogram(cpu, &im->hv, mask != NULL ? &mask->hv : NULL, spec, &cc));
+    const int dev_counts = wh == DEV_DEV || wh == HOST_DEV;
+    uint64_t *d = NULL;
+    if (dev_counts) {
+        CUDA_OK(cudaMalloc((void **)&d, len * 8));
+        CUDA_OK(cudaMemcpy(d, got, len * 8, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize());
+        const imghist_counts gc = {d, len, IMGHIST_MEM_DEVICE};
+        IH_OK(gpu, imghist_histogram(gpu, src, m, spec, &gc));
+        gpu_sync();
+        CUDA_OK(cudaMemcpy(got, d, len * 8, cudaMemcpyDeviceToHost));
+        CUDA_OK(cudaFree(d));
+    } else {
+        const imghist_counts gc = {got, len, IMGHIST_MEM_HOST};
+        IH_OK(gpu, imghist_histogram(gpu, src, m, spec, &gc));
+        gpu_sync();
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (got[i] != want[i]) {
+            fail_msg("%s (%s; %s, %ux%u x%u ch, bins %u [%g, %g) flags %u, mask %s): counter %zu "
+                     "of %zu: GPU %llu, CPU %llu",
+                     what, where_name[wh],
+                     im->hv.dtype == IMGHIST_U8 ? "u8" : im->hv.dtype == IMGHIST_U16 ? "u16" : "f32",
+                     im->hv.width, im->hv.height, im->hv.channels, spec->bins, spec->lo, spec->hi,
+                     spec->flags, mask != NULL ? "yes" : "no", i, len,
+                     (unsigned long long)got[i], (unsigned long long)want[i]);
+        }
+    }
+    free(want);
+    free(got);
+}
+
+/* ---- the grid ---- */
+
+static void test_grid(void **state)
+{
+    (void)state;
+    const imghist_dtype types[3] = {IMGHIST_U8, IMGHIST_U16, IMGHIST_F32};
+    const uint32_t chans[3] = {1, 3, 4};
+    unsigned cases = 0;
+    for (int ti = 0; ti < 3; ti++) {
+        for (int k = 0; k < N_SPECS; k++) {
+            for (int ci = 0; ci < 3; ci++) {
+                const imghist_dtype t = types[ti];
+                imghist_histspec base = spec_for(t, k);
+                const uint32_t bins = (uint32_t)imghist_bins(&base, t);
+                assert_true(bins > 0);
+                const uint32_t w = 37 + tu_below(&rng, 60), h = 3 + tu_below(&rng, 40);
+                const size_t pad = tu_below(&rng, 3) * 16 + dsize(t) * tu_below(&rng, 4);
+                img_t im = make_image(t, w, h, chans[ci], pad, 16 * tu_below(&rng, 3) + dsize(t),
+                                      &base, bins, FILL_MIXED);
+                img_t mr = make_image(IMGHIST_U8, w, h, 1, tu_below(&rng, 9), tu_below(&rng, 16),
+                                      NULL, 0, FILL_MASK_RANDOM);
+                img_t mz = make_image(IMGHIST_U8, w, h, 1, 0, 3, NULL, 0, FILL_MASK_ZERO);
+                for (int mi = 0; mi < 3; mi++) {
+                    for (int fl = 0; fl < 4; fl++) {
+                        for (int wh = 0; wh < 4; wh++) {
+                            /* every mode for no mask, random modes otherwise */
+                            if (quick && tu_below(&rng, 8) != 0) continue;
+                            if (mi > 0 && wh != (int)tu_below(&rng, 4) && wh > 1) continue;
+                            imghist_histspec s = base;
+                            s.flags = (fl & 1 ? IMGHIST_OUTLIERS : 0) |
+                                      (fl & 2 ? IMGHIST_ACCUMULATE : 0);
+                            if (bins > 0 && base.bins > 0 && tu_below(&rng, 3) == 0) {
+                                s.flags |= IMGHIST_CLOSED;
+                            }
+                            char what[96];
+                            snprintf(what, sizeof what, "grid: %s", spec_name[k]);
+                            compare(&im, mi == 0 ? NULL : mi == 1 ? &mr : &mz, &s,
+                                    (enum where)wh, what);
+                            cases++;
+                        }
+                    }
+                }
+                free_image(&im);
+                free_image(&mr);
+                free_image(&mz);
+            }
+        }
+    }
+    printf("grid: %u comparisons\n", cases);
+}
+
+/* Odd base addresses (U16/F32 rows not on a sample boundary: the byte path),
+ * odd widths and pitches, every 16-byte phase. */
+static void test_unaligned(void **state)
+{
+    (void)state;
+    const imghist_dtype types[3] = {IMGHIST_U8, IMGHIST_U16, IMGHIST_F32};
+    for (int ti = 0; ti < 3; ti++) {
+        for (size_t off = 0; off < 16; off += quick ? 5 : 1) {
+            const imghist_dtype t = types[ti];
+            imghist_histspec s = spec_for(t, 2);
+            s.flags = IMGHIST_OUTLIERS;
+            const uint32_t bins = (uint32_t)imghist_bins(&s, t);
+            const uint32_t ch = 1 + tu_below(&rng, 4);
+            img_t im = make_image(t, 1 + tu_below(&rng, 200), 1 + tu_below(&rng, 30), ch,
+                                  dsize(t) * tu_below(&rng, 9), off, &s, bins, FILL_MIXED);
+            img_t m = make_image(IMGHIST_U8, im.hv.width, im.hv.height, 1, tu_below(&rng, 5), off,
+                                 NULL, 0, FILL_MASK_RANDOM);
+            compare(&im, NULL, &s, DEV_DEV, "unaligned");
+            compare(&im, &m, &s, DEV_HOST, "unaligned, masked");
+            compare(&im, NULL, &s, HOST_HOST, "unaligned host");
+            free_image(&im);
+            free_image(&m);
+        }
+    }
+}
+
+/* 1x1 images, one row, one column. */
+static void test_tiny_shapes(void **state)
+{
+    (void)state;
+    const imghist_dtype types[3] = {IMGHIST_U8, IMGHIST_U16, IMGHIST_F32};
+    const uint32_t shapes[4][2] = {{1, 1}, {1, 77}, {999, 1}, {2, 2}};
+    for (int ti = 0; ti < 3; ti++) {
+        for (int sh = 0; sh < 4; sh++) {
+            imghist_histspec s = spec_for(types[ti], 2);
+            s.flags = IMGHIST_OUTLIERS | IMGHIST_CLOSED;
+            const uint32_t bins = (uint32_t)imghist_bins(&s, types[ti]);
+            img_t im = make_image(types[ti], shapes[sh][0], shapes[sh][1], 1 + sh, sh * 4, sh,
+                                  &s, bins, FILL_MIXED);
+            compare(&im, NULL, &s, DEV_DEV, "tiny");
+            compare(&im, NULL, &s, HOST_HOST, "tiny");
+            free_image(&im);
+        }
+    }
+}
+
+/* Every float edge of a spec, and the floats next to it, in one image. */
+static void test_edges_exact(void **state)
+{
+    (void)state;
+    const imghist_histspec specs[] = {{10000, 0, 1, 0},      {777, -2.5, 3.25, IMGHIST_CLOSED},
+                                      {3, 0.1, 0.7, 0},      {1000, -1e30, 1e30, IMGHIST_CLOSED},
+                                      {5, 1, 1 + 1e-5, 0},   {4096, 0, 4096, IMGHIST_CLOSED},
+                                      {1000, -3.7, 70000.2, 0}};
+    for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+        for (int ti = 0; ti < 2; ti++) {
+            const imghist_dtype t = ti == 0 ? IMGHIST_F32 : IMGHIST_U16;
+            imghist_histspec s = specs[k];
+            s.flags |= IMGHIST_OUTLIERS;
+            const uint32_t bins = (uint32_t)imghist_bins(&s, t);
+            const uint32_t w = (bins + 1) * 5;
+            img_t im = make_image(t, w, 1, 1, 0, 0, &s, bins, FILL_MIXED);
+            uint8_t *row = im.host;
+            for (uint32_t i = 0; i <= bins; i++) {
+                const double e = edge(&s, bins, i);
+                for (int d = 0; d < 5; d++) {
+                    if (t == IMGHIST_F32) {
+                        float f = (float)e;
+                        if (d == 1) f = nextafterf(f, INFINITY);
+                        if (d == 2) f = nextafterf(f, -INFINITY);
+                        if (d == 3) f = nextafterf(nextafterf(f, INFINITY), INFINITY);
+                        if (d == 4) f = nextafterf(nextafterf(f, -INFINITY), -INFINITY);
+                        memcpy(row + ((size_t)i * 5 + d) * 4, &f, 4);
+                    } else {
+                        double v = d == 0 ? floor(e) : d == 1 ? ceil(e) : d == 2 ? floor(e) - 1
+                                 : d == 3 ? ceil(e) + 1 : e;
+                        v = v < 0 ? 0 : v > 65535 ? 65535 : floor(v);
+                        const uint16_t u = (uint16_t)v;
+                        memcpy(row + ((size_t)i * 5 + d) * 2, &u, 2);
+                    }
+                }
+            }
+            CUDA_OK(cudaMemcpy(im.dbase, im.host, im.bytes, cudaMemcpyHostToDevice));
+            CUDA_OK(cudaDeviceSynchronize());
+            compare(&im, NULL, &s, DEV_DEV, "edges");
+            compare(&im, NULL, &s, HOST_HOST, "edges");
+            free_image(&im);
+        }
+    }
+}
+
+/* Constant images and two-value images large enough that a block's 16-bit
+ * shared counters wrap many times (65536 bins and more), plus uniform data
+ * through every store. */
+static void test_large_wraps(void **state)
+{
+    (void)state;
+    const uint32_t w = quick ? 1024 : 4096, h = quick ? 512 : 2048;
+    const uint16_t values[][2] = {{12345, 12345}, {4000, 4000}, {4000, 4001}, {0, 65535},
+                                  {64, 128}};
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+        img_t im = make_image(IMGHIST_U16, w, h, 1, 0, 0, NULL, 0, FILL_CONSTANT);
+        uint16_t *p = (uint16_t *)im.host;
+        for (size_t i = 0; i < (size_t)w * h; i++) {
+            p[i] = values[k][(i / 7) & 1];
+        }
+        CUDA_OK(cudaMemcpy(im.dbase, im.host, im.bytes, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize());
+        const imghist_histspec specs[] = {{0, 0, 0, 0}, {0, 0, 0, IMGHIST_OUTLIERS},
+                                          {4096, 0, 65536, 0}, {1u << 20, 0, 65536, 0}};
+        for (size_t j = 0; j < sizeof specs / sizeof specs[0]; j++) {
+            compare(&im, NULL, &specs[j], DEV_DEV, "large constant");
+        }
+        free_image(&im);
+    }
+    /* Uniform 16-bit and float data, and 4 channels of 65536 bins (global store). */
+    imghist_histspec s = {0, 0, 0, 0};
+    img_t im = make_image(IMGHIST_U16, w, h / 4, 4, 32, 0, &s, 65536, FILL_MIXED);
+    compare(&im, NULL, &s, DEV_DEV, "large 4 channels");
+    s.flags = IMGHIST_OUTLIERS;
+    compare(&im, NULL, &s, HOST_HOST, "large 4 channels");
+    free_image(&im);
+    imghist_histspec f = {10000, 0, 1, IMGHIST_OUTLIERS};
+    im = make_image(IMGHIST_F32, w, h, 1, 0, 0, &f, 10000, FILL_MIXED);
+    compare(&im, NULL, &f, DEV_DEV, "large float");
+    f.bins = 1u << 24;
+    compare(&im, NULL, &f, DEV_DEV, "large float, 2^24 bins");
+    free_image(&im);
+}
+
+/* Host images through staging in bands (IMGHIST_P_STAGING_BYTES), masks too. */
+static void test_host_bands(void **state)
+{
+    (void)state;
+    imghist_histspec s = {1000, -3.7, 70000.2, IMGHIST_OUTLIERS | IMGHIST_ACCUMULATE};
+    img_t im = make_image(IMGHIST_U16, 301, 97, 3, 6, 0, &s, 1000, FILL_MIXED);
+    img_t m = make_image(IMGHIST_U8, 301, 97, 1, 5, 0, NULL, 0, FILL_MASK_RANDOM);
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 10000));
+    compare(&im, &m, &s, HOST_HOST, "bands");
+    compare(&im, NULL, &s, HOST_DEV, "bands");
+    assert_non_null(strstr(imghist_last_note(gpu), "bands"));
+    double lo, hi, clo, chi;
+    IH_OK(gpu, imghist_range(gpu, &im.hv, &m.hv, &lo, &hi));
+    IH_OK(cpu, imghist_range(cpu, &im.hv, &m.hv, &clo, &chi));
+    assert_true(lo == clo && hi == chi);
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
+    free_image(&im);
+    free_image(&m);
+}
+
+/* Device counts: the call only queues work on the context's stream. */
+static void test_stream_order(void **state)
+{
+    (void)state;
+    cudaStream_t st;
+    CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    imghist_stream old;
+    IH_OK(gpu, imghist_get_stream(gpu, &old));
+    IH_OK(gpu, imghist_set_stream(gpu, (imghist_stream)st));
+    imghist_histspec s = {4096, 0, 4096, 0};
+    img_t im = make_image(IMGHIST_U16, 1000, 300, 1, 0, 0, &s, 4096, FILL_MIXED);
+    compare(&im, NULL, &s, DEV_DEV, "own stream");
+    IH_OK(gpu, imghist_set_stream(gpu, old));
+    CUDA_OK(cudaStreamDestroy(st));
+    free_image(&im);
+}
+
+/* imghist_range against the CPU: every type, channels, masks, NaN/inf. */
+static void test_range(void **state)
+{
+    (void)state;
+    const imghist_dtype types[3] = {IMGHIST_U8, IMGHIST_U16, IMGHIST_F32};
+    for (int ti = 0; ti < 3; ti++) {
+        for (int rep = 0; rep < (quick ? 3 : 12); rep++) {
+            const imghist_dtype t = types[ti];
+            imghist_histspec s = spec_for(t, 2);
+            const uint32_t bins = (uint32_t)imghist_bins(&s, t);
+            const uint32_t ch = 1 + tu_below(&rng, 4);
+            img_t im = make_image(t, 1 + tu_below(&rng, 300), 1 + tu_below(&rng, 50), ch,
+                                  dsize(t) * tu_below(&rng, 5), rep % 5, &s, bins,
+                                  rep == 0 ? FILL_CONSTANT : FILL_MIXED);
+            img_t m = make_image(IMGHIST_U8, im.hv.width, im.hv.height, 1, 0, 0, NULL, 0,
+                                 rep % 3 == 2 ? FILL_MASK_ZERO : FILL_MASK_RANDOM);
+            for (int mi = 0; mi < 2; mi++) {
+                for (int dev = 0; dev < 2; dev++) {
+                    double lo = 0, hi = 0, clo = 0, chi = 0;
+                    const imghist_view *mm = mi ? (dev ? &m.dv : &m.hv) : NULL;
+                    const imghist_status g = imghist_range(gpu, dev ? &im.dv : &im.hv, mm, &lo, &hi);
+                    const imghist_status c = imghist_range(cpu, &im.hv, mi ? &m.hv : NULL, &clo, &chi);
+                    assert_int_equal(g, c);
+                    if (c == IMGHIST_OK) {
+                        if (lo != clo || hi != chi) {
+                            fail_msg("range: GPU [%.9g, %.9g], CPU [%.9g, %.9g]", lo, hi, clo, chi);
+                        }
+                    }
+                }
+            }
+            free_image(&im);
+            free_image(&m);
+        }
+    }
+    /* Only NaN and inf: no finite sample. */
+    float bad[6] = {NAN, INFINITY, -INFINITY, NAN, NAN, INFINITY};
+    float *d;
+    CUDA_OK(cudaMalloc((void **)&d, sizeof bad));
+    CUDA_OK(cudaMemcpy(d, bad, sizeof bad, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize());
+    const imghist_view v = {d, IMGHIST_F32, IMGHIST_MEM_DEVICE, 3, 2, 12, 1};
+    double lo, hi;
+    assert_int_equal(imghist_range(gpu, &v, NULL, &lo, &hi), IMGHIST_E_INVALID_ARG);
+    CUDA_OK(cudaFree(d));
+}
+
+int main(void)
+{
+    quick = getenv("IMGHIST_TEST_QUICK") != NULL && atoi(getenv("IMGHIST_TEST_QUICK")) != 0;
+    imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &gpu);
+    if (st == IMGHIST_E_NO_GPU || st == IMGHIST_E_UNSUPPORTED) {
+        printf("skipping the wide GPU suite: %s\n", imghist_last_error(gpu));
+        imghist_destroy(gpu);
+        return 77;
+    }
+    if (st != IMGHIST_OK) {
+        fprintf(stderr, "cannot create a CUDA context: %s\n", imghist_last_error(gpu));
+        return 1;
+    }
+    if (imghist_create(IMGHIST_BACKEND_CPU, &cpu) != IMGHIST_OK) {
+        return 1;
+    }
+    tu_seed(&rng, tu_fresh_seed("test_gpu_wide"));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grid),        cmocka_unit_test(test_unaligned),
+        cmocka_unit_test(test_tiny_shapes), cmocka_unit_test(test_edges_exact),
+        cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_host_bands),
+        cmocka_unit_test(test_stream_order), cmocka_unit_test(test_range),
+    };
+    const int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    imghist_destroy(cpu);
+    imghist_destroy(gpu);
+    return rc;
+}
