@@ -42,14 +42,15 @@ rm -rf "$out/stb"
 printf '#define STB_IMAGE_IMPLEMENTATION\n#include <stb_image.h>\n' > "$out/stb_image_impl.c"
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CFLAGS="-g -O1 -std=c11 $SAN $(pkg-config --cflags stb libpng libjpeg libexif libdeflate)"
+CFLAGS="-g -O1 -std=c11 $SAN $(pkg-config --cflags stb libpng libjpeg libexif libdeflate libtiff-4)"
 INC="-I$out/include -Isrc/core -Isrc/cpu -Isrc/io -Isrc/common -Isrc/cli"
-LIBS="$(pkg-config --libs libpng libjpeg libexif libdeflate) -lm -pthread"
+LIBS="$(pkg-config --libs libpng zlib libjpeg libexif libdeflate libtiff-4) -lm -pthread"
 
 # The library's C sources (those of src/meson.build without CUDA).
 lib_src="src/create.c src/core/checks.c src/core/context.c src/core/equalize_lut.c
-         src/core/ops.c src/core/params.c src/cpu/cpu_backend.c src/cpu/cpu_hist.c
-         src/io/decode_jpeg.c src/io/decode_png.c src/io/decode_stb.c src/io/encode_png.c
+         src/core/info.c src/core/ops.c src/core/params.c src/cpu/cpu_backend.c src/cpu/cpu_hist.c
+         src/io/decode_jpeg.c src/io/decode_png.c src/io/decode_stb.c src/io/decode_tiff.c
+         src/io/encode_png.c
          src/io/load.c src/io/orient.c src/io/png_bands.c src/io/png_glue.c src/io/detect.c src/common/output_file.c
          src/common/read_all.c src/common/sanitize.c"
 

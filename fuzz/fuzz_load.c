@@ -14,6 +14,14 @@
  *  - imghist_equalize in place succeeds, returns the same histogram, and
  *    every pixel becomes lut[old] with lut from imghist_equalize_lut;
  *  - everything is freed (ASan's leak check).
+ * Then the same bytes again with IMGHIST_P_LOAD_DEPTH and
+ * IMGHIST_P_LOAD_CHANNELS set (the file's depth and channels):
+ *  - the same status as the 8-bit gray load (both decode or neither does),
+ *    the same size; U8, U16 or F32, 1 to 4 channels, rows packed;
+ *  - every channel's histogram sums to width * height (natural bins for
+ *    integers; 64 bins over [0, 1) with the outlier counters for float);
+ *  - small U8 and U16 images survive imghist_encode_png and a native load
+ *    bit for bit.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +30,9 @@
 
 #include "imghist.h"
 #include "fuzz_check.h"
+
+static void check_native(const uint8_t *data, size_t size, imghist_status gray_status,
+                         uint32_t gray_w, uint32_t gray_h);
 
 #define FUZZ_MAX_PIXELS (UINT64_C(1) << 16)
 
@@ -61,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
 
-    /* IMGHIST_FUZZ_FORMATS=png,jpeg replays only those formats (the valgrind
+    /* IMGHIST_FUZZ_FORMATS=png,jpeg,tiff replays only those formats (the valgrind
      * replay, until the stb_image formats are free of uninitialised reads). */
     static const char *formats = NULL;
     static int formats_read = 0;
@@ -82,6 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(st == IMGHIST_E_DECODE || st == IMGHIST_E_LIMIT || st == IMGHIST_E_NOMEM);
         CHECK(img == NULL);
         CHECK(one_line(imghist_last_error(ctx)));
+        check_native(data, size, st, 0, 0);
         return 0;
     }
     CHECK(img != NULL);
@@ -126,6 +138,74 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     free(orig);
+    const uint32_t w = v->width, h = v->height;
     imghist_image_free(img);
+    check_native(data, size, IMGHIST_OK, w, h);
     return 0;
+}
+
+/* The native load of the same bytes (see the top). */
+static void check_native(const uint8_t *data, size_t size, imghist_status gray_status,
+                         uint32_t gray_w, uint32_t gray_h)
+{
+    static imghist_ctx *ctx = NULL;
+    if (ctx == NULL) {
+        CHECK(imghist_create(IMGHIST_BACKEND_CPU, &ctx) == IMGHIST_OK && ctx != NULL);
+        CHECK(imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS, (int64_t)FUZZ_MAX_PIXELS) == IMGHIST_OK);
+        CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_DEPTH, 1) == IMGHIST_OK);
+        CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_CHANNELS, 1) == IMGHIST_OK);
+        const char *gray = getenv("IMGHIST_FUZZ_GRAY");
+        if (gray != NULL && strcmp(gray, "luma") == 0) {
+            CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_GRAY, IMGHIST_GRAY_LUMA) == IMGHIST_OK);
+        }
+    }
+    imghist_image *img = (imghist_image *)(uintptr_t)1;
+    const imghist_status st = imghist_load_memory(ctx, data, size, "fuzz", &img);
+    if (st != IMGHIST_OK) {
+        /* NOMEM may strike one load and not the other. */
+        CHECK(st == gray_status || st == IMGHIST_E_NOMEM || gray_status == IMGHIST_E_NOMEM);
+        CHECK(img == NULL);
+        CHECK(one_line(imghist_last_error(ctx)));
+        return;
+    }
+    CHECK(gray_status == IMGHIST_OK);
+    const imghist_view *v = &img->view;
+    CHECK(v->width == gray_w && v->height == gray_h && v->data != NULL);
+    CHECK(v->mem == IMGHIST_MEM_HOST && v->channels >= 1 && v->channels <= 4);
+    CHECK(v->dtype == IMGHIST_U8 || v->dtype == IMGHIST_U16 || v->dtype == IMGHIST_F32);
+    const size_t sample = v->dtype == IMGHIST_U8 ? 1 : v->dtype == IMGHIST_U16 ? 2 : 4;
+    CHECK(v->pitch == (size_t)v->width * v->channels * sample);
+    const uint64_t npix = (uint64_t)v->width * v->height;
+
+    const imghist_histspec float_spec = {64, 0.0, 1.0, IMGHIST_OUTLIERS};
+    const imghist_histspec *spec = v->dtype == IMGHIST_F32 ? &float_spec : NULL;
+    const size_t len = imghist_counts_len(spec, v->dtype, v->channels);
+    CHECK(len > 0);
+    uint64_t *hist = malloc(len * sizeof *hist);
+    CHECK(hist != NULL);
+    const imghist_counts counts = {.data = hist, .len = len, .mem = IMGHIST_MEM_HOST};
+    CHECK(imghist_histogram(ctx, v, NULL, spec, &counts) == IMGHIST_OK);
+    const size_t per = len / v->channels;
+    for (uint32_t c = 0; c < v->channels; c++) {
+        uint64_t sum = 0;
+        for (size_t b = 0; b < per; b++) {
+            sum += hist[c * per + b];
+        }
+        CHECK(sum == npix);
+    }
+    free(hist);
+
+    if (v->dtype != IMGHIST_F32 && npix <= 4096) {
+        void *png = NULL;
+        size_t png_size = 0;
+        CHECK(imghist_encode_png(ctx, v, &png, &png_size) == IMGHIST_OK);
+        imghist_image *back = NULL;
+        CHECK(imghist_load_memory(ctx, png, png_size, "fuzz.png", &back) == IMGHIST_OK);
+        CHECK(back->view.dtype == v->dtype && back->view.channels == v->channels &&
+              back->view.width == v->width && back->view.height == v->height);
+        CHECK(memcmp(back->view.data, v->data, v->pitch * v->height) == 0);
+        imghist_image_free(back);
+        imghist_free(png);
+    }
+    imghist_image_free(img);
 }

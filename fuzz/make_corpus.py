@@ -715,7 +715,166 @@ def load_corpus():
     f["one_byte"] = b"\x89"
     f["random_256_bytes"] = bytes(rng.randint(0, 255) for _ in range(256))
     f["text.txt"] = b"this is not an image\n"
+    # TIFF (libtiff; last, so that the seeds above keep their random bytes):
+    # depths, layouts, compressions, byte orders; the RGBA interface
+    # (palette, bilevel); and broken ones.
+    f["tiff_gray8_le.tif"] = tiff(16, 12)
+    f["tiff_gray8_be_rps3.tif"] = tiff(15, 11, rps=3, big_endian=True)
+    f["tiff_gray16_le.tif"] = tiff(12, 9, bps=16)
+    f["tiff_gray16_be_deflate.tif"] = tiff(14, 10, bps=16, compression=8, big_endian=True)
+    f["tiff_rgb8_packbits.tif"] = tiff(13, 9, spp=3, compression=32773, rps=4)
+    f["tiff_rgb16_planar.tif"] = tiff(9, 7, spp=3, bps=16, planar=2, rps=2)
+    f["tiff_rgba8_deflate.tif"] = tiff(10, 8, spp=4, compression=8)
+    f["tiff_gray_alpha8.tif"] = tiff(8, 8, spp=2)
+    f["tiff_float32_gray.tif"] = tiff(9, 6, bps=32, fmt=3)
+    f["tiff_float32_rgb_be.tif"] = tiff(6, 5, spp=3, bps=32, fmt=3, big_endian=True)
+    f["tiff_tiles16_gray8.tif"] = tiff(20, 18, tile=(16, 16))
+    f["tiff_tiles16_rgb16_deflate.tif"] = tiff(17, 5, spp=3, bps=16, tile=(16, 16),
+                                               compression=8)
+    f["tiff_miniswhite8.tif"] = tiff(11, 7, photometric=0)
+    f["tiff_orientation6.tif"] = tiff(7, 5, spp=3, orientation=6)
+    f["tiff_palette8.tif"] = tiff(12, 8, photometric=3, colormap=True)
+    f["tiff_palette8_orientation3.tif"] = tiff(12, 8, photometric=3, colormap=True,
+                                               orientation=3)
+    f["tiff_bilevel_1bit.tif"] = tiff(21, 6, bps=1, photometric=0)
+    f["tiff_declares_100000x100000.tif"] = tiff(8, 8, override={256: [100000], 257: [100000],
+                                                                278: [100000]})
+    f["tiff_declares_30000x30000.tif"] = tiff(8, 8, override={256: [30000], 257: [30000],
+                                                              278: [30000]})
+    f["tiff_strip_offset_past_end.tif"] = tiff(16, 12, override={273: [1 << 30]})
+    f["tiff_strip_bytecount_past_end.tif"] = tiff(16, 12, override={279: [1 << 20]})
+    f["tiff_zero_strip_bytecount.tif"] = tiff(16, 12, compression=8, override={279: [0]})
+    f["tiff_no_strip_offsets.tif"] = tiff(16, 12, drop=(273,))
+    f["tiff_no_image_width.tif"] = tiff(16, 12, drop=(256,))
+    f["tiff_ifd_offset_past_end.tif"] = b"II*\0" + struct.pack("<I", 1 << 20) + bytes(8)
+    f["tiff_truncated_header.tif"] = b"MM\0*\0\0"
+    f["tiff_truncated_data.tif"] = tiff(16, 12, cut=150)
+    f["tiff_truncated_deflate.tif"] = tiff(24, 16, bps=16, compression=8, cut=200)
+    f["tiff_tile_size_huge.tif"] = tiff(20, 18, tile=(16, 16),
+                                        override={322: [1 << 15], 323: [1 << 15]})
+    f["tiff_float16_unsupported.tif"] = tiff(4, 4, bps=16, fmt=3)
+    f["tiff_signed8_unsupported.tif"] = tiff(4, 4, fmt=2)
     return f
+
+
+# ---------------------------------------------------------------- TIFF
+
+TIFF_FORMATS = {1: "B", 3: "H", 4: "I"}  # BYTE, SHORT, LONG
+
+
+def tiff_samples(values, bps, fmt, e):
+    """Pack sample values at 8, 16 (unsigned) or 32 bits (IEEE float)."""
+    if bps == 8:
+        return bytes(values)
+    if bps == 16:
+        return struct.pack(e + "%dH" % len(values), *values)
+    return struct.pack(e + "%df" % len(values), *[v / 255.0 - 0.25 for v in values])
+
+
+def tiff_bits(row):
+    """Pack 0/1 values, most significant bit first, a row to whole bytes."""
+    out = bytearray((len(row) + 7) // 8)
+    for i, v in enumerate(row):
+        if v:
+            out[i // 8] |= 0x80 >> (i % 8)
+    return bytes(out)
+
+
+def tiff(w, h, spp=1, bps=8, fmt=1, photometric=None, compression=1, planar=1, tile=None,
+         rps=None, big_endian=False, orientation=None, colormap=False, override=None,
+         drop=(), cut=None):
+    """A TIFF with its directory first, then the strips or tiles. `override`
+    replaces tag values (tag -> list), `drop` leaves tags out, `cut` truncates
+    the file: the broken seeds."""
+    e = ">" if big_endian else "<"
+    if photometric is None:
+        photometric = 2 if spp >= 3 else 1
+    maxval = 1 if bps == 1 else (1 << min(bps, 16)) - 1 if bps != 32 else 255
+    rows = gradient(w, h, spp, maxval)
+    if colormap:
+        rows = [[v % (1 << bps) for v in r] for r in rows]
+
+    def row_bytes(r):
+        return tiff_bits(r) if bps == 1 else tiff_samples(r, bps, fmt, e)
+
+    blocks = []
+    planes = spp if planar == 2 else 1
+    if tile:
+        tw, th = tile
+        for p in range(planes):
+            for ty in range(0, h, th):
+                for tx in range(0, w, tw):
+                    out = b""
+                    for y in range(ty, ty + th):
+                        vals = []
+                        for x in range(tx, tx + tw):
+                            for c in range(spp if planes == 1 else 1):
+                                inside = y < h and x < w
+                                vals.append(rows[y][x * spp + (c if planes == 1 else p)]
+                                            if inside else 0)
+                        out += row_bytes(vals)
+                    blocks.append(out)
+    else:
+        rps = rps or h
+        for p in range(planes):
+            for y0 in range(0, h, rps):
+                out = b""
+                for y in range(y0, min(h, y0 + rps)):
+                    r = rows[y] if planes == 1 else rows[y][p::spp]
+                    out += (packbits(row_bytes(r)) if compression == 32773 else row_bytes(r))
+                blocks.append(out)
+    if compression == 8:
+        blocks = [zlib.compress(b) for b in blocks]
+    tags = {256: (4, [w]), 257: (4, [h]), 258: (3, [bps] * spp), 259: (3, [compression]),
+            262: (3, [photometric]), 277: (3, [spp]), 284: (3, [planar]),
+            339: (3, [fmt] * spp)}
+    if tile:
+        tags[322] = (3, [tile[0]])
+        tags[323] = (3, [tile[1]])
+    else:
+        tags[278] = (4, [rps])
+    if orientation:
+        tags[274] = (3, [orientation])
+    if spp in (2, 4):
+        tags[338] = (3, [2])  # unassociated alpha
+    if colormap:
+        n = 1 << bps
+        tags[320] = (3, [(i * 40503 + k * 9000) & 0xFFFF for k in range(3) for i in range(n)])
+    off_tag, count_tag = (324, 325) if tile else (273, 279)
+    tags[off_tag] = (4, [0] * len(blocks))
+    tags[count_tag] = (4, [len(b) for b in blocks])
+    for t in drop:
+        tags.pop(t, None)
+
+    def build():
+        ifd_len = 2 + 12 * len(tags) + 4
+        extra_at = 8 + ifd_len
+        ifd, extra = b"", b""
+        for tag in sorted(tags):
+            typ, vals = tags[tag]
+            data = struct.pack(e + "%d%s" % (len(vals), TIFF_FORMATS[typ]), *vals)
+            if len(data) <= 4:
+                field = data + bytes(4 - len(data))
+            else:
+                field = struct.pack(e + "I", extra_at + len(extra))
+                extra += data + bytes(len(data) & 1)
+            ifd += struct.pack(e + "HHI", tag, typ, len(vals)) + field
+        head = (b"MM\0*" if big_endian else b"II*\0") + struct.pack(e + "I", 8)
+        return head + struct.pack(e + "H", len(tags)) + ifd + struct.pack(e + "I", 0) + extra
+
+    data_at = len(build())
+    offsets, at = [], data_at
+    for b in blocks:
+        offsets.append(at)
+        at += len(b)
+    if off_tag not in drop:
+        tags[off_tag] = (4, offsets)
+    for t, vals in (override or {}).items():
+        tags[t] = (tags[t][0] if t in tags else 4, vals)
+    out = build()
+    out += bytes(max(0, data_at - len(out)))  # an override may not shrink the directory
+    out = out[:data_at] + b"".join(blocks)
+    return out[:cut] if cut else out
 
 
 ARGS = {
