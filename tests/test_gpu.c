@@ -882,6 +882,9 @@ static void test_create_on_devices(void **state)
         CUDA_OK(cudaMalloc(&dimg, (size_t)w * h));
         CUDA_OK(cudaMalloc(&dhist, sizeof got));
         CUDA_OK(cudaMemcpy(dimg, img, (size_t)w * h, cudaMemcpyHostToDevice));
+        /* A copy from pageable memory may still be in flight when cudaMemcpy
+         * returns, and the context's stream does not wait for the legacy one. */
+        CUDA_OK(cudaDeviceSynchronize());
         CUDA_OK(cudaSetDevice(before));
         const imghist_view dv = u8_view(dimg, IMGHIST_MEM_DEVICE, w, h, w);
         IH_OK(ctx, imghist_histogram(ctx, &dv, NULL, NULL, &(imghist_counts){dhist, BINS, IMGHIST_MEM_DEVICE}));

@@ -100,6 +100,8 @@ mb=$(du -Lcb "$data"/jpeg/*.jpg | tail -1 | awk -v c="$COPIES" '{printf "%.1f", 
 } >"$table"
 
 now() { date +%s.%N; }
+# Arithmetic on decimals with awk (the GPU hosts have no bc).
+calc() { awk "BEGIN { printf \"%.${2:-3}f\", $1 }"; }
 row=0
 declare -A ref_rate ref_out
 # row GROUP LABEL OUTFILE CMD...: runs it REPS times; OUTFILE (the --total or
@@ -116,22 +118,22 @@ bench_row() {
         "$@" >>"$log" 2>&1
         rc=$?
         t1=$(now)
-        echo "[$label rep $r] exit $rc, $(echo "$t1 - $t0" | bc) s: $*" >>"$log"
+        echo "[$label rep $r] exit $rc, $(calc "$t1 - $t0") s: $*" >>"$log"
         if [ $rc -ne 0 ]; then status="failed (exit $rc; see scale.log)"; break; fi
-        times+=("$(echo "$t1 - $t0" | bc)")
+        times+=("$(calc "$t1 - $t0")")
     done
     local med=– best=– rate=– rel=–
     if [ ${#times[@]} -gt 0 ]; then
         med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}')
         best=$(printf '%s\n' "${times[@]}" | sort -g | head -1)
-        rate=$(echo "scale=1; $n / $med" | bc)
+        rate=$(calc "$n / $med" 1)
         if [ -z "${ref_rate[$group]:-}" ]; then
             ref_rate[$group]=$rate
             ref_out[$group]=$work/ref_$group
             cp "$outfile" "${ref_out[$group]}" 2>/dev/null
             rel=1.00
         else
-            rel=$(echo "scale=2; $rate / ${ref_rate[$group]}" | bc)
+            rel=$(calc "$rate / ${ref_rate[$group]}" 2)
         fi
         if [ "$status" = ok ]; then
             if cmp -s "$outfile" "${ref_out[$group]}"; then status="identical to row 1 of $group"

@@ -1,0 +1,37 @@
+#!/bin/bash
+# One device session for a build made elsewhere: the GPU suites, the
+# sanitizer on the new kernels, and the benchmarks, logs under $OUT.
+#   bench/device_suite.sh BUILD_DIR [tests|bench|all]
+# LD_LIBRARY_PATH must already reach the build's shared libraries.
+set -u
+B=$1
+what=${2:-all}
+OUT=${OUT:-device-logs}
+mkdir -p "$OUT"
+sum=$OUT/summary.txt
+step() { # name timeout command...
+    name=$1; t=$2; shift 2
+    start=$(date +%s)
+    timeout "$t" "$@" >"$OUT/$name.log" 2>&1
+    rc=$?
+    printf '%-18s rc=%-3s %4ss  %s\n' "$name" "$rc" "$(( $(date +%s) - start ))" \
+        "$(tail -n 1 "$OUT/$name.log")" | tee -a "$sum"
+}
+nvidia-smi -L | tee "$OUT/gpu.txt"
+git log -1 --format='commit %H %cd' >>"$OUT/gpu.txt" 2>/dev/null
+if [ "$what" != bench ]; then
+    step gpu_suite 200 "$B/tests/test_gpu" samples
+    step gpu_wide 200 "$B/tests/test_gpu_wide"
+    step gpu_joint 200 "$B/tests/test_gpu_joint"
+    export IMGHIST_TEST_QUICK=1
+    step memcheck_wide 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_wide"
+    step memcheck_joint 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_joint"
+    unset IMGHIST_TEST_QUICK
+    step cli_cuda 60 "$B/src/imghist" samples/moon.png --backend cuda --bins 64 --range 0:256 -v
+fi
+if [ "$what" != tests ]; then
+    step bench_wide 200 "$B/bench/imghist_bench_wide" --runs 15
+    step bench_joint 200 "$B/bench/imghist_bench_joint" --runs 15
+    step bench_u8 240 "$B/bench/imghist_bench" --no-npp
+fi
+cat "$sum"
