@@ -105,9 +105,10 @@ def exif_orientation(o):
 
 
 def luma_only(workdir, seed):
-    """Cases where the BGR2GRAY mode keeps 0.2's results, which differ from
-    OpenCV's: a PNG's eXIf orientation (OpenCV 4.6 applies it; that mode does
-    not) and 16-bit binary PNM (stb_image 2.27 keeps the low byte)."""
+    """Cases checked in the luma mode only: a PNG's eXIf orientation (OpenCV
+    4.6 applies it; the BGR2GRAY mode keeps 0.2's result and does not) and
+    16-bit binary PNM (0.2's BGR2GRAY mode kept stb_image's low byte; since
+    0.3 both modes keep the high byte, as OpenCV does)."""
     rng = np.random.default_rng(seed + 1)
     photo = cv2.imread(os.path.join(SAMPLES, "coffee.png"), cv2.IMREAD_COLOR)[:150, :230]
     paths = []
