@@ -10,6 +10,31 @@
 
 #include "bands.h"
 #include "cuda_state.h"
+
+imghist_status ih_cuda_grow_staging(imghist_ctx *ctx, void **buf, size_t *bytes, size_t want,
+                                    size_t least)
+{
+    if (*bytes >= want) {
+        return IMGHIST_OK;
+    }
+    const cudaError_t freed = cudaFree(*buf);
+    *buf = NULL;
+    *bytes = 0;
+    IH_CUDA_TRY(ctx, "free", freed);
+    for (size_t try_bytes = want; try_bytes >= least && try_bytes > 0; try_bytes /= 2) {
+        const cudaError_t e = cudaMalloc(buf, try_bytes);
+        if (e == cudaSuccess) {
+            *bytes = try_bytes;
+            return IMGHIST_OK;
+        }
+        *buf = NULL;
+        if (e != cudaErrorMemoryAllocation) {
+            return ih_cuda_error(ctx, "staging allocation", e);
+        }
+        (void)cudaGetLastError(); /* out of memory is not sticky */
+    }
+    return IMGHIST_OK; /* *bytes < least: the caller says IH_E_GPU_OOM */
+}
 #include "hist_u8.cuh"
 
 /*
@@ -30,23 +55,10 @@ static imghist_status reserve_staging(imghist_ctx *ctx, uint32_t width, uint32_t
     if (want < width) {
         want = width; /* one row at least */
     }
-    if (s->staging_bytes < want) {
-        const cudaError_t freed = cudaFree(s->staging);
-        s->staging = NULL;
-        s->staging_bytes = 0;
-        IH_CUDA_TRY(ctx, "free", freed);
-        for (size_t try_bytes = want; try_bytes >= width; try_bytes /= 2) {
-            const cudaError_t e = cudaMalloc((void **)&s->staging, try_bytes);
-            if (e == cudaSuccess) {
-                s->staging_bytes = try_bytes;
-                break;
-            }
-            s->staging = NULL;
-            if (e != cudaErrorMemoryAllocation) {
-                return ih_cuda_error(ctx, "staging allocation", e);
-            }
-            (void)cudaGetLastError(); /* out of memory is not sticky */
-        }
+    const imghist_status grown =
+        ih_cuda_grow_staging(ctx, (void **)&s->staging, &s->staging_bytes, want, width);
+    if (grown != IMGHIST_OK) {
+        return grown;
     }
     if (s->staging_bytes < width) {
         return IH_E_GPU_OOM;

@@ -138,23 +138,10 @@ static imghist_status reserve_staging(imghist_ctx *ctx, ih_joint_state *j, stage
     }
     const size_t one_row = per_row + slack;
     want = want < one_row ? one_row : want;
-    if (j->staging_bytes < want) {
-        const cudaError_t freed = cudaFree(j->staging);
-        j->staging = NULL;
-        j->staging_bytes = 0;
-        IH_CUDA_TRY(ctx, "free", freed);
-        for (size_t bytes = want; bytes >= one_row; bytes /= 2) {
-            const cudaError_t e = cudaMalloc((void **)&j->staging, bytes);
-            if (e == cudaSuccess) {
-                j->staging_bytes = bytes;
-                break;
-            }
-            j->staging = NULL;
-            if (e != cudaErrorMemoryAllocation) {
-                return ih_cuda_error(ctx, "staging allocation", e);
-            }
-            (void)cudaGetLastError(); /* out of memory is not sticky */
-        }
+    const imghist_status grown =
+        ih_cuda_grow_staging(ctx, (void **)&j->staging, &j->staging_bytes, want, one_row);
+    if (grown != IMGHIST_OK) {
+        return grown;
     }
     if (j->staging_bytes < one_row) {
         return IH_E_GPU_OOM;

@@ -79,6 +79,11 @@ imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src
                                        const imghist_view *dst, const imghist_counts *hist);
 
 /* ---- cuda_host_ops.cu: host images through a staging buffer; synchronous ---- */
+/* Grow a staging buffer (*buf, *bytes) to `want` bytes, halving the request
+ * while the GPU is out of memory, down to `least`; *bytes < least afterwards
+ * means no room (the caller answers IH_E_GPU_OOM). Other errors: a status. */
+imghist_status ih_cuda_grow_staging(imghist_ctx *ctx, void **buf, size_t *bytes, size_t want,
+                                    size_t least);
 imghist_status ih_cuda_hist_host(imghist_ctx *ctx, const imghist_view *src,
                                  const ih_hist_job *job, const imghist_counts *out);
 imghist_status ih_cuda_equalize_host(imghist_ctx *ctx, const imghist_view *src,

@@ -163,23 +163,10 @@ static imghist_status reserve_staging(imghist_ctx *ctx, size_t row_bytes, uint32
         want = (size_t)cap;
     }
     want = want < row_bytes ? row_bytes : want;
-    if (s->wide_staging_bytes < want) {
-        const cudaError_t freed = cudaFree(s->wide_staging);
-        s->wide_staging = NULL;
-        s->wide_staging_bytes = 0;
-        IH_CUDA_TRY(ctx, "free", freed);
-        for (size_t bytes = want; bytes >= row_bytes; bytes /= 2) {
-            const cudaError_t e = cudaMalloc((void **)&s->wide_staging, bytes);
-            if (e == cudaSuccess) {
-                s->wide_staging_bytes = bytes;
-                break;
-            }
-            s->wide_staging = NULL;
-            if (e != cudaErrorMemoryAllocation) {
-                return ih_cuda_error(ctx, "staging allocation", e);
-            }
-            (void)cudaGetLastError();
-        }
+    const imghist_status grown = ih_cuda_grow_staging(ctx, (void **)&s->wide_staging,
+                                                       &s->wide_staging_bytes, want, row_bytes);
+    if (grown != IMGHIST_OK) {
+        return grown;
     }
     if (s->wide_staging_bytes < row_bytes) {
         return IH_E_GPU_OOM;
