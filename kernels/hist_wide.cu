@@ -4,22 +4,33 @@
  * binning.h says, bit for bit.
  *
  * Rows are read as 16-byte granules (granules.cuh) with several loads in
- * flight per thread; a row's edge granules go sample by sample. Where the
+ * flight per thread; a row's edge granules go sample by sample. A packed,
+ * 16-byte aligned view without mask, channels or outlier counters goes to the
+ * lean kernel instead, which walks it as one flat run of granules. Where the
  * counters of a job fit in shared memory a block keeps them there:
- *  - S32: 32-bit counters, `copies` copies (lane L adds into copy L % copies),
- *    so that a warp whose samples share a few bins spreads its atomics;
+ *  - S32: 32-bit counters, `copies` copies (lane L adds into copy L % copies,
+ *    so that the lanes of a warp spread over more banks). Every increment is
+ *    a literal atomicAdd(p, 1u): the SM merges the lanes of a warp that hit
+ *    one address (ATOMS.POPC.INC), about twice the rate of adding a value;
  *  - S16: two 16-bit counters per 32-bit word (65536 bins in 128 KiB). The
  *    thread whose atomic wraps a half (it sees the old value) adds the lost
- *    65536 to the 64-bit target directly, so nothing is lost (see s16_add);
- * else every sample is added to the 64-bit target in global memory. In every
- * store, a warp whose samples all fall in one bin (constant images) makes one
- * atomic. Counter indices are swizzled (swz) so that bins a multiple of 32 or
+ *    65536 to the 64-bit target directly, so nothing is lost (see s16_fix);
+ *    a thread issues all its atomics of a granule before it looks at any
+ *    old value;
+ * else every sample is added to the 64-bit target in global memory. In S16
+ * and global memory, a warp whose samples all fall in one bin (constant
+ * images) makes one atomic. Counter indices are swizzled (swz) so that bins a multiple of 32 or
  * 64 apart do not all sit in one shared-memory bank.
  *
- * F32 samples are binned against a table of the smallest float >= each edge
- * (__double2float_ru of the double edge): for a float v, v >= e <=> v >=
- * ceil_f(e), so the table answers exactly as binning.h's double compares do.
+ * F32 samples: a single-precision estimate t = (v - lo) * bins / (hi - lo)
+ * whose error the host bounds (eps, in bins) gives the bin floor(t) wherever
+ * t's fraction is further than eps from an edge (nearly every sample). The
+ * rest are binned exactly: against a table of the smallest float >= each edge
+ * (__double2float_ru of the double edge; for a float v, v >= e <=> v >=
+ * ceil_f(e), so the table answers as binning.h's double compares do), or,
+ * when the table does not fit, by binning.h itself.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -33,12 +44,27 @@ constexpr unsigned FULL = 0xffffffffu;
 
 enum Kind { K_LUT8, K_SHIFT, K_INT, K_FTAB, K_FDBL };
 
+/* How a kernel walks the band: any view (mask, channels: per-sample pixel
+ * and channel), one-channel unmasked rows, or one flat run of bytes. */
+enum Walk { W_GENERAL, W_SIMPLE, W_FLAT };
+
 /* Threads per block and granules in flight per thread: S16 runs one block
- * of 1024 threads per SM (64 registers each), the others 512. */
-template <int STORE> struct Threads {
+ * of 1024 threads per SM (64 registers each, which holds four granules in
+ * flight but for F32's longer binning), the others 512. */
+template <int STORE, int SIZE> struct Threads {
     static constexpr int n = STORE == IH_WIDE_S16 ? 1024 : 512;
-    static constexpr int unroll = STORE == IH_WIDE_S16 ? 2 : 4;
+    static constexpr int unroll = STORE == IH_WIDE_S16 && SIZE == 4 ? 2 : 4;
 };
+
+/* Granules per block per step (the host's copy of CHUNK). */
+uint32_t chunk_of(int store, size_t size)
+{
+    if (store != IH_WIDE_S16) {
+        return Threads<IH_WIDE_S32, 1>::n * Threads<IH_WIDE_S32, 1>::unroll;
+    }
+    return size == 4 ? Threads<IH_WIDE_S16, 4>::n * Threads<IH_WIDE_S16, 4>::unroll
+                     : Threads<IH_WIDE_S16, 1>::n * Threads<IH_WIDE_S16, 1>::unroll;
+}
 
 struct Args {
     ih_geom g;                 /* the band's rows as bytes */
@@ -52,6 +78,12 @@ struct Args {
     uint32_t copies;           /* S32 */
     uint32_t phys;             /* counter words in shared memory (a multiple of 32) */
     uint32_t cnt_off;          /* bytes of table before the counters */
+    uint32_t flat_full;        /* W_FLAT: granules wholly inside the run */
+    uint32_t span;             /* K_SHIFT: bhi - blo */
+    uint32_t copies_log2;      /* S32 */
+    /* F32: the range as floats (smallest float >= lo, >= hi) and the estimate
+     * t = (v - lo_f) * inv_f, trusted where frac(t) is in (eps, 1 - eps). */
+    float lo_ru, hi_ru, lo_f, inv_f, eps;
     unsigned long long *target;
 };
 
@@ -80,29 +112,36 @@ __device__ __forceinline__ uint32_t slot_of(const Args &a, const uint32_t *lut, 
         return to_slot(a, b);
     } else if constexpr (KIND == K_INT) {
         return to_slot(a, ih_bin_of_int(&a.bin, (uint32_t)v));
-    } else if constexpr (KIND == K_FTAB) {
+    } else if constexpr (KIND == K_FTAB || KIND == K_FDBL) {
         const float f = (float)v;
         uint32_t b;
         if (f != f) {
             b = a.bins + IH_BIN_NAN;
-        } else if (f < tab[0]) {
+        } else if (f < a.lo_ru) {
             b = a.bins + IH_BIN_BELOW;
-        } else if (f >= tab[a.bins]) {
+        } else if (f >= a.hi_ru) {
             b = (a.bin.closed && (double)f == a.bin.hi) ? a.bins - 1 : a.bins + IH_BIN_ABOVE;
         } else {
-            const double e = ((double)f - a.bin.lo) * a.bin.inv;
-            uint32_t i = e >= (double)(a.bins - 1) ? a.bins - 1 : (e > 0.0 ? (uint32_t)e : 0u);
-            while (i > 0 && f < tab[i]) {
-                i--;
+            const float t = __fmul_rn(__fsub_rn(f, a.lo_f), a.inv_f);
+            const float fl = floorf(t);
+            const float fr = t - fl; /* exact: 0 <= t < 2^24 */
+            const uint32_t i = (uint32_t)fl;
+            if (fr > a.eps && fr < 1.0f - a.eps && i < a.bins) {
+                b = i;
+            } else if constexpr (KIND == K_FTAB) {
+                uint32_t j = i < a.bins ? i : a.bins - 1;
+                while (j > 0 && f < tab[j]) {
+                    j--;
+                }
+                while (j + 1 < a.bins && f >= tab[j + 1]) {
+                    j++;
+                }
+                b = j;
+            } else {
+                b = ih_bin_of_double(&a.bin, (double)f);
             }
-            while (i + 1 < a.bins && f >= tab[i + 1]) {
-                i++;
-            }
-            b = i;
         }
         return to_slot(a, b);
-    } else {
-        return to_slot(a, ih_bin_of_double(&a.bin, (double)v));
     }
 }
 
@@ -115,11 +154,11 @@ __device__ __forceinline__ uint32_t slot_of(const Args &a, const uint32_t *lut, 
  * whose add carries out of the word lost 2^32 = 65536 of H. Adding those into
  * the 64-bit target makes target + decoded halves exact.
  */
-__device__ __forceinline__ void s16_add(uint32_t *cnt, const Args &a, uint32_t slot, uint32_t n)
+/* After an atomic that added n to slot's half and saw `old`: the lost 65536s. */
+__device__ __forceinline__ void s16_fix(const Args &a, uint32_t slot, uint32_t n, uint32_t old)
 {
     const bool high = (slot & 1u) != 0;
     const uint32_t delta = high ? n << 16 : n;
-    const uint32_t old = atomicAdd(cnt + swz(slot >> 1), delta);
     const bool carry = old + delta < old;
     const bool wrap = !high && (old & 0xffffu) + n > 0xffffu;
     if (carry || wrap) {
@@ -136,14 +175,15 @@ __device__ __forceinline__ void s16_add(uint32_t *cnt, const Args &a, uint32_t s
     }
 }
 
+/* Add n to a slot in the block's store. */
 template <int STORE>
-__device__ __forceinline__ void add(uint32_t *cnt, const Args &a, uint32_t slot, uint32_t n,
-                                    uint32_t lane)
+__device__ __forceinline__ void add_n(uint32_t *cnt, const Args &a, uint32_t slot, uint32_t n,
+                                      uint32_t lane)
 {
     if constexpr (STORE == IH_WIDE_S32) {
         atomicAdd(cnt + swz(slot) * a.copies + (lane & (a.copies - 1)), n);
     } else if constexpr (STORE == IH_WIDE_S16) {
-        s16_add(cnt, a, slot, n);
+        s16_fix(a, slot, n, atomicAdd(cnt + swz(slot >> 1), (slot & 1u) ? n << 16 : n));
     } else {
         atomicAdd(a.target + slot, (unsigned long long)n);
     }
@@ -154,6 +194,16 @@ template <int STORE, int NPER>
 __device__ __forceinline__ void count_slots(uint32_t *cnt, const Args &a, const uint32_t (&sl)[NPER],
                                             uint32_t lane)
 {
+    if constexpr (STORE == IH_WIDE_S32) {
+        /* Literal increments: lanes on one address merge in the SM. */
+#pragma unroll
+        for (int j = 0; j < NPER; j++) {
+            if (sl[j] != NONE) {
+                atomicAdd(cnt + swz(sl[j]) * a.copies + (lane & (a.copies - 1)), 1u);
+            }
+        }
+        return;
+    }
     bool same = true;
 #pragma unroll
     for (int j = 1; j < NPER; j++) {
@@ -162,14 +212,38 @@ __device__ __forceinline__ void count_slots(uint32_t *cnt, const Args &a, const 
     const uint32_t s0 = __shfl_sync(FULL, sl[0], 0);
     if (__all_sync(FULL, same && sl[0] == s0)) {
         if (lane == 0 && s0 != NONE) {
-            add<STORE>(cnt, a, s0, NPER * 32u, lane);
+            add_n<STORE>(cnt, a, s0, NPER * 32u, lane);
         }
         return;
     }
+    if constexpr (STORE == IH_WIDE_S16) {
+        /* Every atomic first, then one look at the old values: a half that
+         * was at 0xffff before the add may have wrapped (s16_fix). */
+        uint32_t old[NPER];
+        bool edge = false;
 #pragma unroll
-    for (int j = 0; j < NPER; j++) {
-        if (sl[j] != NONE) {
-            add<STORE>(cnt, a, sl[j], 1u, lane);
+        for (int j = 0; j < NPER; j++) {
+            old[j] = 0;
+            if (sl[j] != NONE) {
+                const bool high = (sl[j] & 1u) != 0;
+                old[j] = atomicAdd(cnt + swz(sl[j] >> 1), high ? 65536u : 1u);
+                edge |= ((high ? old[j] >> 16 : old[j]) & 0xffffu) == 0xffffu;
+            }
+        }
+        if (edge) {
+#pragma unroll
+            for (int j = 0; j < NPER; j++) {
+                if (sl[j] != NONE) {
+                    s16_fix(a, sl[j], 1u, old[j]);
+                }
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < NPER; j++) {
+            if (sl[j] != NONE) {
+                atomicAdd(a.target + sl[j], 1ull);
+            }
         }
     }
 }
@@ -181,11 +255,11 @@ __device__ __forceinline__ uint32_t div_ch(uint32_t s, uint32_t ch)
 }
 
 /* The counter of the sample at byte `off` of row r (any channel, masked or not). */
-template <int KIND, bool SIMPLE, typename T>
+template <int KIND, int WALK, typename T>
 __device__ __forceinline__ uint32_t slot_at(const Args &a, const uint32_t *lut, const float *tab,
                                             T v, uint32_t r, uint32_t sidx)
 {
-    if constexpr (SIMPLE) {
+    if constexpr (WALK != W_GENERAL) {
         return slot_of<KIND, T>(a, lut, tab, v);
     } else {
         const uint32_t x = div_ch(sidx, a.channels);
@@ -195,6 +269,64 @@ __device__ __forceinline__ uint32_t slot_at(const Args &a, const uint32_t *lut, 
         }
         const uint32_t s = slot_of<KIND, T>(a, lut, tab, v);
         return s == NONE ? NONE : s + c * a.stride;
+    }
+}
+
+/* A block's tables and zeroed counters (every thread calls it). */
+template <int KIND, int STORE>
+__device__ __forceinline__ void block_begin(const Args &a, uint32_t *lut, float *tab, uint32_t *cnt)
+{
+    if constexpr (KIND == K_LUT8) {
+        for (uint32_t v = threadIdx.x; v < 256; v += blockDim.x) {
+            lut[v] = to_slot(a, ih_bin_of_int(&a.bin, v));
+        }
+    } else if constexpr (KIND == K_FTAB) {
+        for (uint32_t i = threadIdx.x; i <= a.bins; i += blockDim.x) {
+            tab[i] = __double2float_ru(ih_edge(&a.bin, i));
+        }
+    }
+    if constexpr (STORE != IH_WIDE_GLOBAL) {
+        for (uint32_t i = threadIdx.x; i < a.phys; i += blockDim.x) {
+            cnt[i] = 0;
+        }
+    }
+    __syncthreads();
+}
+
+/* A block's shared counters into the 64-bit target (every thread calls it). */
+template <int STORE> __device__ __forceinline__ void block_end(const Args &a, uint32_t *cnt)
+{
+    if constexpr (STORE == IH_WIDE_S32) {
+        __syncthreads();
+        const uint32_t m = a.copies - 1;
+        for (uint32_t p = threadIdx.x; p < a.phys; p += blockDim.x) {
+            const uint32_t s = swz(p);
+            if (s >= a.len) {
+                continue;
+            }
+            uint32_t sum = 0;
+            for (uint32_t j = 0; j < a.copies; j++) {
+                sum += cnt[p * a.copies + ((j + p) & m)];
+            }
+            if (sum != 0) {
+                atomicAdd(a.target + s, (unsigned long long)sum);
+            }
+        }
+    } else if constexpr (STORE == IH_WIDE_S16) {
+        __syncthreads();
+        for (uint32_t p = threadIdx.x; p < a.phys; p += blockDim.x) {
+            const uint32_t w = cnt[p];
+            if (w == 0) {
+                continue;
+            }
+            const uint32_t base = swz(p) * 2u;
+            if (base < a.len && (w & 0xffffu) != 0) {
+                atomicAdd(a.target + base, (unsigned long long)(w & 0xffffu));
+            }
+            if (base + 1 < a.len && (w >> 16) != 0) {
+                atomicAdd(a.target + base + 1, (unsigned long long)(w >> 16));
+            }
+        }
     }
 }
 
@@ -213,11 +345,11 @@ template <typename T> __device__ __forceinline__ T sample_of(const uint4 &v, int
     }
 }
 
-template <int KIND, int STORE, bool SIMPLE, typename T>
-__global__ void __launch_bounds__(Threads<STORE>::n) wide_kernel(Args a)
+template <int KIND, int STORE, int WALK, typename T>
+__global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) wide_kernel(Args a)
 {
-    constexpr int THREADS = Threads<STORE>::n;
-    constexpr int UNROLL = Threads<STORE>::unroll;
+    constexpr int THREADS = Threads<STORE, sizeof(T)>::n;
+    constexpr int UNROLL = Threads<STORE, sizeof(T)>::unroll;
     constexpr int CHUNK = THREADS * UNROLL;
     constexpr int NPER = 16 / (int)sizeof(T);
     extern __shared__ __align__(16) unsigned char smem[];
@@ -225,22 +357,7 @@ __global__ void __launch_bounds__(Threads<STORE>::n) wide_kernel(Args a)
     float *tab = reinterpret_cast<float *>(smem);
     uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
     const uint32_t lane = threadIdx.x & 31u;
-
-    if constexpr (KIND == K_LUT8) {
-        for (uint32_t v = threadIdx.x; v < 256; v += THREADS) {
-            lut[v] = to_slot(a, ih_bin_of_int(&a.bin, v));
-        }
-    } else if constexpr (KIND == K_FTAB) {
-        for (uint32_t i = threadIdx.x; i <= a.bins; i += THREADS) {
-            tab[i] = __double2float_ru(ih_edge(&a.bin, i));
-        }
-    }
-    if constexpr (STORE != IH_WIDE_GLOBAL) {
-        for (uint32_t i = threadIdx.x; i < a.phys; i += THREADS) {
-            cnt[i] = 0;
-        }
-    }
-    __syncthreads();
+    block_begin<KIND, STORE>(a, lut, tab, cnt);
 
     const ih_geom &g = a.g;
     const uint32_t chunks = (g.total + CHUNK - 1) / CHUNK;
@@ -255,27 +372,28 @@ __global__ void __launch_bounds__(Threads<STORE>::n) wide_kernel(Args a)
             full[k] = false;
             row_of[k] = 0;
             col_of[k] = 0;
-            if (i < g.total) {
-                uint32_t r;
-                const uint8_t *row, *gp;
-                ih_locate(g, i, r, row, gp);
-                const uint8_t *end = row + g.width;
-                if (gp >= row && gp + 16 <= end) {
-                    v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
-                    row_of[k] = r;
-                    col_of[k] = (uint32_t)(gp - row);
-                    full[k] = true;
-                } else {
-                    /* Row edges: whole samples only (rows start on a sample). */
-                    const uint8_t *p = gp < row ? row : gp;
-                    const uint8_t *q = gp + 16 < end ? gp + 16 : end;
-                    for (; p < q; p += sizeof(T)) {
-                        const T s = *reinterpret_cast<const T *>(p);
-                        const uint32_t sl = slot_at<KIND, SIMPLE, T>(
-                            a, lut, tab, s, r, (uint32_t)(p - row) / (uint32_t)sizeof(T));
-                        if (sl != NONE) {
-                            add<STORE>(cnt, a, sl, 1u, lane);
-                        }
+            if (i >= g.total) {
+                continue;
+            }
+            uint32_t r;
+            const uint8_t *row, *gp;
+            ih_locate(g, i, r, row, gp);
+            const uint8_t *end = row + g.width;
+            if (gp >= row && gp + 16 <= end) {
+                v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
+                row_of[k] = r;
+                col_of[k] = (uint32_t)(gp - row);
+                full[k] = true;
+            } else {
+                /* Row edges: whole samples only (rows start on a sample). */
+                const uint8_t *p = gp < row ? row : gp;
+                const uint8_t *q = gp + 16 < end ? gp + 16 : end;
+                for (; p < q; p += sizeof(T)) {
+                    const T s = *reinterpret_cast<const T *>(p);
+                    const uint32_t sl = slot_at<KIND, WALK, T>(
+                        a, lut, tab, s, r, (uint32_t)(p - row) / (uint32_t)sizeof(T));
+                    if (sl != NONE) {
+                        add_n<STORE>(cnt, a, sl, 1u, lane);
                     }
                 }
             }
@@ -286,7 +404,7 @@ __global__ void __launch_bounds__(Threads<STORE>::n) wide_kernel(Args a)
             const uint32_t s0 = col_of[k] / (uint32_t)sizeof(T);
 #pragma unroll
             for (int j = 0; j < NPER; j++) {
-                sl[j] = full[k] ? slot_at<KIND, SIMPLE, T>(a, lut, tab, sample_of<T>(v[k], j),
+                sl[j] = full[k] ? slot_at<KIND, WALK, T>(a, lut, tab, sample_of<T>(v[k], j),
                                                            row_of[k], s0 + j)
                                 : NONE;
             }
@@ -294,38 +412,172 @@ __global__ void __launch_bounds__(Threads<STORE>::n) wide_kernel(Args a)
         }
     }
 
+    block_end<STORE>(a, cnt);
+}
+
+/*
+ * The lean kernel: one flat run of samples (W_FLAT), one channel, no mask, no
+ * outlier counters, and a kind with a cheap bin (K_LUT8, K_SHIFT, K_FTAB). Its
+ * blocks take whole chunks of full granules with no test per granule, and a
+ * sample costs a handful of instructions: the bin, an in-range predicate and
+ * the atomic (the general kernel above spends several times that on
+ * per-sample slot codes and row bookkeeping, and was issue-bound).
+ */
+/* A granule that is one sample repeated (bit for bit). */
+template <typename T> __device__ __forceinline__ bool repeats(const uint4 &v)
+{
+    const bool words = v.x == v.y && v.x == v.z && v.x == v.w;
+    if constexpr (sizeof(T) == 1) {
+        return words && v.x == (v.x & 0xffu) * 0x01010101u;
+    } else if constexpr (sizeof(T) == 2) {
+        return words && (v.x >> 16) == (v.x & 0xffffu);
+    } else {
+        return words;
+    }
+}
+
+template <int KIND, typename T>
+__device__ __forceinline__ bool lean_bin(const Args &a, const uint32_t *lut, const float *tab, T v,
+                                         uint32_t &b)
+{
+    if constexpr (KIND == K_SHIFT) {
+        const uint32_t x = (uint32_t)v;
+        b = (uint32_t)((int32_t)x - a.ilo) >> a.shift;
+        return x - a.blo < a.span;
+    } else if constexpr (KIND == K_LUT8) {
+        b = lut[(uint32_t)v];
+        return b != NONE;
+    } else {
+        static_assert(KIND == K_FTAB, "the lean kernel bins K_LUT8, K_SHIFT and K_FTAB");
+        const float f = (float)v;
+        const float t = __fmul_rn(__fsub_rn(f, a.lo_f), a.inv_f);
+        const float fl = floorf(t);
+        const float fr = t - fl;
+        b = (uint32_t)fl;
+        const bool in = f >= a.lo_ru && f < a.hi_ru;
+        if (in && fr > a.eps && fr < 1.0f - a.eps && b < a.bins) {
+            return true;
+        }
+        if (in && a.eps < 1.0f) {
+            /* Within eps of edge j (eps < 1/2): bin j - 1 or j, one compare
+             * with the table (edge 0 and edge `bins` are the range). */
+            uint32_t j = fr < 0.5f ? b : b + 1;
+            j = j < a.bins ? j : a.bins;
+            b = j == 0 ? 0 : j == a.bins ? a.bins - 1 : (f >= tab[j] ? j : j - 1);
+            return true;
+        }
+        b = slot_of<KIND, T>(a, lut, tab, v); /* outliers: NONE */
+        return b != NONE;
+    }
+}
+
+template <int KIND, int STORE, bool VOTE, typename T>
+__device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
+                                             const uint32_t *lut, const float *tab, const uint4 &v)
+{
+    constexpr int NPER = 16 / (int)sizeof(T);
+    if constexpr (VOTE && STORE != IH_WIDE_S32) {
+        /* A warp whose 32 granules are one sample repeated (constant data)
+         * makes one add: ATOMS.ADD, unlike POPC.INC, pays for equal lanes. */
+        const uint32_t x0 = __shfl_sync(FULL, v.x, 0); /* every lane, before the test */
+        if (__all_sync(FULL, repeats<T>(v) && v.x == x0)) {
+            uint32_t b0;
+            if ((threadIdx.x & 31u) == 0 && lean_bin<KIND, T>(a, lut, tab, sample_of<T>(v, 0), b0)) {
+                add_n<STORE>(cnt, a, b0, NPER * 32u, 0);
+            }
+            return;
+        }
+    }
+    uint32_t b[NPER];
+    bool in[NPER];
+#pragma unroll
+    for (int j = 0; j < NPER; j++) {
+        in[j] = lean_bin<KIND, T>(a, lut, tab, sample_of<T>(v, j), b[j]);
+    }
     if constexpr (STORE == IH_WIDE_S32) {
-        __syncthreads();
-        const uint32_t m = a.copies - 1;
-        for (uint32_t p = threadIdx.x; p < a.phys; p += THREADS) {
-            const uint32_t s = swz(p);
-            if (s >= a.len) {
-                continue;
-            }
-            uint32_t sum = 0;
-            for (uint32_t j = 0; j < a.copies; j++) {
-                sum += cnt[p * a.copies + ((j + p) & m)];
-            }
-            if (sum != 0) {
-                atomicAdd(a.target + s, (unsigned long long)sum);
+        /* Literal increments (ATOMS.POPC.INC merges equal lanes). */
+#pragma unroll
+        for (int j = 0; j < NPER; j++) {
+            if (in[j]) {
+                atomicAdd(cnt_lane + (swz(b[j]) << a.copies_log2), 1u);
             }
         }
-    } else if constexpr (STORE == IH_WIDE_S16) {
-        __syncthreads();
-        for (uint32_t p = threadIdx.x; p < a.phys; p += THREADS) {
-            const uint32_t w = cnt[p];
-            if (w == 0) {
-                continue;
+        return;
+    }
+    if constexpr (STORE == IH_WIDE_S16) {
+        /* z = the old half inverted, zero where it was 0xffff before the add
+         * (it may have wrapped): the smallest z says whether to look. */
+        uint32_t old[NPER];
+        uint32_t least = 1;
+#pragma unroll
+        for (int j = 0; j < NPER; j++) {
+            const uint32_t delta = 1u << ((b[j] & 1u) << 4);
+            old[j] = 0;
+            if (in[j]) {
+                old[j] = atomicAdd(cnt + swz(b[j] >> 1), delta);
+                least = min(least, ~old[j] & (delta * 0xffffu));
             }
-            const uint32_t base = swz(p) * 2u;
-            if (base < a.len && (w & 0xffffu) != 0) {
-                atomicAdd(a.target + base, (unsigned long long)(w & 0xffffu));
+        }
+        if (least == 0) {
+#pragma unroll
+            for (int j = 0; j < NPER; j++) {
+                if (in[j]) {
+                    s16_fix(a, b[j], 1u, old[j]);
+                }
             }
-            if (base + 1 < a.len && (w >> 16) != 0) {
-                atomicAdd(a.target + base + 1, (unsigned long long)(w >> 16));
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < NPER; j++) {
+            if (in[j]) {
+                atomicAdd(a.target + b[j], 1ull);
             }
         }
     }
+}
+
+template <int KIND, int STORE, typename T>
+__global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args a)
+{
+    constexpr int THREADS = Threads<STORE, sizeof(T)>::n;
+    constexpr int UNROLL = Threads<STORE, sizeof(T)>::unroll;
+    constexpr uint32_t CHUNK = THREADS * UNROLL;
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint32_t *lut = reinterpret_cast<uint32_t *>(smem);
+    float *tab = reinterpret_cast<float *>(smem);
+    uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
+    uint32_t *cnt_lane = cnt + ((threadIdx.x & 31u) & (a.copies - 1));
+    block_begin<KIND, STORE>(a, lut, tab, cnt);
+
+    const uint4 *src = reinterpret_cast<const uint4 *>(a.g.base);
+    const uint32_t full = a.flat_full;
+    const uint32_t whole = full / CHUNK * CHUNK; /* granules in whole chunks */
+    for (uint32_t c0 = blockIdx.x * CHUNK; c0 < whole; c0 += gridDim.x * CHUNK) {
+        uint4 v[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            v[k] = __ldcs(src + c0 + k * THREADS + threadIdx.x);
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            lean_granule<KIND, STORE, true, T>(cnt, cnt_lane, a, lut, tab, v[k]);
+        }
+    }
+    /* The last, partial chunk: full granules one by one, then the bytes of a
+     * partial last granule, by the last block. */
+    if (blockIdx.x == gridDim.x - 1) {
+        for (uint32_t i = whole + threadIdx.x; i < full; i += THREADS) {
+            lean_granule<KIND, STORE, false, T>(cnt, cnt_lane, a, lut, tab, __ldcs(src + i));
+        }
+        for (uint32_t off = full * 16u + threadIdx.x * (uint32_t)sizeof(T); off < a.g.width;
+             off += THREADS * (uint32_t)sizeof(T)) {
+            uint32_t b;
+            if (lean_bin<KIND, T>(a, lut, tab, *reinterpret_cast<const T *>(a.g.base + off), b)) {
+                add_n<STORE>(cnt, a, b, 1u, threadIdx.x & 31u);
+            }
+        }
+    }
+    block_end<STORE>(a, cnt);
 }
 
 /* A sample from any byte address. */
@@ -420,17 +672,28 @@ __global__ void range_init_kernel(unsigned int *keys)
 
 typedef void (*wide_fn)(Args);
 
-template <int KIND, int STORE, typename T> wide_fn pick_simple(bool simple)
+/* Flat runs without outlier counters go to the lean kernel where the kind
+ * has one (walk W_FLAT is only asked for then); the rest walk rows. */
+template <int KIND, int STORE, typename T> wide_fn pick_walk(int walk)
 {
-    return simple ? wide_kernel<KIND, STORE, true, T> : wide_kernel<KIND, STORE, false, T>;
+    constexpr bool lean = KIND == K_LUT8 || KIND == K_SHIFT || KIND == K_FTAB;
+    if (walk == W_GENERAL) {
+        return wide_kernel<KIND, STORE, W_GENERAL, T>;
+    }
+    if constexpr (lean) {
+        if (walk == W_FLAT) {
+            return lean_kernel<KIND, STORE, T>;
+        }
+    }
+    return wide_kernel<KIND, STORE, W_SIMPLE, T>;
 }
 
-template <int KIND, typename T> wide_fn pick_store(int store, bool simple)
+template <int KIND, typename T> wide_fn pick_store(int store, int walk)
 {
     switch (store) {
-    case IH_WIDE_S32: return pick_simple<KIND, IH_WIDE_S32, T>(simple);
-    case IH_WIDE_S16: return pick_simple<KIND, IH_WIDE_S16, T>(simple);
-    default: return pick_simple<KIND, IH_WIDE_GLOBAL, T>(simple);
+    case IH_WIDE_S32: return pick_walk<KIND, IH_WIDE_S32, T>(walk);
+    case IH_WIDE_S16: return pick_walk<KIND, IH_WIDE_S16, T>(walk);
+    default: return pick_walk<KIND, IH_WIDE_GLOBAL, T>(walk);
     }
 }
 
@@ -440,16 +703,16 @@ bool shift32(const ih_hist_job &job)
     return job.bin.shift_ok && job.bin.ilo > -(INT64_C(1) << 30) && job.bin.ilo < (INT64_C(1) << 30);
 }
 
-wide_fn pick(const ih_hist_job &job, const ih_wide_plan_t &plan, bool simple)
+wide_fn pick(const ih_hist_job &job, const ih_wide_plan_t &plan, int walk)
 {
     switch (job.dtype) {
-    case IMGHIST_U8: return pick_store<K_LUT8, uint8_t>(plan.store, simple);
+    case IMGHIST_U8: return pick_store<K_LUT8, uint8_t>(plan.store, walk);
     case IMGHIST_U16:
-        return shift32(job) ? pick_store<K_SHIFT, uint16_t>(plan.store, simple)
-                            : pick_store<K_INT, uint16_t>(plan.store, simple);
+        return shift32(job) ? pick_store<K_SHIFT, uint16_t>(plan.store, walk)
+                            : pick_store<K_INT, uint16_t>(plan.store, walk);
     default:
-        return plan.table ? pick_store<K_FTAB, float>(plan.store, simple)
-                          : pick_store<K_FDBL, float>(plan.store, simple);
+        return plan.table ? pick_store<K_FTAB, float>(plan.store, walk)
+                          : pick_store<K_FDBL, float>(plan.store, walk);
     }
 }
 
@@ -461,6 +724,42 @@ size_t round_up(size_t n, size_t m)
 int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The smallest float >= d (-inf below every float, +inf above). */
+float float_up(double d)
+{
+    float f = (float)d;
+    if ((double)f < d) {
+        f = nextafterf(f, INFINITY);
+    }
+    return f;
+}
+
+/*
+ * F32 binning: the range as floats, and the single-precision estimate
+ * t = fl(fl(v - lo_f) * inv_f) with a bound eps on its distance, in bins, from
+ * the exact position of v among binning.h's edges. With u = 2^-24 (the unit
+ * roundoff): lo_f is within |lo - lo_f| of lo; the subtraction errs by at most
+ * u |v - lo_f| <= u (|lo| + |hi|) (v is in range); inv_f and the product add
+ * two roundings of t <= bins (2u bins); the double edges sit within
+ * 2^-50 (|lo| + |hi|) of the exact ones. eps is twice that sum plus 2^-20; a
+ * sample whose frac(t) is within eps of 0 or 1 is binned exactly. Where the
+ * bound is loose (eps > 1/4) or t could reach 2^24 the estimate is not used.
+ */
+void float_estimate(const ih_binning &b, Args &a)
+{
+    a.lo_ru = float_up(b.lo);
+    a.hi_ru = float_up(b.hi);
+    a.lo_f = (float)b.lo;
+    a.inv_f = (float)b.inv;
+    const double mag = fabs(b.lo) + fabs(b.hi);
+    const double bound = b.inv * (fabs(b.lo - (double)a.lo_f) + ldexp(mag, -24) + ldexp(mag, -50)) +
+                         ldexp((double)b.bins, -23);
+    const double eps = 2.0 * bound + ldexp(1.0, -20);
+    const bool usable = isfinite(eps) && eps <= 0.25 && b.bins <= (1u << 22) &&
+                        isfinite(a.lo_f) && isfinite(a.inv_f) && a.inv_f > 0.0f;
+    a.eps = usable ? (float)eps : 2.0f; /* 2: frac(t) is never in (2, -1) */
 }
 
 } // namespace
@@ -544,9 +843,16 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
         a.blo = (uint32_t)clamp64(job.bin.ilo, 0, 65536);
         a.bhi = (uint32_t)clamp64(job.bin.ihi, 0, 65536);
         a.shift = job.bin.shift;
+        a.span = a.bhi - a.blo;
     }
     a.copies = (uint32_t)plan.copies;
+    while ((1u << a.copies_log2) < a.copies) {
+        a.copies_log2++;
+    }
     a.target = target;
+    if (job.dtype == IMGHIST_F32) {
+        float_estimate(job.bin, a);
+    }
     const size_t row_bytes = (size_t)band.width * job.channels * size;
 
     if (size > 1 && (((uintptr_t)band.base | band.pitch) & (size - 1)) != 0) {
@@ -564,7 +870,11 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     }
 
     const bool simple = job.channels == 1 && band.mask == nullptr;
-    const wide_fn fn = pick(job, plan, simple);
+    /* Flat: rows back to back from a 16-byte aligned start. */
+    const bool flat = simple && !job.outliers && ((uintptr_t)band.base & 15) == 0 &&
+                      (band.rows == 1 || band.pitch == row_bytes);
+    const int walk = flat ? W_FLAT : simple ? W_SIMPLE : W_GENERAL;
+    const wide_fn fn = pick(job, plan, walk);
     if (plan.store == IH_WIDE_S32) {
         a.phys = (uint32_t)round_up(job.len, 32) * a.copies;
     } else if (plan.store == IH_WIDE_S16) {
@@ -583,9 +893,14 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
         return e;
     }
     per_sm = per_sm > 0 ? per_sm : 1;
-    const uint32_t chunk = (uint32_t)plan.threads * (plan.store == IH_WIDE_S16 ? 2 : 4);
+    const uint32_t chunk = chunk_of(plan.store, size);
     const uint32_t per_row = ih_granules_per_row(band.base, band.pitch, (uint32_t)row_bytes, band.rows);
     uint32_t rows_per = (uint32_t)((IH_MAX_GRANULES - 1) / per_row);
+    if (flat) {
+        /* A flat launch's bytes fit in g.width (32 bits). */
+        const uint64_t most = (UINT64_C(1) << 32) - 64;
+        rows_per = (uint32_t)(most / row_bytes < rows_per ? most / row_bytes : rows_per);
+    }
     rows_per = rows_per > 0 ? rows_per : 1;
     for (uint32_t r0 = 0; r0 < band.rows; r0 += rows_per) {
         const uint32_t rows = band.rows - r0 < rows_per ? band.rows - r0 : rows_per;
@@ -596,6 +911,11 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
         const uint32_t pr = ih_granules_per_row(g.base, g.pitch, g.width, rows);
         g.total = rows * pr;
         g.per_row = ih_make_fastdiv(pr);
+        if (flat) {
+            g.width = (uint32_t)(row_bytes * rows);
+            g.total = (uint32_t)(((uint64_t)g.width + 15) / 16);
+            a.flat_full = g.width / 16;
+        }
         a.mask = band.mask != nullptr ? band.mask + (size_t)r0 * band.mask_pitch : nullptr;
         const uint64_t chunks = ((uint64_t)g.total + chunk - 1) / chunk;
         const uint64_t resident = (uint64_t)per_sm * (uint64_t)sms;

@@ -380,7 +380,8 @@ static imghist_status histogram_and_lut(imghist_ctx *ctx, ih_joint_state *j,
                     cudaMemsetAsync(hist_target, 0, levels * sizeof(uint64_t), s->stream));
     }
     if (src != NULL) {
-        imghist_status st = count(ctx, src, NULL, mask, job, NULL, hist_target);
+        /* The wide histogram kernels (added to the zeroed target). */
+        imghist_status st = ih_cuda_hist_wide_dev(ctx, src, mask, job, hist_target, 1);
         if (st != IMGHIST_OK) {
             return st;
         }
