@@ -72,3 +72,12 @@ def mutual_information(joint):
 
     ha, hb, hab = H(p.sum(axis=1)), H(p.sum(axis=0)), H(p.ravel())
     return np.array([ha + hb - hab, 2.0 if hab == 0 else (ha + hb) / hab])
+
+
+def floats(rng, shape):
+    """float32 samples with two NaN, +inf and -inf among them."""
+    x = (rng.standard_normal(shape) * 100).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[:4] = [np.nan, np.inf, -np.inf, np.nan]
+    rng.shuffle(flat)
+    return x

@@ -89,16 +89,8 @@ def test_u16(rng):
     np.testing.assert_array_equal(imghist.histogram(x, 256), ref.hist(x, 256, 0, 65536)[0])
 
 
-def _floats(rng, shape):
-    x = (rng.standard_normal(shape) * 100).astype(np.float32)
-    flat = x.reshape(-1)
-    flat[:4] = [np.nan, np.inf, -np.inf, np.nan]
-    rng.shuffle(flat)
-    return x
-
-
 def test_f32_default_range_is_numpys(rng):
-    x = _floats(rng, (80, 60))
+    x = ref.floats(rng, (80, 60))
     got, extra = imghist.histogram(x, outliers=True)
     fin = x[np.isfinite(x)].astype(np.float64)
     want, _ = np.histogram(fin, bins=256)  # NumPy's own default range, last bin closed
@@ -108,7 +100,7 @@ def test_f32_default_range_is_numpys(rng):
 
 
 def test_f32_explicit_range(rng):
-    x = _floats(rng, (80, 60))
+    x = ref.floats(rng, (80, 60))
     x[1, 1] = 50.0  # exactly hi
     got, extra = imghist.histogram(x, 33, (-120.5, 50.0), outliers=True)
     want, wextra = ref.hist(x, 33, -120.5, 50.0)
@@ -147,7 +139,7 @@ def test_batch(rng):
 
 
 def test_batch_float_range_is_shared(rng):
-    x = _floats(rng, (3, 20, 30))
+    x = ref.floats(rng, (3, 20, 30))
     h = imghist.histogram(x, 50)
     fin = x[np.isfinite(x)].astype(np.float64)
     lo, hi = fin.min(), fin.max()
@@ -181,7 +173,7 @@ def test_masks(rng):
     np.testing.assert_array_equal(imghist.histogram(x, mask=m), ref.natural(x[m], 256))
     np.testing.assert_array_equal(imghist.histogram(x, mask=m.astype(np.uint8) * 7),
                                   ref.natural(x[m], 256))
-    f = _floats(rng, (60, 50))
+    f = ref.floats(rng, (60, 50))
     fin = f[m & np.isfinite(f)].astype(np.float64)
     np.testing.assert_array_equal(imghist.histogram(f, 20, mask=m), np.histogram(fin, 20)[0])
     b = u8(rng, 3, 60, 50)

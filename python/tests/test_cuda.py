@@ -106,14 +106,6 @@ def rng():
     return np.random.default_rng(12)
 
 
-def floats(rng, shape):
-    x = (rng.standard_normal(shape) * 100).astype(np.float32)
-    flat = x.reshape(-1)
-    flat[:4] = [np.nan, np.inf, -np.inf, np.nan]
-    rng.shuffle(flat)
-    return x
-
-
 def same(xp, got, want):
     np.testing.assert_array_equal(xp.host(got), want)
 
@@ -135,7 +127,7 @@ def test_histogram_u16_f32(xp, rng):
     x = rng.integers(0, 65536, (200, 300), dtype=np.uint16)
     same(xp, imghist.histogram(xp.dev(x)), ref.natural(x, 65536))
     same(xp, imghist.histogram(xp.dev(x), 500, (10, 50000)), imghist.histogram(x, 500, (10, 50000)))
-    f = floats(rng, (200, 300))
+    f = ref.floats(rng, (200, 300))
     c, e = imghist.histogram(xp.dev(f), outliers=True)
     wc, we = imghist.histogram(f, outliers=True)
     same(xp, c, wc)
@@ -214,7 +206,7 @@ def test_joint_and_mi(xp, rng):
     da, dbb = xp.dev(a), xp.dev(b)
     same(xp, imghist.histogram2d(da, dbb), imghist.histogram2d(a, b))
     same(xp, imghist.histogram2d(da, dbb, bins=(32, 16)), imghist.histogram2d(a, b, bins=(32, 16)))
-    f = floats(rng, (300, 200))
+    f = ref.floats(rng, (300, 200))
     same(xp, imghist.histogram2d(xp.dev(f), da, bins=64), imghist.histogram2d(f, a, bins=64))
     mi = imghist.mutual_information(da, dbb, bins=64)
     assert xp.device_of(mi) == 0
