@@ -1,7 +1,7 @@
 """imghist's Python functions over the C library (see __init__.py)."""
 from __future__ import annotations
 
-import builtins
+import ctypes
 import operator
 import os
 from typing import Any, Optional, Sequence, Tuple, Union
@@ -26,7 +26,7 @@ _VIEW_DT = np.dtype({"names": ["data", "dtype", "mem", "width", "height", "pitch
                      "offsets": [L.View.data.offset, L.View.dtype.offset, L.View.mem.offset,
                                  L.View.width.offset, L.View.height.offset, L.View.pitch.offset,
                                  L.View.channels.offset],
-                     "itemsize": __import__("ctypes").sizeof(L.View)})
+                     "itemsize": ctypes.sizeof(L.View)})
 
 Array = Any  # numpy.ndarray, torch.Tensor or cupy.ndarray
 Range = Optional[Tuple[float, float]]
@@ -441,7 +441,7 @@ def _axis_ranges(rng) -> Tuple[Any, Any]:
     return r0, r1
 
 
-def _joint(a, b, bins, rng, mask, backend, outliers=False):
+def _joint(a, b, bins, rng, mask, backend):
     """Describes, checks and counts the joint histogram of a and b into a new
     int64 array of a's kind; returns (Arr of a, context, out, bins_a, bins_b)."""
     A_ = A.describe(a, "a")
@@ -464,15 +464,14 @@ def _joint(a, b, bins, rng, mask, backend, outliers=False):
     if H == 0 or W == 0:
         raise ValueError("imghist: empty images")
     # The data range of a float axis is found before the views are set for the call.
-    na = _spec(ctx.spec, A_.dt, ba, ra, L.OUTLIERS if outliers else 0,
-               lambda: _range_of(ctx, A_, la, mlay))
+    na = _spec(ctx.spec, A_.dt, ba, ra, 0, lambda: _range_of(ctx, A_, la, mlay))
     nbb = _spec(ctx.spec2, B_.dt, bb, rb, 0, lambda: _range_of(ctx, B_, lb, mlay))
     if na * nbb > L.MAX_BINS:
         raise ValueError(f"imghist: {na} x {nbb} cells; at most 2^24")
-    out = A.empty(A_, (na * nbb + (1 if outliers else 0),), _I64)
+    out = A.empty(A_, (na * nbb,), _I64)
     counts = ctx.counts
     counts.data = A.pointer(A_.kind, out)
-    counts.len = na * nbb + (1 if outliers else 0)
+    counts.len = na * nbb
     counts.mem = A_.mem
     _set_view(ctx.src, A_.ptr, A_, H, W, 1, la[6])
     _set_view(ctx.dst, B_.ptr, B_, H, W, 1, lb[6])
@@ -559,7 +558,6 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
     ctx.set_param(L.P_LOAD_DEPTH, d)
     ctx.set_param(L.P_LOAD_CHANNELS, 1 if channels else 0)
     ctx.set_param(L.P_LOAD_GRAY, g)
-    import ctypes
     img = ctypes.c_void_p()
     if isinstance(path, (bytes, bytearray, memoryview)):
         buf = np.frombuffer(path, np.uint8)
