@@ -368,6 +368,8 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
         if (o.kind != a.kind or o.mem != a.mem or o.dev != a.dev or o.dt != a.dt
                 or tuple(o.shape) != tuple(a.shape)):
             raise ValueError("imghist: out must be of x's kind, shape, dtype and device")
+        if o.mem == _HOST and not o.obj.flags.writeable:
+            raise ValueError("imghist: out is read-only")
         o_res = out
     olay = _layout(o, 2)
     if not olay[0]:

@@ -273,6 +273,10 @@ def test_equalize_layouts_and_out(rng):
         imghist.equalize(x, out=np.zeros((100, 81), np.uint8))
     with pytest.raises(ValueError, match="out"):
         imghist.equalize(x, out=np.zeros((80, 100), np.uint8).T)
+    ro = np.zeros_like(x)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        imghist.equalize(x, out=ro)
 
 
 def test_equalize_u16(rng):
