@@ -1,0 +1,592 @@
+"""imghist's Python functions over the C library (see __init__.py)."""
+from __future__ import annotations
+
+import ctypes
+import operator
+import os
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _arrays as A
+from . import _lib as L
+from ._lib import ImghistError
+
+_I64 = np.dtype(np.int64)
+_F64 = np.dtype(np.float64)
+_HOST, _DEVICE = L.MEM_HOST, L.MEM_DEVICE
+_LEVELS = {L.U8: 256, L.U16: 65536, L.F32: 0}
+_METHODS = {"opencv": L.EQ_OPENCV, "pil": L.EQ_PIL}
+_BACKENDS = {"cpu": L.BACKEND_CPU, "cuda": L.BACKEND_CUDA, "auto": L.BACKEND_AUTO}
+
+# One imghist_view per element, as the C structure (for batches).
+_VIEW_DT = np.dtype({"names": ["data", "dtype", "mem", "width", "height", "pitch", "channels"],
+                     "formats": [np.uint64, np.int32, np.int32, np.uint32, np.uint32, np.uint64,
+                                 np.uint32],
+                     "offsets": [L.View.data.offset, L.View.dtype.offset, L.View.mem.offset,
+                                 L.View.width.offset, L.View.height.offset, L.View.pitch.offset,
+                                 L.View.channels.offset],
+                     "itemsize": ctypes.sizeof(L.View)})
+
+Array = Any  # numpy.ndarray, torch.Tensor or cupy.ndarray
+Range = Optional[Tuple[float, float]]
+
+
+def _context(a: A.Arr, backend: Optional[str]) -> L.Context:
+    """The calling thread's context for a: CUDA on a's GPU for device
+    memory; the CPU for host memory unless backend says otherwise."""
+    if backend is None:
+        if a.mem == _DEVICE:
+            ctx = L.context(L.BACKEND_CUDA, a.dev)
+            ctx.set_stream(A.stream(a))
+            return ctx
+        return L.context(L.BACKEND_CPU, -1)
+    b = _BACKENDS.get(str(backend).lower())
+    if b is None:
+        raise ValueError(f"imghist: backend={backend!r}; want None, 'cpu', 'cuda' or 'auto'")
+    if a.mem == _DEVICE:
+        if b == L.BACKEND_CPU:
+            raise ValueError("imghist: backend='cpu' cannot read GPU memory; copy the array "
+                             "to the host first")
+        ctx = L.context(L.BACKEND_CUDA, a.dev)
+        ctx.set_stream(A.stream(a))
+        return ctx
+    return L.context(b, -1 if b == L.BACKEND_CPU else 0)
+
+
+def _layout(a: A.Arr, nimg: int):
+    """(ok, lead shape, lead strides, H, W, C, pitch) of a's last nimg axes:
+    (H, W) or (H, W, C). ok: rows of packed pixels, any pitch."""
+    shape, st = a.shape, a.strides
+    if len(shape) < nimg:
+        raise ValueError(f"imghist: an array of shape {tuple(shape)}; want at least {nimg} "
+                         f"dimensions ({'H, W, C' if nimg == 3 else 'H, W'})")
+    item = a.item
+    if nimg == 2:
+        H, W = shape[-2:]
+        C = 1
+        ok = W <= 1 or st[-1] == item
+    else:
+        H, W, C = shape[-3:]
+        if not 1 <= C <= L.MAX_CHANNELS:
+            raise ValueError(f"imghist: {C} channels; want 1 to {L.MAX_CHANNELS} "
+                             "(channels=True reads (..., H, W, C))")
+        ok = (C == 1 or st[-1] == item) and (W <= 1 or st[-2] == C * item)
+    row = W * C * item
+    pitch = st[-nimg] if H > 1 else row
+    return (ok and pitch >= row, shape[:-nimg], st[:-nimg], H, W, C, pitch)
+
+
+def _image_layout(a: A.Arr, nimg: int, what: str = "x"):
+    """_layout of a, or of a contiguous copy of a when its rows are not
+    packed (negative, zero or element strides)."""
+    lay = _layout(a, nimg)
+    if not lay[0]:
+        a = A.contiguous(a)
+        lay = _layout(a, nimg)
+    if lay[3] > 0xFFFFFFFF or lay[4] > 0xFFFFFFFF:
+        raise ValueError(f"imghist: {what}: images up to 2^32 - 1 pixels wide and high")
+    return a, lay
+
+
+def _set_view(v: L.View, ptr: int, a: A.Arr, H: int, W: int, C: int, pitch: int) -> None:
+    v.data = ptr
+    v.dtype = a.dt
+    v.mem = a.mem
+    v.width = W
+    v.height = H
+    v.pitch = pitch
+    v.channels = C
+
+
+def _offsets(lead, lst):
+    off = np.zeros(1, np.int64)
+    for n, s in zip(lead, lst):
+        off = (off[:, None] + np.arange(n, dtype=np.int64) * s).ravel()
+    return off
+
+
+def _views(ctx: L.Context, slot: str, a: A.Arr, lead, lst, H, W, C, pitch):
+    """A host array of imghist_view, one per image of the batch; the last
+    one of each slot is kept for the next call with the same array."""
+    key = (a.ptr, lead, lst, a.dt, a.mem, H, W, C, pitch)
+    if slot == "src":
+        if ctx.batch_key == key:
+            return ctx.batch_views
+    elif ctx.batch_dst_key == key:
+        return ctx.batch_dst_views
+    off = _offsets(lead, lst)
+    v = np.zeros(off.size, _VIEW_DT)
+    v["data"] = (off + a.ptr).astype(np.uint64)
+    v["dtype"] = a.dt
+    v["mem"] = a.mem
+    v["width"] = W
+    v["height"] = H
+    v["pitch"] = pitch
+    v["channels"] = C
+    if slot == "src":
+        ctx.batch_key, ctx.batch_views = key, v
+    else:
+        ctx.batch_dst_key, ctx.batch_dst_views = key, v
+    return v
+
+
+def _mask(m, a: A.Arr, lead, H, W, ctx: L.Context):
+    """The mask's Arr and layout: uint8 or bool, (H, W) or a's lead + (H, W),
+    in a's memory."""
+    if m is None:
+        return None
+    ma = A.describe(m, "mask")
+    if ma.dt != L.U8:
+        raise TypeError("imghist: mask must be uint8 or bool")
+    if ma.mem != a.mem or (a.mem == _DEVICE and ma.dev != a.dev):
+        raise ValueError("imghist: mask must be in the same memory (and on the same GPU) as x")
+    if ma.mem == _DEVICE and ma.kind != a.kind:
+        raise TypeError("imghist: mask must be of x's library (torch or cupy)")
+    ma, lay = _image_layout(ma, 2, "mask")
+    if (lay[3], lay[4]) != (H, W) or (lay[1] and lay[1] != lead):
+        raise ValueError(f"imghist: mask of shape {tuple(ma.shape)} for images of {H}x{W} "
+                         f"(batch {tuple(lead)}); want (H, W) or the whole batch's shape")
+    return ma, lay
+
+
+def _bins(bins, default: int) -> int:
+    if bins is None:
+        return default
+    try:
+        n = operator.index(bins)
+    except TypeError:
+        raise TypeError(f"imghist: bins must be an integer, not {type(bins).__name__}") from None
+    if not 1 <= n <= L.MAX_BINS:
+        raise ValueError(f"imghist: bins={n}; want 1 to 2^24")
+    return n
+
+
+def _pair(rng) -> Tuple[float, float]:
+    try:
+        lo, hi = rng
+        return float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise ValueError(f"imghist: range={rng!r}; want (lo, hi)") from None
+
+
+def _spec(spec: L.Spec, dt: int, bins, rng, flags: int, data_range) -> int:
+    """Fill spec; returns the bins. Integers: one bin per level over
+    [0, levels) by default; float32: 256 bins over data_range() (the finite
+    minimum and maximum, NumPy's default) with the last bin closed."""
+    levels = _LEVELS[dt]
+    if rng is None and levels and (bins is None or bins == levels):
+        spec.bins = 0
+        spec.flags = flags
+        return levels
+    n = _bins(bins, levels or 256)
+    if rng is not None:
+        lo, hi = _pair(rng)
+    elif levels:
+        lo, hi = 0.0, float(levels)
+    else:
+        lo, hi = data_range()
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        flags |= L.CLOSED
+    spec.bins = n
+    spec.lo = lo
+    spec.hi = hi
+    spec.flags = flags
+    return n
+
+
+def _range_of(ctx: L.Context, a: A.Arr, lay, mlay) -> Tuple[float, float]:
+    """The finite minimum and maximum of every image of a (where the mask is
+    not 0): imghist_range per image (it waits for the GPU)."""
+    _, lead, lst, H, W, C, pitch = lay
+    lo = hi = None
+    offs = _offsets(lead, lst)
+    moffs = _offsets(lead, mlay[1][2]) if (mlay is not None and mlay[1][1]) else None
+    for i, off in enumerate(offs.tolist()):
+        _set_view(ctx.src, a.ptr + off, a, H, W, C, pitch)
+        mptr = None
+        if mlay is not None:
+            ma, ml = mlay
+            mo = moffs[i] if moffs is not None else 0
+            _set_view(ctx.mask, ma.ptr + int(mo), ma, H, W, 1, ml[6])
+            mptr = ctx.mask_a
+        st = L.lib.imghist_range(ctx.ptr, ctx.src_a, mptr, ctx.d2_a,
+                                 ctx.d2_a + 8)
+        if st == L.E_INVALID_ARG and len(offs) > 1:
+            continue  # an image with no finite sample; others may have some
+        ctx.check(st)
+        lo = ctx.d2[0] if lo is None else min(lo, ctx.d2[0])
+        hi = ctx.d2[1] if hi is None else max(hi, ctx.d2[1])
+    if lo is None:
+        raise L.ImghistArgumentError("imghist: no finite sample to take the range from; "
+                                     "give range=(lo, hi)", L.E_INVALID_ARG, "invalid argument")
+    return lo, hi
+
+
+def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: Array = None, *,
+              channels: bool = False, outliers: bool = False, closed: bool = False,
+              backend: Optional[str] = None):
+    """Histogram of an image or a batch of images.
+
+    x: uint8, uint16 or float32; a NumPy array (counted on the CPU, with every
+    core), or a PyTorch tensor or CuPy array on a GPU (counted there, queued on
+    the array's current stream, nothing copied). Shapes: (H, W) gives
+    (bins,); (N, H, W), or any leading dimensions, a batch counted in one
+    call, gives (N, bins). With channels=True the last axis holds 1 to 4
+    interleaved channels counted apart: (H, W, C) gives (C, bins) and
+    (N, H, W, C) gives (N, C, bins).
+
+    bins, range: bins equal bins over [lo, hi) with NumPy's edges
+    (linspace); a sample equal to hi is in no bin unless closed=True. The
+    defaults: one bin per level for integers (256 over [0, 256) for uint8,
+    65536 over [0, 65536) for uint16; bins alone also spans [0, levels));
+    float32 has 256 bins over the data's finite minimum and maximum with the
+    last bin closed (numpy.histogram's rule; a constant image gets
+    [v - 0.5, v + 0.5]); finding that range waits for the GPU.
+
+    mask: uint8 or bool of shape (H, W), or the batch's (N, H, W), in x's
+    memory: only pixels where it is not 0 are counted (a batch with a mask
+    is one call per image).
+
+    outliers=True returns (counts, extra): extra[..., 0:3] are the samples
+    below lo (-inf too), above hi (+inf too) and NaN; both are views of one
+    buffer.
+
+    Returns int64 counts of x's kind: NumPy for NumPy (and anything
+    np.asarray takes), torch for torch (CPU or the same GPU), CuPy for CuPy.
+    Rows may be pitched (any row stride); other layouts are copied to a
+    contiguous array first, in x's memory. backend: None (above), 'cpu',
+    'cuda' or 'auto' (CUDA if a GPU is usable) for host arrays; device
+    arrays always run on their GPU.
+    """
+    a = A.describe(x)
+    if a.is_bool:
+        raise TypeError("imghist: x is bool; want uint8, uint16 or float32")
+    ctx = _context(a, backend)
+    a, lay = _image_layout(a, 3 if channels else 2)
+    _, lead, lst, H, W, C, pitch = lay
+    mlay = _mask(mask, a, lead, H, W, ctx)
+    n_img = 1
+    for n in lead:
+        n_img *= n
+    flags = (L.OUTLIERS if outliers else 0) | (L.CLOSED if closed else 0)
+    empty_input = n_img == 0 or H == 0 or W == 0
+    if empty_input and a.dt == L.F32 and range is None:
+        range = (0.0, 1.0)  # numpy.histogram's range for no data
+    spec = ctx.spec
+    nb = _spec(spec, a.dt, bins, range, flags, lambda: _range_of(ctx, a, lay, mlay))
+    per = nb + 3 if outliers else nb
+    shape = tuple(lead) + ((C, per) if channels else (per,))
+    if empty_input:
+        out = A.zeros(a, shape, _I64)
+    else:
+        out = A.empty(a, shape, _I64)
+        counts = ctx.counts
+        counts.data = A.pointer(a.kind, out)
+        counts.len = n_img * C * per
+        counts.mem = a.mem
+        spec_a = ctx.spec_a
+        if not lead:
+            _set_view(ctx.src, a.ptr, a, H, W, C, pitch)
+            m_a = None
+            if mlay is not None:
+                ma, ml = mlay
+                _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
+                m_a = ctx.mask_a
+            ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, m_a, spec_a, ctx.counts_a))
+        elif mlay is None:
+            v = _views(ctx, "src", a, lead, lst, H, W, C, pitch)
+            ctx.check(L.lib.imghist_histogram_batch(ctx.ptr, v.ctypes.data, n_img, spec_a,
+                                                    ctx.counts_a))
+        else:
+            _masked_loop(ctx, a, lay, mlay, C * per, out)
+    out = A.result(a, out)
+    if outliers:
+        return out[..., :nb], out[..., nb:]
+    return out
+
+
+def _masked_loop(ctx, a, lay, mlay, per_image, out):
+    _, lead, lst, H, W, C, pitch = lay
+    ma, ml = mlay
+    base = A.pointer(a.kind, out)
+    moffs = _offsets(lead, ml[2]) if ml[1] else None
+    counts = ctx.counts
+    counts.len = per_image
+    for i, off in enumerate(_offsets(lead, lst).tolist()):
+        _set_view(ctx.src, a.ptr + off, a, H, W, C, pitch)
+        mo = int(moffs[i]) if moffs is not None else 0
+        _set_view(ctx.mask, ma.ptr + mo, ma, H, W, 1, ml[6])
+        counts.data = base + i * per_image * 8
+        ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, ctx.mask_a, ctx.spec_a,
+                                          ctx.counts_a))
+
+
+def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = None, *,
+             backend: Optional[str] = None):
+    """Histogram equalization of a one-channel uint8 or uint16 image, or of
+    a batch of them.
+
+    x: (H, W), or (N, H, W) and any leading dimensions: each (H, W) image
+    equalized with its own histogram (a torchvision (N, C, H, W) tensor has
+    each channel equalized, as torchvision does). NumPy runs on the CPU,
+    PyTorch and CuPy GPU arrays on their GPU, queued on the current stream.
+    A uint8 batch without a mask is one call (imghist_equalize_batch).
+
+    method: 'opencv' (default) is cv2.equalizeHist bit for bit (and its
+    formula with 65536 levels for uint16); 'pil' is Pillow's
+    ImageOps.equalize and torchvision's equalize (step from the last
+    non-empty bin).
+
+    mask: uint8 or bool (H, W) or the batch's shape: the histogram, and so
+    the lookup table, is counted where it is not 0 and applied to every pixel
+    (scikit-image's equalize_hist(mask=...)).
+
+    out: None (a new array), or an array of x's kind, shape, dtype and
+    device with packed rows; x itself equalizes in place. Returns the
+    equalized array.
+    """
+    m = _METHODS.get(method)
+    if m is None:
+        raise ValueError(f"imghist: method={method!r}; want 'opencv' or 'pil'")
+    a = A.describe(x)
+    if a.dt == L.F32 or a.is_bool:
+        raise TypeError(f"imghist: equalize takes uint8 or uint16, not {a.np_dtype}")
+    ctx = _context(a, backend)
+    ctx.set_method(m)
+    a, lay = _image_layout(a, 2)
+    _, lead, lst, H, W, C, pitch = lay
+    if out is None:
+        o_obj = A.empty(a, tuple(a.shape), a.np_dtype)
+        o = A.describe(o_obj, "out")
+        if a.kind == A.TORCH_HOST:
+            o.kind = A.TORCH_HOST
+        o_res = A.result(a, o_obj)
+    else:
+        o = A.describe(out, "out")
+        if (o.kind != a.kind or o.mem != a.mem or o.dev != a.dev or o.dt != a.dt
+                or tuple(o.shape) != tuple(a.shape)):
+            raise ValueError("imghist: out must be of x's kind, shape, dtype and device")
+        if o.mem == _HOST and not o.obj.flags.writeable:
+            raise ValueError("imghist: out is read-only")
+        o_res = out
+    olay = _layout(o, 2)
+    if not olay[0]:
+        raise ValueError("imghist: out must have packed rows (last axis contiguous)")
+    mlay = _mask(mask, a, lead, H, W, ctx)
+    n_img = 1
+    for n in lead:
+        n_img *= n
+    if n_img == 0 or H == 0 or W == 0:
+        return o_res
+    lib = L.lib
+    if not lead:
+        _set_view(ctx.src, a.ptr, a, H, W, 1, pitch)
+        _set_view(ctx.dst, o.ptr, o, H, W, 1, olay[6])
+        if mlay is None:
+            ctx.check(lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, None))
+        else:
+            ma, ml = mlay
+            _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
+            ctx.check(lib.imghist_equalize_masked(ctx.ptr, ctx.src_a, ctx.mask_a, ctx.dst_a,
+                                                  None))
+        return o_res
+    if mlay is None and a.dt == L.U8:
+        if not L.HAVE_EQUALIZE_BATCH:
+            raise ImghistError(f"imghist: equalizing a batch needs a libimghist with "
+                               f"imghist_equalize_batch (0.4); {L.library_path} is "
+                               f"{L.version_string} without it")
+        sv = _views(ctx, "src", a, lead, lst, H, W, 1, pitch)
+        dv = _views(ctx, "dst", o, olay[1], olay[2], H, W, 1, olay[6])
+        ctx.check(lib.imghist_equalize_batch(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n_img,
+                                             None))
+        return o_res
+    # uint16 batches, masked batches: one call per image.
+    offs = _offsets(lead, lst).tolist()
+    ooffs = _offsets(olay[1], olay[2]).tolist()
+    moffs = None
+    if mlay is not None:
+        ma, ml = mlay
+        moffs = _offsets(lead, ml[2]).tolist() if ml[1] else [0] * len(offs)
+    for i, off in enumerate(offs):
+        _set_view(ctx.src, a.ptr + off, a, H, W, 1, pitch)
+        _set_view(ctx.dst, o.ptr + ooffs[i], o, H, W, 1, olay[6])
+        if mlay is None:
+            ctx.check(lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, None))
+        else:
+            _set_view(ctx.mask, ma.ptr + moffs[i], ma, H, W, 1, ml[6])
+            ctx.check(lib.imghist_equalize_masked(ctx.ptr, ctx.src_a, ctx.mask_a, ctx.dst_a,
+                                                  None))
+    return o_res
+
+
+def _axis_bins(bins) -> Tuple[Any, Any]:
+    if bins is None or isinstance(bins, (int, np.integer)):
+        return bins, bins
+    try:
+        ba, bb = bins
+    except (TypeError, ValueError):
+        raise ValueError(f"imghist: bins={bins!r}; want an integer or (bins_a, bins_b)") from None
+    return ba, bb
+
+
+def _axis_ranges(rng) -> Tuple[Any, Any]:
+    if rng is None:
+        return None, None
+    try:
+        r0, r1 = rng
+    except (TypeError, ValueError):
+        raise ValueError(f"imghist: range={rng!r}; want (lo, hi) or ((lo, hi), (lo, hi))") from None
+    if np.ndim(r0) == 0:
+        return (r0, r1), (r0, r1)
+    return r0, r1
+
+
+def _joint(a, b, bins, rng, mask, backend):
+    """Describes, checks and counts the joint histogram of a and b into a new
+    int64 array of a's kind; returns (Arr of a, context, out, bins_a, bins_b)."""
+    A_ = A.describe(a, "a")
+    B_ = A.describe(b, "b")
+    if A_.is_bool or B_.is_bool:
+        raise TypeError("imghist: a and b must be uint8, uint16 or float32")
+    if A_.mem != B_.mem or A_.dev != B_.dev or (A_.mem == _DEVICE and A_.kind != B_.kind):
+        raise ValueError("imghist: a and b must be arrays of one kind in one memory (one GPU)")
+    ctx = _context(A_, backend)
+    A_, la = _image_layout(A_, 2, "a")
+    B_, lb = _image_layout(B_, 2, "b")
+    if la[1] or lb[1]:
+        raise ValueError("imghist: histogram2d and mutual_information take two 2-D images")
+    H, W = la[3], la[4]
+    if (lb[3], lb[4]) != (H, W):
+        raise ValueError(f"imghist: a is {H}x{W} and b is {lb[3]}x{lb[4]}; want one size")
+    mlay = _mask(mask, A_, (), H, W, ctx)
+    ba, bb = _axis_bins(bins)
+    ra, rb = _axis_ranges(rng)
+    if H == 0 or W == 0:
+        raise ValueError("imghist: empty images")
+    # The data range of a float axis is found before the views are set for the call.
+    na = _spec(ctx.spec, A_.dt, ba, ra, 0, lambda: _range_of(ctx, A_, la, mlay))
+    nbb = _spec(ctx.spec2, B_.dt, bb, rb, 0, lambda: _range_of(ctx, B_, lb, mlay))
+    if na * nbb > L.MAX_BINS:
+        raise ValueError(f"imghist: {na} x {nbb} cells; at most 2^24")
+    out = A.empty(A_, (na * nbb,), _I64)
+    counts = ctx.counts
+    counts.data = A.pointer(A_.kind, out)
+    counts.len = na * nbb
+    counts.mem = A_.mem
+    _set_view(ctx.src, A_.ptr, A_, H, W, 1, la[6])
+    _set_view(ctx.dst, B_.ptr, B_, H, W, 1, lb[6])
+    m_a = None
+    if mlay is not None:
+        ma, ml = mlay
+        _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
+        m_a = ctx.mask_a
+    ctx.check(L.lib.imghist_histogram2d(ctx.ptr, ctx.src_a, ctx.dst_a, m_a, ctx.spec_a,
+                                        ctx.spec2_a, ctx.counts_a))
+    return A_, ctx, out, na, nbb
+
+
+def histogram2d(a: Array, b: Array, bins: Union[int, Sequence[int], None] = 256,
+                range: Any = None, mask: Array = None, *, backend: Optional[str] = None):
+    """Joint histogram of two one-channel images of one size: counts[i, j]
+    is the number of pixels whose a-sample is in a's bin i and b-sample in
+    b's bin j (numpy.histogram2d(a.ravel(), b.ravel(), ...) for integer
+    data, with each axis's last bin open unless the range comes from float
+    data).
+
+    a, b: (H, W) uint8, uint16 or float32 (the two may differ), both NumPy
+    or both on one GPU (torch or CuPy). bins: one integer for both axes or
+    (bins_a, bins_b), bins_a * bins_b at most 2^24; None is one bin per
+    level. range: None (per axis as in histogram()), (lo, hi) for both
+    axes, or ((lo_a, hi_a), (lo_b, hi_b)). mask as in histogram(). Pixels
+    outside either range, or NaN, are in no cell.
+
+    Returns int64 counts of shape (bins_a, bins_b), of the inputs' kind.
+    """
+    A_, ctx, out, na, nbb = _joint(a, b, bins, range, mask, backend)
+    return A.result(A_, out.reshape(na, nbb))
+
+
+def mutual_information(a: Array, b: Array, bins: Union[int, Sequence[int], None] = 256,
+                       range: Any = None, mask: Array = None, *,
+                       backend: Optional[str] = None):
+    """Mutual information of two images from their joint histogram
+    (arguments as histogram2d()): a float64 array [MI, NMI] of the inputs'
+    kind, MI in bits (H(A) + H(B) - H(A, B)) and Studholme's normalised MI
+    (H(A) + H(B)) / H(A, B), 2 when both images are constant. GPU arrays
+    are computed on the GPU and queued on the current stream, with no wait
+    for the host (an empty histogram, a mask of zeros, gives NaN there; on
+    the CPU it raises ImghistArgumentError).
+    """
+    A_, ctx, joint, na, nbb = _joint(a, b, bins, range, mask, backend)
+    res = A.empty(A_, (2,), _F64)
+    counts = ctx.counts
+    counts.data = A.pointer(A_.kind, joint)
+    counts.len = na * nbb
+    counts.mem = A_.mem
+    ctx.check(L.lib.imghist_mutual_information(ctx.ptr, ctx.counts_a, na, nbb,
+                                               A.pointer(A_.kind, res), A_.mem))
+    return A.result(A_, res)
+
+
+_DEPTHS = {"8": 0, 8: 0, "native": 1}
+_GRAYS = {"bgr2gray": 0, "luma": 1}
+
+
+def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str = "8",
+         channels: bool = False, gray: str = "bgr2gray") -> np.ndarray:
+    """Load an image file (PNG, JPEG, TIFF, BMP, TGA, GIF, PNM, PSD, HDR,
+    chosen by content) as a NumPy array, as the imghist CLI reads it.
+
+    path: a file name (str or os.PathLike), or the file's contents (bytes,
+    bytearray, memoryview: these are never file names). depth: '8' (uint8; 16-bit samples >> 8) or
+    'native' (uint16 for 16-bit PNG, PNM, PSD and TIFF, float32 for float
+    TIFF and Radiance HDR, uint8 for the rest). channels: False gives gray
+    (H, W), converted as gray says: 'bgr2gray' (OpenCV's
+    imread(IMREAD_COLOR) + cvtColor(BGR2GRAY), the default) or 'luma'
+    (OpenCV's imread(IMREAD_GRAYSCALE)); True gives the file's channels as
+    (H, W, C), C = 1 (gray), 2 (gray, alpha), 3 (RGB) or 4 (RGBA). EXIF and
+    TIFF orientations are applied. Raises ImghistError (with the library's
+    message) when the file cannot be read or decoded.
+    """
+    d = _DEPTHS.get(depth)
+    if d is None:
+        raise ValueError(f"imghist: depth={depth!r}; want '8' or 'native'")
+    g = _GRAYS.get(gray)
+    if g is None:
+        raise ValueError(f"imghist: gray={gray!r}; want 'bgr2gray' or 'luma'")
+    ctx = L.context(L.BACKEND_CPU, -1)
+    ctx.set_param(L.P_LOAD_DEPTH, d)
+    ctx.set_param(L.P_LOAD_CHANNELS, 1 if channels else 0)
+    ctx.set_param(L.P_LOAD_GRAY, g)
+    img = ctypes.c_void_p()
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        buf = np.frombuffer(path, np.uint8)
+        st = L.lib.imghist_load_memory(ctx.ptr, buf.ctypes.data if buf.size else None, buf.size,
+                                       b"<memory>", ctypes.addressof(img))
+    else:
+        st = L.lib.imghist_load_file(ctx.ptr, os.fsencode(path), ctypes.addressof(img))
+    ctx.check(st)
+    try:
+        v = L.Image.from_address(img.value).view
+        dtype = {L.U8: np.uint8, L.U16: np.uint16, L.F32: np.float32}[v.dtype]
+        C = v.channels or 1
+        n = v.pitch * v.height
+        raw = (ctypes.c_char * n).from_address(v.data)
+        arr = np.frombuffer(raw, dtype).copy()
+        shape = (v.height, v.width, C) if channels else (v.height, v.width)
+        return arr.reshape(shape)
+    finally:
+        L.lib.imghist_image_free(img.value)
+
+
+def cuda_available() -> bool:
+    """True when this libimghist has the CUDA backend and a usable GPU."""
+    return L.device_count() > 0
+
+
+def device_count() -> int:
+    """GPUs the CUDA backend can use (CUDA_VISIBLE_DEVICES respected); 0 in
+    a build without CUDA."""
+    return L.device_count()

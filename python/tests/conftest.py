@@ -1,0 +1,37 @@
+"""Shared fixtures of the imghist Python tests.
+
+Run from the repository root with the library of a build:
+    IMGHIST_LIBRARY=build/src/libimghist.so.1 PYTHONPATH=python python3 -m pytest python/tests
+(or against an installed package, without either variable). Without them,
+the first build*/src/libimghist.so.1 of the checkout is used.
+"""
+import glob
+import os
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+try:
+    import imghist  # noqa: F401
+except ImportError:
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    if "IMGHIST_LIBRARY" not in os.environ:
+        libs = sorted(glob.glob(os.path.join(ROOT, "build*", "src", "libimghist.so.1")))
+        if libs:
+            os.environ["IMGHIST_LIBRARY"] = libs[0]
+
+
+@pytest.fixture(scope="session")
+def samples():
+    return os.environ.get("IMGHIST_SAMPLES", os.path.join(ROOT, "samples"))
+
+
+@pytest.fixture
+def rng(request):
+    # A seed per test, printed on failure by the assertion's message.
+    seed = int.from_bytes(os.urandom(4), "little")
+    request.node.user_properties.append(("seed", seed))
+    return np.random.default_rng(seed)

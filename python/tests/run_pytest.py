@@ -1,0 +1,15 @@
+#!/usr/bin/env python3
+"""The Meson test 'python': pytest over python/tests with the environment
+tests/meson.build gives (IMGHIST_LIBRARY, PYTHONPATH, IMGHIST_EXE,
+IMGHIST_SAMPLES). Exits 77 (skipped) when pytest is missing."""
+import os
+import sys
+
+try:
+    import pytest
+except ImportError:
+    print("SKIP: pytest is missing (Debian: python3-pytest)")
+    sys.exit(77)
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.exit(pytest.main(["-q", "-rs", "-p", "no:cacheprovider", here] + sys.argv[1:]))

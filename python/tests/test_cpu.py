@@ -1,0 +1,490 @@
+"""imghist's Python package on NumPy arrays (the CPU backend) against NumPy,
+OpenCV and Pillow."""
+import os
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import imghist
+import reference as ref
+from imghist import _lib
+
+try:
+    import cv2
+except ImportError:  # pragma: no cover
+    cv2 = None
+
+needs_cv2 = pytest.mark.skipif(cv2 is None, reason="python3-opencv is missing")
+needs_batch = pytest.mark.skipif(not _lib.HAVE_EQUALIZE_BATCH,
+                                 reason="libimghist has no imghist_equalize_batch")
+needs_pil_method = pytest.mark.skipif(not _lib.HAVE_PIL,
+                                      reason="libimghist has no imghist_equalize_lut_pil")
+
+
+def u8(rng, *shape):
+    return rng.integers(0, 256, shape, dtype=np.uint8)
+
+
+# ---- histogram ----
+
+def test_version_and_devices():
+    assert imghist.__version__.count(".") == 2
+    assert isinstance(imghist.device_count(), int)
+    assert imghist.cuda_available() == (imghist.device_count() > 0)
+
+
+def test_u8_natural(rng):
+    x = u8(rng, 123, 77)
+    h = imghist.histogram(x)
+    assert h.dtype == np.int64 and h.shape == (256,)
+    np.testing.assert_array_equal(h, ref.natural(x, 256))
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x[5:100, 3:60],          # pitched rows
+    lambda x: x[::2, ::3],             # strided columns: copied
+    lambda x: x.T,                     # transposed: copied
+    lambda x: np.asfortranarray(x),
+    lambda x: x[::-1, ::-1],           # negative strides: copied
+    lambda x: x[:1],                   # one row
+    lambda x: x[:, :1],                # one column
+])
+def test_u8_layouts(rng, make):
+    y = make(u8(rng, 120, 90))
+    np.testing.assert_array_equal(imghist.histogram(y), ref.natural(y, 256))
+
+
+def test_list_input():
+    np.testing.assert_array_equal(imghist.histogram(np.array([[1, 2], [2, 3]], np.uint8))[:4],
+                                  [0, 1, 2, 1])
+
+
+@pytest.mark.parametrize("bins,lo,hi", [(100, 0, 256), (7, -3.5, 300.25), (16, 64, 128),
+                                        (3, 10.1, 10.9), (1, 0, 255)])
+def test_u8_bins_ranges(rng, bins, lo, hi):
+    x = u8(rng, 64, 64)
+    x[0, 0] = 255
+    got, extra = imghist.histogram(x, bins, (lo, hi), outliers=True)
+    want, wextra = ref.hist(x, bins, lo, hi)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(extra, wextra)
+    closed = imghist.histogram(x, bins, (lo, hi), closed=True)
+    np.testing.assert_array_equal(closed, ref.hist(x, bins, lo, hi, closed=True)[0])
+
+
+def test_u8_bins_only_spans_levels(rng):
+    x = u8(rng, 50, 50)
+    np.testing.assert_array_equal(imghist.histogram(x, 64), ref.hist(x, 64, 0, 256)[0])
+
+
+def test_u16(rng):
+    x = rng.integers(0, 65536, (70, 90), dtype=np.uint16)
+    h = imghist.histogram(x)
+    assert h.shape == (65536,)
+    np.testing.assert_array_equal(h, ref.natural(x, 65536))
+    np.testing.assert_array_equal(imghist.histogram(x, 1000, (100, 60000)),
+                                  ref.hist(x, 1000, 100, 60000)[0])
+    np.testing.assert_array_equal(imghist.histogram(x, 256), ref.hist(x, 256, 0, 65536)[0])
+
+
+def test_f32_default_range_is_numpys(rng):
+    x = ref.floats(rng, (80, 60))
+    got, extra = imghist.histogram(x, outliers=True)
+    fin = x[np.isfinite(x)].astype(np.float64)
+    want, _ = np.histogram(fin, bins=256)  # NumPy's own default range, last bin closed
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(extra, [1, 1, 2])
+    np.testing.assert_array_equal(imghist.histogram(x, 17), np.histogram(fin, 17)[0])
+
+
+def test_f32_explicit_range(rng):
+    x = ref.floats(rng, (80, 60))
+    x[1, 1] = 50.0  # exactly hi
+    got, extra = imghist.histogram(x, 33, (-120.5, 50.0), outliers=True)
+    want, wextra = ref.hist(x, 33, -120.5, 50.0)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(extra, wextra)
+    np.testing.assert_array_equal(imghist.histogram(x, 33, (-120.5, 50.0), closed=True),
+                                  ref.hist(x, 33, -120.5, 50.0, closed=True)[0])
+
+
+def test_f32_constant_and_empty():
+    x = np.full((5, 5), 3.0, np.float32)
+    np.testing.assert_array_equal(imghist.histogram(x, 10), np.histogram(x, 10)[0])
+    nan = np.full((3, 3), np.nan, np.float32)
+    with pytest.raises(ValueError, match="finite"):
+        imghist.histogram(nan)
+    np.testing.assert_array_equal(imghist.histogram(nan, 4, (0, 1)), [0, 0, 0, 0])
+    assert imghist.histogram(np.zeros((0, 4), np.float32), 8).tolist() == [0] * 8
+    assert imghist.histogram(np.zeros((0, 4), np.uint8)).sum() == 0
+
+
+def test_batch(rng):
+    x = u8(rng, 5, 31, 47)
+    h = imghist.histogram(x)
+    assert h.shape == (5, 256)
+    for i in range(5):
+        np.testing.assert_array_equal(h[i], ref.natural(x[i], 256))
+    y = x[::2, 3:, :40]  # strided batch, pitched rows
+    hy = imghist.histogram(y, 10, (0, 200))
+    for i in range(y.shape[0]):
+        np.testing.assert_array_equal(hy[i], ref.hist(y[i], 10, 0, 200)[0])
+    z = u8(rng, 2, 3, 8, 9)  # any leading dimensions
+    hz = imghist.histogram(z)
+    assert hz.shape == (2, 3, 256)
+    np.testing.assert_array_equal(hz[1, 2], ref.natural(z[1, 2], 256))
+    assert imghist.histogram(np.zeros((0, 4, 4), np.uint8)).shape == (0, 256)
+
+
+def test_batch_float_range_is_shared(rng):
+    x = ref.floats(rng, (3, 20, 30))
+    h = imghist.histogram(x, 50)
+    fin = x[np.isfinite(x)].astype(np.float64)
+    lo, hi = fin.min(), fin.max()
+    for i in range(3):
+        np.testing.assert_array_equal(h[i], ref.hist(x[i], 50, lo, hi, closed=True)[0])
+
+
+def test_channels(rng):
+    x = u8(rng, 40, 30, 3)
+    h = imghist.histogram(x, channels=True)
+    assert h.shape == (3, 256)
+    for c in range(3):
+        np.testing.assert_array_equal(h[c], ref.natural(x[..., c], 256))
+    b = rng.integers(0, 65536, (2, 10, 12, 4), dtype=np.uint16)
+    hb, extra = imghist.histogram(b, 16, (0, 50000), channels=True, outliers=True)
+    assert hb.shape == (2, 4, 16) and extra.shape == (2, 4, 3)
+    for n in range(2):
+        for c in range(4):
+            w, we = ref.hist(b[n, ..., c], 16, 0, 50000)
+            np.testing.assert_array_equal(hb[n, c], w)
+            np.testing.assert_array_equal(extra[n, c], we)
+    planar = np.ascontiguousarray(x.transpose(2, 0, 1)).transpose(1, 2, 0)  # copied
+    np.testing.assert_array_equal(imghist.histogram(planar, channels=True), h)
+    with pytest.raises(ValueError, match="channels"):
+        imghist.histogram(u8(rng, 4, 4, 5), channels=True)
+
+
+def test_masks(rng):
+    x = u8(rng, 60, 50)
+    m = rng.random((60, 50)) < 0.3
+    np.testing.assert_array_equal(imghist.histogram(x, mask=m), ref.natural(x[m], 256))
+    np.testing.assert_array_equal(imghist.histogram(x, mask=m.astype(np.uint8) * 7),
+                                  ref.natural(x[m], 256))
+    f = ref.floats(rng, (60, 50))
+    fin = f[m & np.isfinite(f)].astype(np.float64)
+    np.testing.assert_array_equal(imghist.histogram(f, 20, mask=m), np.histogram(fin, 20)[0])
+    b = u8(rng, 3, 60, 50)
+    mb = rng.random((3, 60, 50)) < 0.5
+    hb = imghist.histogram(b, mask=mb)
+    hs = imghist.histogram(b, mask=m)  # one mask for every image
+    for i in range(3):
+        np.testing.assert_array_equal(hb[i], ref.natural(b[i][mb[i]], 256))
+        np.testing.assert_array_equal(hs[i], ref.natural(b[i][m], 256))
+    with pytest.raises(ValueError, match="mask"):
+        imghist.histogram(x, mask=m[:10])
+    with pytest.raises(TypeError, match="mask"):
+        imghist.histogram(x, mask=m.astype(np.float32))
+
+
+def test_errors(rng):
+    with pytest.raises(TypeError, match="int32"):
+        imghist.histogram(np.zeros((4, 4), np.int32))
+    with pytest.raises(TypeError, match="float64"):
+        imghist.histogram(np.zeros((4, 4)))
+    with pytest.raises(TypeError, match="bool"):
+        imghist.histogram(np.zeros((4, 4), bool))
+    with pytest.raises(ValueError, match="dimensions"):
+        imghist.histogram(np.zeros(4, np.uint8))
+    with pytest.raises(ValueError, match="bins"):
+        imghist.histogram(np.zeros((4, 4), np.uint8), 0)
+    with pytest.raises(ValueError, match="bins"):
+        imghist.histogram(np.zeros((4, 4), np.uint8), 1 << 25)
+    with pytest.raises(TypeError):
+        imghist.histogram(np.zeros((4, 4), np.uint8), 2.5)
+    with pytest.raises(ValueError, match="backend"):
+        imghist.histogram(np.zeros((4, 4), np.uint8), backend="gpu")
+    # Refused by the library: its message, as an ImghistError that is a ValueError.
+    with pytest.raises(imghist.ImghistArgumentError) as e:
+        imghist.histogram(np.zeros((4, 4), np.float32), 10, (5, 1))
+    assert isinstance(e.value, ValueError) and isinstance(e.value, imghist.ImghistError)
+    assert e.value.status == 1 and str(e.value)
+    with pytest.raises(ValueError):
+        imghist.histogram(np.zeros((4, 4), np.float32), 10, (0, np.inf))
+
+
+@pytest.mark.skipif(imghist.cuda_available(), reason="a GPU is usable here")
+def test_backend_cuda_without_gpu():
+    with pytest.raises(imghist.ImghistError) as e:
+        imghist.histogram(np.zeros((4, 4), np.uint8), backend="cuda")
+    assert str(e.value)
+
+
+def test_backend_auto_and_cpu(rng):
+    x = u8(rng, 30, 30)
+    for b in ("auto", "CPU", "cpu"):
+        np.testing.assert_array_equal(imghist.histogram(x, backend=b), ref.natural(x, 256))
+
+
+def test_threads(rng):
+    xs = [u8(rng, 200, 100) for _ in range(8)]
+    out = [None] * 8
+
+    def work(i):
+        for _ in range(20):
+            out[i] = imghist.histogram(xs[i])
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for i in range(8):
+        np.testing.assert_array_equal(out[i], ref.natural(xs[i], 256))
+
+
+# ---- equalize ----
+
+@needs_cv2
+@pytest.mark.parametrize("shape", [(1, 1), (3, 1), (97, 131), (480, 640)])
+def test_equalize_opencv(rng, shape):
+    x = (rng.beta(2, 5, shape) * 255).astype(np.uint8)
+    e = imghist.equalize(x)
+    assert e.dtype == np.uint8 and e.shape == x.shape
+    np.testing.assert_array_equal(e, cv2.equalizeHist(x))
+
+
+@needs_cv2
+def test_equalize_layouts_and_out(rng):
+    x = u8(rng, 100, 80)
+    want = cv2.equalizeHist(np.ascontiguousarray(x[10:, 5:70]))
+    np.testing.assert_array_equal(imghist.equalize(x[10:, 5:70]), want)
+    np.testing.assert_array_equal(imghist.equalize(x.T), cv2.equalizeHist(np.ascontiguousarray(x.T)))
+    out = np.zeros((200, 100), np.uint8)
+    r = imghist.equalize(x[10:, 5:70], out=out[:90, 10:75])
+    np.testing.assert_array_equal(out[:90, 10:75], want)
+    assert out[:, :10].sum() == 0 and out[90:].sum() == 0 and r.base is out
+    y = x.copy()
+    assert imghist.equalize(y, out=y) is y
+    np.testing.assert_array_equal(y, cv2.equalizeHist(x))
+    with pytest.raises(ValueError, match="out"):
+        imghist.equalize(x, out=np.zeros((100, 81), np.uint8))
+    with pytest.raises(ValueError, match="out"):
+        imghist.equalize(x, out=np.zeros((80, 100), np.uint8).T)
+    ro = np.zeros_like(x)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        imghist.equalize(x, out=ro)
+
+
+def test_equalize_u16(rng):
+    x = (rng.beta(2, 5, (60, 70)) * 65535).astype(np.uint16)
+    e = imghist.equalize(x)
+    assert e.dtype == np.uint16
+    np.testing.assert_array_equal(e, ref.equalize(x))
+    b = np.stack([x, x[::-1].copy(), np.full_like(x, 9)])
+    eb = imghist.equalize(b)  # one call per image
+    for i in range(3):
+        np.testing.assert_array_equal(eb[i], ref.equalize(b[i]))
+
+
+def test_equalize_masked(rng):
+    x = u8(rng, 50, 60)
+    m = rng.random((50, 60)) < 0.4
+    np.testing.assert_array_equal(imghist.equalize(x, mask=m), ref.equalize(x, mask=m))
+    b = u8(rng, 3, 50, 60)
+    eb = imghist.equalize(b, mask=m)
+    for i in range(3):
+        np.testing.assert_array_equal(eb[i], ref.equalize(b[i], mask=m))
+    with pytest.raises(imghist.ImghistArgumentError):
+        imghist.equalize(x, mask=np.zeros((50, 60), bool))
+
+
+@needs_cv2
+@needs_batch
+def test_equalize_batch(rng):
+    b = (rng.beta(2, 5, (7, 45, 33)) * 255).astype(np.uint8)
+    b[3] = 17  # a constant image
+    e = imghist.equalize(b)
+    assert e.shape == b.shape
+    for i in range(7):
+        np.testing.assert_array_equal(e[i], cv2.equalizeHist(b[i]))
+    s = b[::2, 2:, 1:30]  # strided batch of pitched images, into a pitched out
+    out = np.zeros((4, 50, 40), np.uint8)
+    imghist.equalize(s, out=out[:, :43, :29])
+    for i in range(4):
+        np.testing.assert_array_equal(out[i, :43, :29], cv2.equalizeHist(np.ascontiguousarray(s[i])))
+    nchw = u8(rng, 2, 3, 20, 24)  # torchvision's layout: every channel alone
+    e4 = imghist.equalize(nchw)
+    np.testing.assert_array_equal(e4[1, 2], cv2.equalizeHist(nchw[1, 2]))
+
+
+@pytest.mark.skipif(_lib.HAVE_EQUALIZE_BATCH, reason="libimghist has imghist_equalize_batch")
+def test_equalize_batch_missing_is_clear(rng):
+    with pytest.raises(imghist.ImghistError, match="imghist_equalize_batch"):
+        imghist.equalize(u8(rng, 2, 4, 4))
+
+
+@needs_pil_method
+def test_equalize_pil(rng):
+    for shape in [(1, 1), (2, 2), (64, 48), (300, 200)]:
+        x = (rng.beta(2, 5, shape) * 255).astype(np.uint8)
+        np.testing.assert_array_equal(imghist.equalize(x, method="pil"), ref.equalize(x, "pil"))
+    x = np.zeros((10, 10), np.uint8)
+    x[0, :3] = 200  # a step of 0: identity
+    np.testing.assert_array_equal(imghist.equalize(x, method="pil"), x)
+    m = rng.random((64, 48)) < 0.5
+    y = u8(rng, 64, 48)
+    np.testing.assert_array_equal(imghist.equalize(y, "pil", mask=m), ref.equalize(y, "pil", m))
+    # The context's method goes back to OpenCV's on the next call.
+    if cv2 is not None:
+        np.testing.assert_array_equal(imghist.equalize(y), cv2.equalizeHist(y))
+
+
+@needs_pil_method
+def test_equalize_pil_against_pillow(rng):
+    Image = pytest.importorskip("PIL.Image")
+    ImageOps = pytest.importorskip("PIL.ImageOps")
+    for shape in [(5, 7), (240, 320)]:
+        x = (rng.beta(3, 2, shape) * 255).astype(np.uint8)
+        want = np.asarray(ImageOps.equalize(Image.fromarray(x)))
+        np.testing.assert_array_equal(imghist.equalize(x, method="pil"), want)
+        m = (rng.random(shape) < 0.5).astype(np.uint8) * 255
+        want_m = np.asarray(ImageOps.equalize(Image.fromarray(x), Image.fromarray(m)))
+        np.testing.assert_array_equal(imghist.equalize(x, method="pil", mask=m), want_m)
+
+
+@pytest.mark.skipif(_lib.HAVE_PIL, reason="libimghist has imghist_equalize_lut_pil")
+def test_equalize_pil_missing_is_clear():
+    with pytest.raises(imghist.ImghistError, match="pil"):
+        imghist.equalize(np.zeros((4, 4), np.uint8), method="pil")
+
+
+def test_equalize_errors():
+    with pytest.raises(TypeError, match="float32"):
+        imghist.equalize(np.zeros((4, 4), np.float32))
+    with pytest.raises(ValueError, match="method"):
+        imghist.equalize(np.zeros((4, 4), np.uint8), method="skimage")
+
+
+# ---- joint histograms and mutual information ----
+
+def test_histogram2d(rng):
+    a = u8(rng, 40, 50)
+    b = (a // 2 + u8(rng, 40, 50) // 4).astype(np.uint8)
+    j = imghist.histogram2d(a, b)
+    assert j.shape == (256, 256) and j.dtype == np.int64
+    want, _, _ = np.histogram2d(a.ravel(), b.ravel(), bins=256, range=[[0, 256], [0, 256]])
+    np.testing.assert_array_equal(j, want)
+    j2 = imghist.histogram2d(a, b, bins=(16, 8))
+    want2, _, _ = np.histogram2d(a.ravel(), b.ravel(), bins=(16, 8), range=[[0, 256], [0, 256]])
+    np.testing.assert_array_equal(j2, want2)
+    f = (rng.standard_normal((40, 50)) * 3).astype(np.float32)
+    j3 = imghist.histogram2d(f, a, bins=(20, 32))  # f's range from its data, closed
+    want3, _, _ = np.histogram2d(f.ravel().astype(np.float64), a.ravel(), bins=(20, 32),
+                                 range=[[f.min(), f.max()], [0, 256]])
+    np.testing.assert_array_equal(j3, want3)
+    m = rng.random((40, 50)) < 0.5
+    j4 = imghist.histogram2d(a, b, 64, range=((0, 256), (0, 128)), mask=m)
+    keep = m & (b != 128)  # NumPy's last bin is closed, imghist's open
+    want4, _, _ = np.histogram2d(a[keep], b[keep], bins=64, range=[[0, 256], [0, 128]])
+    np.testing.assert_array_equal(j4, want4)
+    with pytest.raises(ValueError, match="size"):
+        imghist.histogram2d(a, b[:10])
+    with pytest.raises(ValueError, match="2\\^24"):
+        imghist.histogram2d(a, b, bins=(8192, 8192))
+
+
+def test_mutual_information(rng):
+    a = u8(rng, 64, 64)
+    b = ((a.astype(np.uint16) * 3) // 4 + u8(rng, 64, 64) // 8).astype(np.uint8)
+    mi = imghist.mutual_information(a, b, bins=32)
+    assert mi.dtype == np.float64 and mi.shape == (2,)
+    joint = imghist.histogram2d(a, b, bins=32)
+    np.testing.assert_allclose(mi, ref.mutual_information(joint), rtol=1e-9)
+    c = np.full((8, 8), 5, np.uint8)
+    np.testing.assert_allclose(imghist.mutual_information(c, c), [0.0, 2.0])
+    with pytest.raises(imghist.ImghistArgumentError):
+        imghist.mutual_information(a, b, mask=np.zeros((64, 64), bool))
+
+
+# ---- load and the CLI ----
+
+@needs_cv2
+@pytest.mark.parametrize("name", ["moon.png", "camera.png", "astronaut.png", "coffee.png",
+                                  "hubble_deep_field.jpg"])
+def test_load_matches_opencv(samples, name):
+    path = os.path.join(samples, name)
+    g = imghist.load(path)
+    want = cv2.cvtColor(cv2.imread(path, cv2.IMREAD_COLOR), cv2.COLOR_BGR2GRAY)
+    assert g.dtype == np.uint8 and g.flags.c_contiguous
+    np.testing.assert_array_equal(g, want)
+    np.testing.assert_array_equal(imghist.load(path, gray="luma"),
+                                  cv2.imread(path, cv2.IMREAD_GRAYSCALE))
+    c = imghist.load(path, channels=True)
+    assert c.ndim == 3
+    bgr = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    if c.shape[2] >= 3 and name.endswith(".png"):
+        np.testing.assert_array_equal(c[..., :3], bgr[..., 2::-1][..., :3])
+    with open(path, "rb") as f:
+        np.testing.assert_array_equal(imghist.load(f.read()), g)
+
+
+@needs_cv2
+def test_load_native_depths(tmp_path, rng):
+    x16 = rng.integers(0, 65536, (20, 30), dtype=np.uint16)
+    p = str(tmp_path / "x16.png")
+    cv2.imwrite(p, x16)
+    np.testing.assert_array_equal(imghist.load(p, depth="native"), x16)
+    np.testing.assert_array_equal(imghist.load(p), (x16 >> 8).astype(np.uint8))
+    f = rng.standard_normal((20, 30)).astype(np.float32)
+    pt = str(tmp_path / "f.tiff")
+    cv2.imwrite(pt, f)
+    got = imghist.load(pt, depth="native")
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, f)
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(imghist.ImghistError, match="nope"):
+        imghist.load(str(tmp_path / "nope.png"))
+    bad = tmp_path / "bad.png"
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 40)
+    with pytest.raises(imghist.ImghistError) as e:
+        imghist.load(bad)
+    assert e.value.status != 0 and str(e.value)
+    with pytest.raises(ValueError, match="depth"):
+        imghist.load(bad, depth="16")
+    with pytest.raises(ValueError, match="gray"):
+        imghist.load(bad, gray="average")
+
+
+@pytest.mark.skipif(not os.environ.get("IMGHIST_EXE"), reason="IMGHIST_EXE (the CLI) not set")
+@pytest.mark.parametrize("name", ["moon.png", "coffee.png"])
+def test_cli_agrees(samples, tmp_path, name):
+    path = os.path.join(samples, name)
+    out = tmp_path / "h.csv"
+    eq = tmp_path / "e.png"
+    subprocess.run([os.environ["IMGHIST_EXE"], "--backend", "cpu", path, "--csv", str(out),
+                    "--equalize", str(eq)], check=True)
+    rows = out.read_text().splitlines()[1:]
+    cli = np.array([int(r.split(",")[-1]) for r in rows])
+    g = imghist.load(path)
+    np.testing.assert_array_equal(imghist.histogram(g), cli)
+    np.testing.assert_array_equal(imghist.load(str(eq)), imghist.equalize(g))
+
+
+# ---- torch CPU tensors, where torch is installed ----
+
+def test_torch_cpu(rng):
+    torch = pytest.importorskip("torch")
+    x = u8(rng, 30, 40)
+    t = torch.from_numpy(x)
+    h = imghist.histogram(t)
+    assert isinstance(h, torch.Tensor) and h.dtype == torch.int64
+    np.testing.assert_array_equal(h.numpy(), ref.natural(x, 256))
+    e = imghist.equalize(t)
+    assert isinstance(e, torch.Tensor)
+    np.testing.assert_array_equal(e.numpy(), ref.equalize(x))

@@ -1,0 +1,250 @@
+"""imghist's Python package on GPU arrays (PyTorch and CuPy): the same
+results as the CPU backend, on the array's device, of the array's library,
+queued on its current stream. Skipped where there is no GPU, or neither
+torch (with CUDA) nor cupy."""
+import numpy as np
+import pytest
+
+import imghist
+import reference as ref
+from imghist import _lib
+
+if not imghist.cuda_available():
+    pytest.skip("no GPU usable by libimghist (or a build without CUDA)", allow_module_level=True)
+
+
+class Torch:
+    name = "torch"
+
+    def __init__(self):
+        import torch
+        if not torch.cuda.is_available():
+            raise ImportError("torch has no CUDA")
+        self.m = torch
+
+    def dev(self, x, device=0):
+        return self.m.from_numpy(np.ascontiguousarray(x)).to(f"cuda:{device}")
+
+    def host(self, x):
+        assert isinstance(x, self.m.Tensor) and x.is_cuda
+        return x.cpu().numpy()
+
+    def device_of(self, x):
+        return x.get_device()
+
+    def new_stream(self, device=0):
+        return self.m.cuda.Stream(device=device)
+
+    def using(self, s):
+        return self.m.cuda.stream(s)
+
+    def sleep_then_fill(self, x, value):
+        # A long kernel, then the fill, both on the current stream: a call
+        # not ordered after them reads the old samples.
+        self.m.cuda._sleep(200_000_000)
+        x.fill_(value)
+
+    def sync(self, s):
+        s.synchronize()
+
+
+class Cupy:
+    name = "cupy"
+
+    def __init__(self):
+        import cupy
+        self.m = cupy
+
+    def dev(self, x, device=0):
+        with self.m.cuda.Device(device):
+            return self.m.asarray(np.ascontiguousarray(x))
+
+    def host(self, x):
+        assert isinstance(x, self.m.ndarray)
+        return self.m.asnumpy(x)
+
+    def device_of(self, x):
+        return x.device.id
+
+    def new_stream(self, device=0):
+        with self.m.cuda.Device(device):
+            return self.m.cuda.Stream(non_blocking=True)
+
+    def using(self, s):
+        return s
+
+    def sleep_then_fill(self, x, value):
+        spin = self.m.RawKernel(r'''
+        extern "C" __global__ void spin(long long n) {
+            long long t0 = clock64(); while (clock64() - t0 < n) {}
+        }''', "spin")
+        spin((1,), (1,), (np.int64(200_000_000),))
+        x.fill(value)
+
+    def sync(self, s):
+        s.synchronize()
+
+
+def _libs():
+    out = []
+    for cls in (Torch, Cupy):
+        try:
+            out.append(pytest.param(cls(), id=cls.name))
+        except ImportError:
+            out.append(pytest.param(None, id=cls.name,
+                                    marks=pytest.mark.skip(reason=f"{cls.name} with CUDA missing")))
+    return out
+
+
+@pytest.fixture(params=_libs())
+def xp(request):
+    return request.param
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12)
+
+
+def same(xp, got, want):
+    np.testing.assert_array_equal(xp.host(got), want)
+
+
+def test_histogram_u8(xp, rng):
+    x = rng.integers(0, 256, (480, 640), dtype=np.uint8)
+    d = xp.dev(x)
+    h = imghist.histogram(d)
+    assert xp.device_of(h) == 0
+    same(xp, h, imghist.histogram(x))
+    same(xp, imghist.histogram(d[7:300, 5:600]), ref.natural(x[7:300, 5:600], 256))  # pitched
+    same(xp, imghist.histogram(d.T), ref.natural(x, 256))  # copied on the device
+    same(xp, imghist.histogram(d, 10, (3, 200)), ref.hist(x, 10, 3, 200)[0])
+    one = xp.dev(np.full((1, 1), 9, np.uint8))
+    assert xp.host(imghist.histogram(one))[9] == 1
+
+
+def test_histogram_u16_f32(xp, rng):
+    x = rng.integers(0, 65536, (200, 300), dtype=np.uint16)
+    same(xp, imghist.histogram(xp.dev(x)), ref.natural(x, 65536))
+    same(xp, imghist.histogram(xp.dev(x), 500, (10, 50000)), imghist.histogram(x, 500, (10, 50000)))
+    f = ref.floats(rng, (200, 300))
+    c, e = imghist.histogram(xp.dev(f), outliers=True)
+    wc, we = imghist.histogram(f, outliers=True)
+    same(xp, c, wc)
+    same(xp, e, we)
+    same(xp, imghist.histogram(xp.dev(f), 64, (-50, 50), closed=True),
+         imghist.histogram(f, 64, (-50, 50), closed=True))
+
+
+def test_histogram_batch_channels_masks(xp, rng):
+    b = rng.integers(0, 256, (16, 64, 48), dtype=np.uint8)
+    db = xp.dev(b)
+    same(xp, imghist.histogram(db), imghist.histogram(b))
+    same(xp, imghist.histogram(db[::3, 2:, :40]), imghist.histogram(b[::3, 2:, :40]))
+    same(xp, imghist.histogram(db, 16, (0, 128)), imghist.histogram(b, 16, (0, 128)))
+    c = rng.integers(0, 256, (4, 30, 20, 3), dtype=np.uint8)
+    same(xp, imghist.histogram(xp.dev(c), channels=True), imghist.histogram(c, channels=True))
+    m = rng.random((64, 48)) < 0.5
+    dm = xp.dev(m.astype(np.uint8))
+    same(xp, imghist.histogram(db[0], mask=dm), imghist.histogram(b[0], mask=m))
+    same(xp, imghist.histogram(db, mask=dm), imghist.histogram(b, mask=m))
+    with pytest.raises(ValueError, match="memory"):
+        imghist.histogram(db[0], mask=m)
+    with pytest.raises(ValueError, match="GPU"):
+        imghist.histogram(db, backend="cpu")
+
+
+def test_equalize(xp, rng):
+    x = (rng.beta(2, 5, (480, 640)) * 255).astype(np.uint8)
+    d = xp.dev(x)
+    e = imghist.equalize(d)
+    assert xp.device_of(e) == 0
+    same(xp, e, ref.equalize(x))
+    x16 = (rng.beta(2, 5, (100, 120)) * 65535).astype(np.uint16)
+    same(xp, imghist.equalize(xp.dev(x16)), ref.equalize(x16))
+    m = rng.random((480, 640)) < 0.3
+    same(xp, imghist.equalize(d, mask=xp.dev(m.astype(np.uint8))), ref.equalize(x, mask=m))
+    y = xp.dev(x)
+    assert imghist.equalize(y, out=y) is y
+    same(xp, y, ref.equalize(x))
+
+
+@pytest.mark.skipif(not _lib.HAVE_EQUALIZE_BATCH, reason="no imghist_equalize_batch")
+def test_equalize_batch(xp, rng):
+    b = (rng.beta(2, 5, (33, 40, 50)) * 255).astype(np.uint8)
+    b[5] = 3
+    same(xp, imghist.equalize(xp.dev(b)), imghist.equalize(b))
+    big = rng.integers(0, 200, (3, 1080, 1920), dtype=np.uint8)
+    same(xp, imghist.equalize(xp.dev(big)), imghist.equalize(big))
+    d = xp.dev(b)
+    out = xp.dev(np.zeros((33, 40, 64), np.uint8))
+    imghist.equalize(d[:, :, :50], out=out[:, :, 10:60])
+    same(xp, out[:, :, 10:60], imghist.equalize(b))
+
+
+@pytest.mark.skipif(not _lib.HAVE_PIL, reason="no imghist_equalize_lut_pil")
+def test_equalize_pil(xp, rng):
+    x = (rng.beta(2, 5, (240, 320)) * 255).astype(np.uint8)
+    same(xp, imghist.equalize(xp.dev(x), method="pil"), ref.equalize(x, "pil"))
+    if _lib.HAVE_EQUALIZE_BATCH:
+        b = (rng.beta(2, 5, (9, 24, 32)) * 255).astype(np.uint8)
+        same(xp, imghist.equalize(xp.dev(b), method="pil"), imghist.equalize(b, method="pil"))
+
+
+def test_equalize_pil_matches_torchvision(rng):
+    torch = pytest.importorskip("torch")
+    F = pytest.importorskip("torchvision.transforms.v2.functional")
+    if not torch.cuda.is_available() or not _lib.HAVE_PIL or not _lib.HAVE_EQUALIZE_BATCH:
+        pytest.skip("needs torch with CUDA and 0.4's pil method and batches")
+    b = torch.from_numpy((rng.beta(2, 5, (8, 3, 64, 80)) * 255).astype(np.uint8)).cuda()
+    torch.testing.assert_close(imghist.equalize(b, method="pil"), F.equalize(b), rtol=0, atol=0)
+
+
+def test_joint_and_mi(xp, rng):
+    a = rng.integers(0, 256, (300, 200), dtype=np.uint8)
+    b = ((a.astype(np.uint16) * 3) // 4 + rng.integers(0, 32, (300, 200))).astype(np.uint8)
+    da, dbb = xp.dev(a), xp.dev(b)
+    same(xp, imghist.histogram2d(da, dbb), imghist.histogram2d(a, b))
+    same(xp, imghist.histogram2d(da, dbb, bins=(32, 16)), imghist.histogram2d(a, b, bins=(32, 16)))
+    f = ref.floats(rng, (300, 200))
+    same(xp, imghist.histogram2d(xp.dev(f), da, bins=64), imghist.histogram2d(f, a, bins=64))
+    mi = imghist.mutual_information(da, dbb, bins=64)
+    assert xp.device_of(mi) == 0
+    np.testing.assert_allclose(xp.host(mi), imghist.mutual_information(a, b, bins=64), rtol=1e-9)
+    empty = xp.host(imghist.mutual_information(da, dbb, mask=xp.dev(np.zeros((300, 200), np.uint8))))
+    assert np.isnan(empty).all()
+
+
+def test_current_stream(xp):
+    s = xp.new_stream()
+    x = xp.dev(np.zeros((2048, 2048), np.uint8))
+    with xp.using(s):
+        xp.sleep_then_fill(x, 7)
+        h = imghist.histogram(x)
+        e = imghist.equalize(x)
+    xp.sync(s)
+    assert xp.host(h)[7] == 2048 * 2048
+    assert (xp.host(e) == 7).all()
+    # Back on the default stream, the context follows.
+    h2 = imghist.histogram(x)
+    assert xp.host(h2)[7] == 2048 * 2048
+
+
+@pytest.mark.skipif(imghist.device_count() < 2, reason="one GPU")
+def test_second_gpu(xp, rng):
+    x = rng.integers(0, 256, (100, 100), dtype=np.uint8)
+    d = xp.dev(x, device=1)
+    h = imghist.histogram(d)
+    assert xp.device_of(h) == 1
+    same(xp, h, ref.natural(x, 256))
+    e = imghist.equalize(d)
+    assert xp.device_of(e) == 1
+    same(xp, e, ref.equalize(x))
+
+
+def test_numpy_on_cuda_backend(rng):
+    x = rng.integers(0, 256, (100, 120), dtype=np.uint8)
+    h = imghist.histogram(x, backend="cuda")
+    assert isinstance(h, np.ndarray)
+    np.testing.assert_array_equal(h, ref.natural(x, 256))
+    np.testing.assert_array_equal(imghist.equalize(x, backend="auto"), ref.equalize(x))
