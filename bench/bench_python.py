@@ -691,7 +691,8 @@ def gpu_run(args):
         tv_out.clear()
 
         # ---- histogram
-        ref_counts = torch.stack([torch.bincount(x[i].view(-1), minlength=256) for i in range(N)])
+        ref_counts = torch.stack([torch.bincount(x[i].view(-1).int(), minlength=256)
+                                  for i in range(N)])
         if not bool((ref_counts.sum(dim=1) == H * W).all()):
             loud(f"{shape_str(shape)}: torch.bincount's counts do not add up to H*W", False)
 
@@ -708,8 +709,15 @@ def gpu_run(args):
 
         def bincount_loop():
             views = [x[i].view(-1) for i in range(N)]
+            note = "one call per image (each waits for the GPU), stacked"
+            try:
+                torch.bincount(views[0], minlength=256)
+            except Exception:
+                note += ", uint8 -> int32 in the loop (uint8 refused)"
+                return (lambda: torch.stack([torch.bincount(v.int(), minlength=256)
+                                             for v in views])), check_counts, note
             return (lambda: torch.stack([torch.bincount(v, minlength=256) for v in views])), \
-                check_counts, "one call per image (each waits for the GPU), stacked"
+                check_counts, note
 
         def scatter_add():
             flat = x.view(N, H * W)
@@ -755,7 +763,12 @@ def gpu_run(args):
 
     rows = []
     for shape in args.shape_list:
-        rows.extend(one_shape(shape))
+        try:
+            rows.extend(one_shape(shape))
+        except Exception as e:  # out of memory, say: the other shapes still run
+            traceback.print_exc()
+            rows.append(make_row(shape, "all", "(this shape)", shape[0] * shape[1] * shape[2],
+                                 status="error", note=short(e)))
         torch.cuda.empty_cache()
 
     overhead = []
