@@ -152,6 +152,22 @@ static imghist_status upload(imghist_ctx *ctx, size_t bytes)
     return IMGHIST_OK;
 }
 
+/* The workspace for `images` large images: their counters, tickets, LUTs. */
+static size_t ws_tickets_at(size_t images)
+{
+    return images * 256 * sizeof(unsigned long long);
+}
+
+static size_t ws_luts_at(size_t images)
+{
+    return ws_tickets_at(images) + ((images * sizeof(unsigned int) + 15) & ~(size_t)15);
+}
+
+static size_t ws_bytes(size_t images)
+{
+    return ws_luts_at(images) + images * 256;
+}
+
 /* Runs of a persistent grid of `resident` blocks over `chunks` chunks, one
  * run per block. */
 static void runs_for(uint32_t chunks, int resident, uint32_t *run, int *grid)
@@ -185,20 +201,23 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
     l.pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
     if (p.n_large > 0) {
         /* Counters and tickets are zero between launches (the last block of
-         * each image leaves them so); a grown workspace starts zeroed. */
-        const size_t counters = (size_t)p.n_large * 256 * sizeof(unsigned long long);
-        const size_t tickets = ((size_t)p.n_large * sizeof(unsigned int) + 15) & ~(size_t)15;
-        const size_t need = counters + tickets + (size_t)p.n_large * 256;
-        if (need > s->eqb_ws_cap) {
+         * each image leaves them so); a grown workspace starts zeroed. The
+         * layout follows the capacity, not this batch, so that one batch's
+         * LUTs never lie where a larger one's counters go. */
+        if (p.n_large > s->eqb_ws_images) {
+            const size_t need = ws_bytes(p.n_large);
+            s->eqb_ws_images = 0; /* until it has grown */
             st = ih_cuda_grow_async(ctx, &s->eqb_ws, &s->eqb_ws_cap, need);
             if (st != IMGHIST_OK) {
                 return st;
             }
             IH_CUDA_TRY(ctx, "memset", cudaMemsetAsync(s->eqb_ws, 0, need, s->stream));
+            s->eqb_ws_images = p.n_large;
         }
+        const size_t cap = s->eqb_ws_images;
         l.ws = (unsigned long long *)s->eqb_ws;
-        l.tickets = (unsigned int *)((uint8_t *)s->eqb_ws + counters);
-        l.luts = (unsigned char *)s->eqb_ws + counters + tickets;
+        l.tickets = (unsigned int *)((uint8_t *)s->eqb_ws + ws_tickets_at(cap));
+        l.luts = (unsigned char *)s->eqb_ws + ws_luts_at(cap);
         runs_for(p.chunks, s->sm_count * (s->eqb_count_bps > 0 ? s->eqb_count_bps : 1),
                  &l.count_run, &l.count_grid);
         runs_for(p.chunks, s->sm_count * (s->eqb_apply_bps > 0 ? s->eqb_apply_bps : 1),

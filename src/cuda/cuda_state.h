@@ -52,7 +52,8 @@ struct ih_cuda_state {
     } eqb_slot[IH_EQB_SLOTS];
     unsigned eqb_next_slot;
     void *eqb_ws;                       /* counters and tickets (zero between launches), LUTs */
-    size_t eqb_ws_cap;
+    size_t eqb_ws_cap;                  /* bytes */
+    uint32_t eqb_ws_images;             /* large images it is laid out for */
 };
 
 static inline struct ih_cuda_state *ih_cuda(imghist_ctx *ctx)
