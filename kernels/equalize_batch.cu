@@ -5,8 +5,9 @@
  * An image whose granules fit in shared memory (with the counters) is read
  * from global memory once: one block copies it into shared memory while it
  * counts it, folds and scans the histogram, makes the LUT and writes the
- * looked-up image from its copy. The other images go the two-pass way: a
- * persistent grid counts their chunks, numbered back to back as in the
+ * looked-up image from its copy (counting a cp.async copy once it had all
+ * landed measured 12 % slower on an H100, 1024 x 224x224). The other images
+ * go the two-pass way: a persistent grid counts their chunks, numbered back to back as in the
  * histogram batch; the last block to fold into an image (a ticket per image)
  * turns its counts into its histogram and LUT; a second launch looks them up.
  * That second launch also carries the small images, one block each, so a

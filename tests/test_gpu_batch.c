@@ -5,7 +5,7 @@
  * pitched rows, unaligned pointers, destinations of another 16-byte phase, in
  * place, histograms to device and host counts, batches of 1 and of 1000+,
  * the same batch twice (the descriptor cache) and batches that alternate
- * (the pinned upload buffers); the PIL rule on single device and host
+ * (the pinned upload buffers), every image sent the two-pass way; the PIL rule on single device and host
  * equalizations; host views on the CUDA backend. Exits 77 (skipped) without
  * a usable GPU.
  */
@@ -248,6 +248,18 @@ static void test_sizes_1_and_1000(void **state)
     }
 }
 
+/* Every image the two-pass way (IMGHIST_P_EXP_EQ_BATCH_SMALL = 1): 1x1 and
+ * tiny images through the count kernel's tickets. */
+static void test_all_two_pass(void **state)
+{
+    (void)state;
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 1));
+    for (int method = 0; method < 2; method++) {
+        check_batch(quick ? 300 : 1500, TINY, method, 2);
+        check_batch(quick ? 40 : 120, MIXED, method, 2);
+    }
+}
+
 /* No histograms; two batches in turn, more times than there are pinned
  * upload buffers, without synchronising in between. */
 static void test_alternating_no_hists(void **state)
@@ -336,6 +348,7 @@ static int reset(void **state)
 {
     (void)state;
     int bad = imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, 0) != IMGHIST_OK;
+    bad |= imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 0) != IMGHIST_OK;
     bad |= imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, 0) != IMGHIST_OK;
     bad |= cudaDeviceSynchronize() != cudaSuccess;
     return bad ? -1 : 0;
@@ -368,6 +381,7 @@ int main(void)
         cmocka_unit_test_teardown(test_mixed, reset),
         cmocka_unit_test_teardown(test_all_small_and_all_large, reset),
         cmocka_unit_test_teardown(test_sizes_1_and_1000, reset),
+        cmocka_unit_test_teardown(test_all_two_pass, reset),
         cmocka_unit_test_teardown(test_alternating_no_hists, reset),
         cmocka_unit_test_teardown(test_single_calls_pil, reset),
     };

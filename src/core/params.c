@@ -37,6 +37,8 @@ static const param_info params[] = {
      offsetof(ih_params, hist_blocks_per_sm)},
     {IMGHIST_P_EXP_BATCH_RUN, "IMGHIST_P_EXP_BATCH_RUN", 0, INT64_C(1) << 24, 0,
      offsetof(ih_params, batch_run)},
+    {IMGHIST_P_EXP_EQ_BATCH_SMALL, "IMGHIST_P_EXP_EQ_BATCH_SMALL", 0, INT32_MAX, 0,
+     offsetof(ih_params, eq_batch_small)},
 };
 
 static const param_info *find(imghist_param id)

@@ -63,6 +63,9 @@ static imghist_status build(imghist_ctx *ctx, const imghist_view *src, const img
     }
     ih_eq_image *img = (ih_eq_image *)s->eqb_build;
     memset(p, 0, sizeof *p);
+    uint64_t small_max = s->eqb_small_max;
+    const int64_t knob = ctx->params.eq_batch_small;
+    small_max = knob > 0 && (uint64_t)knob < small_max ? (uint64_t)knob : small_max;
     for (size_t i = 0; i < count; i++) {
         const imghist_view *v = &src[i], *d = &dst[i];
         const uint8_t *base = (const uint8_t *)v->data;
@@ -80,7 +83,7 @@ static imghist_status build(imghist_ctx *ctx, const imghist_view *src, const img
         e.same_phase = (((uintptr_t)base ^ (uintptr_t)d->data) & 15) == 0 &&
                        (v->height == 1 || ((v->pitch ^ d->pitch) & 15) == 0);
         const uint64_t bytes = (uint64_t)e.src.total * 16;
-        if (bytes <= s->eqb_small_max) {
+        if (bytes <= small_max) {
             img[p->n_small++] = e;
             p->small_bytes = bytes > p->small_bytes ? (uint32_t)bytes : p->small_bytes;
         } else {
