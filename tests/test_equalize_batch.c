@@ -466,6 +466,16 @@ static void test_batch_refusals(void **state)
     imghist_view tall[1] = {u8_view(buf, W / 2, H, W)};
     imghist_view tall_d[1] = {u8_view(buf, W / 2, H, W / 2)};
     IH_REFUSED(ctx, imghist_equalize_batch(ctx, tall, tall_d, 1, NULL), IMGHIST_E_INVALID_ARG);
+    /* Sources out of address order: a destination over another image's
+     * source is still found. */
+    const imghist_view rev_s[2] = {s[1], s[0]};
+    bad_d[0] = d[0];
+    bad_d[1] = s[1];
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, rev_s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    bad_d[0] = s[0];
+    bad_d[1] = d[1];
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, rev_s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_OK(ctx, imghist_equalize_batch(ctx, rev_s, d, 2, &hc));
     /* Destinations in reverse address order are fine (they are sorted). */
     const imghist_view rev_d[2] = {d[1], d[0]};
     IH_OK(ctx, imghist_equalize_batch(ctx, s, rev_d, 2, NULL));

@@ -408,20 +408,32 @@ static imghist_status check_batch_overlap(imghist_ctx *ctx, const imghist_view *
                          d[k - 1].i, d[k].i);
         }
     }
+    size_t a = 0;
+    uintptr_t prev_hi = 0;
     for (size_t j = 0; j < count && st == IMGHIST_OK; j++) {
         uintptr_t lo, hi;
         span(&src[j], &lo, &hi);
-        /* The last destination starting below the source's end: with the
-         * destinations disjoint, the only one that may reach into it. */
-        size_t a = 0, b = count;
-        while (a < b) {
-            const size_t m = a + (b - a) / 2;
-            if (d[m].lo < hi) {
-                a = m + 1;
-            } else {
-                b = m;
+        /* a: the destinations starting below the source's end; the last of
+         * them, with the destinations disjoint, is the only one that may
+         * reach into it. Sources in address order (a batch tensor) move a
+         * forward; others are searched for. */
+        if (hi >= prev_hi) {
+            while (a < count && d[a].lo < hi) {
+                a++;
+            }
+        } else {
+            size_t b = a;
+            a = 0;
+            while (a < b) {
+                const size_t m = a + (b - a) / 2;
+                if (d[m].lo < hi) {
+                    a = m + 1;
+                } else {
+                    b = m;
+                }
             }
         }
+        prev_hi = hi;
         if (a == 0 || d[a - 1].hi <= lo) {
             continue;
         }
