@@ -52,14 +52,8 @@
 
 namespace {
 
-int runs = 20;
-constexpr int WARMUP = 3;
+call_timer timer;
 cudaStream_t stream;
-cudaEvent_t ev0, ev1;
-uint8_t *d_flush;
-size_t flush_bytes;
-unsigned int *d_sink;
-int grid_rw;
 int failures;
 imghist_ctx *gpu, *cpu;
 
@@ -80,35 +74,9 @@ __global__ void fill_kernel(uint8_t *p, size_t n, uint32_t w, uint32_t h)
     }
 }
 
-void flush_l2()
-{
-    CUDA_CHECK(launch_read(READ_LDG_X4, d_flush, flush_bytes, d_sink, grid_rw, stream));
-}
-
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* Median ms of single calls of f, L2 flushed before each. */
 double time_ms(const std::function<void()> &f)
 {
-    std::vector<double> t;
-    for (int i = 0; i < WARMUP + runs; i++) {
-        flush_l2();
-        CUDA_CHECK(cudaEventRecord(ev0, stream));
-        f();
-        CUDA_CHECK(cudaEventRecord(ev1, stream));
-        CUDA_CHECK(cudaEventSynchronize(ev1));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, ev0, ev1));
-        if (i >= WARMUP) {
-            t.push_back(ms);
-        }
-    }
-    return median(t);
+    return call_timer_ms(timer, f);
 }
 
 struct Shape {
@@ -183,12 +151,12 @@ void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
     double read = 1e30;
     for (int v = 0; v < READ_VARIANTS; v++) {
         read = std::min(read, time_ms([&] {
-                            CUDA_CHECK(launch_read((read_variant)v, d_src, bytes, d_sink,
-                                                   grid_rw, stream));
+                            CUDA_CHECK(launch_read((read_variant)v, d_src, bytes, timer.sink,
+                                                   timer.grid, stream));
                         }));
     }
     const double copy =
-        time_ms([&] { CUDA_CHECK(launch_copy(d_dst, d_src, bytes, grid_rw, stream)); });
+        time_ms([&] { CUDA_CHECK(launch_copy(d_dst, d_src, bytes, timer.grid, stream)); });
     double eq[2];
     for (int method = 0; method < 2; method++) {
         IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, method));
@@ -228,19 +196,13 @@ int main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
-            runs = atoi(argv[++i]);
+            timer.runs = atoi(argv[++i]);
         }
     }
     cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&ev0));
-    CUDA_CHECK(cudaEventCreate(&ev1));
-    grid_rw = stream_grid(prop.multiProcessorCount);
-    flush_bytes = ((size_t)prop.l2CacheSize * 2 + 15) / 16 * 16;
-    CUDA_CHECK(cudaMalloc(&d_flush, flush_bytes));
-    CUDA_CHECK(cudaMemset(d_flush, 1, flush_bytes));
-    CUDA_CHECK(cudaMalloc(&d_sink, 4));
+    call_timer_init(timer, prop);
+    stream = timer.stream;
     if (imghist_create(IMGHIST_BACKEND_CUDA, &gpu) != IMGHIST_OK) {
         fprintf(stderr, "no CUDA context: %s\n", imghist_last_error(gpu));
         return 1;
@@ -254,7 +216,7 @@ int main(int argc, char **argv)
     printf("imghist_bench_batch, imghist %s, %s (%d SMs, L2 %d MiB), %s UTC, median of %d runs "
            "(ms), L2 flushed before each\n\n",
            imghist_version_string(), prop.name, prop.multiProcessorCount,
-           prop.l2CacheSize >> 20, date, runs);
+           prop.l2CacheSize >> 20, date, timer.runs);
     printf("| batch | MB | read | copy | read + copy | equalize_batch OpenCV (GB/s, x(read+copy)) "
            "| equalize_batch PIL | equalize_batch, all two-pass | loop of imghist_equalize "
            "| histogram_batch (GB/s, %% of read) |\n");
