@@ -54,11 +54,8 @@ namespace {
 
 constexpr size_t GiB = (size_t)1 << 30;
 int runs = 20;
-constexpr int WARMUP = 3;
+call_timer timer;
 cudaStream_t stream;
-cudaEvent_t ev0, ev1;
-uint8_t *d_flush;
-size_t flush_bytes;
 unsigned int *d_sink;
 int grid_rw;
 int failures;
@@ -102,37 +99,10 @@ __global__ void joint_ref_kernel(const uint8_t *a, const uint8_t *b, size_t n,
     }
 }
 
-void flush_l2()
-{
-    CUDA_CHECK(launch_read(READ_LDG_X4, d_flush, flush_bytes, d_sink, grid_rw, stream));
-}
-
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Median ms of single calls of f, L2 flushed before each. */
 double time_ms(const std::function<void()> &f, bool flush = true)
 {
-    std::vector<double> t;
-    for (int i = 0; i < WARMUP + runs; i++) {
-        if (flush) {
-            flush_l2();
-        }
-        CUDA_CHECK(cudaEventRecord(ev0, stream));
-        f();
-        CUDA_CHECK(cudaEventRecord(ev1, stream));
-        CUDA_CHECK(cudaEventSynchronize(ev1));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, ev0, ev1));
-        if (i >= WARMUP) {
-            t.push_back(ms);
-        }
-    }
-    return median(t);
+    return call_timer_ms(timer, f, flush);
 }
 
 /* The read ceiling of `bytes` at each buffer: the fastest variant. */
@@ -167,14 +137,11 @@ int main(int argc, char **argv)
     }
     cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    CUDA_CHECK(cudaEventCreate(&ev0));
-    CUDA_CHECK(cudaEventCreate(&ev1));
-    grid_rw = stream_grid(prop.multiProcessorCount);
-    flush_bytes = ((size_t)prop.l2CacheSize * 2 + 15) / 16 * 16;
-    CUDA_CHECK(cudaMalloc(&d_flush, flush_bytes));
-    CUDA_CHECK(cudaMemset(d_flush, 1, flush_bytes));
-    CUDA_CHECK(cudaMalloc(&d_sink, 4));
+    timer.runs = runs;
+    call_timer_init(timer, prop);
+    stream = timer.stream;
+    d_sink = timer.sink;
+    grid_rw = timer.grid;
     if (imghist_create(IMGHIST_BACKEND_CUDA, &ctx) != IMGHIST_OK) {
         fprintf(stderr, "no CUDA context: %s\n", imghist_last_error(ctx));
         return 1;

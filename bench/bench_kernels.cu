@@ -4,6 +4,10 @@
  * descriptions are, since they are what imghist is compared with), and CUB.
  */
 #include <stdio.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <vector>
 
 #include <cub/cub.cuh>
 
@@ -347,4 +351,49 @@ cudaError_t launch_empty(cudaStream_t stream)
 {
     empty_kernel<<<1, 32, 0, stream>>>();
     return cudaGetLastError();
+}
+
+/* ---- timing single calls ---- */
+
+static void timer_check(cudaError_t e, const char *what)
+{
+    if (e != cudaSuccess) {
+        fprintf(stderr, "call_timer: %s failed: %s\n", what, cudaGetErrorString(e));
+        exit(1);
+    }
+}
+
+void call_timer_init(call_timer &t, const cudaDeviceProp &prop)
+{
+    timer_check(cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking), "stream");
+    timer_check(cudaEventCreate(&t.e0), "event");
+    timer_check(cudaEventCreate(&t.e1), "event");
+    t.grid = stream_grid(prop.multiProcessorCount);
+    t.flush_bytes = ((size_t)prop.l2CacheSize * 2 + 15) / 16 * 16;
+    timer_check(cudaMalloc(&t.flush, t.flush_bytes), "flush buffer");
+    timer_check(cudaMemset(t.flush, 1, t.flush_bytes), "flush buffer");
+    timer_check(cudaMalloc(&t.sink, 64), "sink");
+}
+
+double call_timer_ms(call_timer &t, const std::function<void()> &f, bool flush)
+{
+    std::vector<double> ms;
+    for (int i = 0; i < t.warmup + t.runs; i++) {
+        if (flush) {
+            timer_check(launch_read(READ_LDG_X4, t.flush, t.flush_bytes, t.sink, t.grid, t.stream),
+                        "L2 flush");
+        }
+        timer_check(cudaEventRecord(t.e0, t.stream), "event record");
+        f();
+        timer_check(cudaEventRecord(t.e1, t.stream), "event record");
+        timer_check(cudaEventSynchronize(t.e1), "event wait");
+        float one = 0;
+        timer_check(cudaEventElapsedTime(&one, t.e0, t.e1), "elapsed time");
+        if (i >= t.warmup) {
+            ms.push_back(one);
+        }
+    }
+    std::sort(ms.begin(), ms.end());
+    const size_t n = ms.size();
+    return n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
 }

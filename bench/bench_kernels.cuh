@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <functional>
+
 #include <cuda_runtime_api.h>
 
 /* ---- bandwidth ceilings ---- */
@@ -66,5 +68,23 @@ cudaError_t cub_hist_2d(void *temp, size_t *temp_bytes, const uint8_t *data, int
                         size_t pitch, int *hist, cudaStream_t stream);
 /* "CCCL x.y.z" */
 const char *cub_version_string(void);
+
+/* ---- timing single calls ---- */
+
+/* One stream's timer: CUDA events around each call, the inputs evicted from
+ * L2 before it (a read of a buffer twice L2's size), the median of `runs`
+ * timed calls after `warmup` untimed ones. A CUDA error ends the program
+ * (benchmarks only). */
+struct call_timer {
+    cudaStream_t stream = nullptr; /* non-blocking, made by call_timer_init */
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    uint8_t *flush = nullptr;
+    size_t flush_bytes = 0;
+    unsigned int *sink = nullptr;  /* 64 bytes the read kernels may XOR into */
+    int grid = 0;                  /* stream_grid() of the device */
+    int warmup = 3, runs = 20;
+};
+void call_timer_init(call_timer &t, const cudaDeviceProp &prop);
+double call_timer_ms(call_timer &t, const std::function<void()> &f, bool flush = true);
 
 #endif

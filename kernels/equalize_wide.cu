@@ -1,11 +1,12 @@
 /*
  * The equalization LUT from a histogram in device memory (one block: the
- * counts scanned, then OpenCV's formula in the same single-precision steps as
- * core/equalize_lut.c), and the 16-bit lookup: the 65536-entry LUT (128 KiB)
+ * counts scanned, then OpenCV's or PIL's rule as core/equalize_lut.c computes
+ * it, equalize_rules.cuh), and the 16-bit lookup: the 65536-entry LUT (128 KiB)
  * in shared memory, one block per SM, 16-byte granules of 8 samples.
  */
 #include <stdint.h>
 
+#include "equalize_rules.cuh"
 #include "equalize_wide.cuh"
 #include "granules.cuh"
 
@@ -49,29 +50,35 @@ __device__ unsigned long long scan_exclusive(unsigned long long v, unsigned long
 
 template <class Out>
 __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long long *hist,
-                                                          uint32_t levels, Out *lut, int *empty)
+                                                          uint32_t levels, Out *lut, int *empty,
+                                                          bool pil)
 {
     __shared__ unsigned long long s_warp[LUT_THREADS / 32];
     __shared__ unsigned long long s_total;
-    __shared__ uint32_t s_first;
+    __shared__ uint32_t s_first, s_last;
     const uint32_t per = (levels + LUT_THREADS - 1) / LUT_THREADS;
     const uint32_t v0 = threadIdx.x * per;
     const uint32_t v1 = v0 + per < levels ? v0 + per : levels;
     if (threadIdx.x == 0) {
         s_first = levels;
+        s_last = 0;
     }
     unsigned long long mine = 0;
-    uint32_t first = levels;
+    uint32_t first = levels, last = 0;
+    bool any = false;
     for (uint32_t v = v0; v < v1; v++) {
         const unsigned long long h = hist[v];
         mine += h;
-        if (h != 0 && first == levels) {
-            first = v;
+        if (h != 0) {
+            first = any ? first : v;
+            last = v;
+            any = true;
         }
     }
     __syncthreads();
-    if (first < levels) {
+    if (any) {
         atomicMin(&s_first, first);
+        atomicMax(&s_last, last);
     }
     unsigned long long cum = scan_exclusive(mine, s_warp, &s_total); /* also a barrier */
     const unsigned long long total = s_total;
@@ -79,7 +86,6 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
     if (empty != nullptr && threadIdx.x == 0) {
         *empty = total == 0;
     }
-    const float top = (float)(levels - 1);
     if (total == 0) {
         for (uint32_t v = v0; v < v1; v++) {
             lut[v] = (Out)v; /* identity: the image is copied */
@@ -87,22 +93,12 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
         return;
     }
     const unsigned long long hf = hist[f];
-    if (hf == total) {
-        for (uint32_t v = v0; v < v1; v++) {
-            lut[v] = (Out)f;
-        }
-        return;
-    }
-    const float scale = __fdiv_rn(top, __ll2float_rn((long long)(total - hf)));
+    const unsigned long long step = (total - hist[s_last]) / 255; /* PIL's, 8-bit only */
     for (uint32_t v = v0; v < v1; v++) {
+        const unsigned long long below = cum;
         cum += hist[v];
-        if (v <= f) {
-            lut[v] = 0;
-            continue;
-        }
-        /* c(v) = hist[f+1] + ... + hist[v] = cum - hist[f] (bins below f are 0). */
-        const float x = rintf(__fmul_rn(__ll2float_rn((long long)(cum - hf)), scale));
-        lut[v] = (Out)(x > top ? top : x);
+        lut[v] = (Out)(pil ? ih_lut_pil(v, below, step)
+                           : ih_lut_opencv(v, cum, total, f, hf, levels - 1));
     }
 }
 
@@ -205,12 +201,14 @@ constexpr size_t LUT16_BYTES = 65536 * 2;
 } // namespace
 
 cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,
-                                   int *empty, cudaStream_t stream)
+                                   int *empty, bool pil, cudaStream_t stream)
 {
     if (levels == 256) {
-        lut_kernel<uint8_t><<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint8_t *)lut, empty);
+        lut_kernel<uint8_t>
+            <<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint8_t *)lut, empty, pil);
     } else {
-        lut_kernel<uint16_t><<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint16_t *)lut, empty);
+        lut_kernel<uint16_t>
+            <<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint16_t *)lut, empty, false);
     }
     return cudaGetLastError();
 }

@@ -13,11 +13,12 @@
 
 /* Equalization LUT of `levels` (256 or 65536) 64-bit counts (device) into lut
  * (levels bytes for 256, levels uint16 for 65536; device): imghist_equalize_lut
- * and imghist_equalize_lut_u16 bit for bit. An empty histogram gives the
- * identity (the image is copied) and sets *empty (device int, NULL: not
- * reported) to 1, else 0. One block. */
+ * (imghist_equalize_lut_pil when pil, 256 levels only) and
+ * imghist_equalize_lut_u16 bit for bit. An empty histogram gives the identity
+ * (the image is copied) and sets *empty (device int, NULL: not reported) to
+ * 1, else 0. One block. */
 cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,
-                                   int *empty, cudaStream_t stream);
+                                   int *empty, bool pil, cudaStream_t stream);
 
 /* dst = lut[src] over width x height 16-bit samples (device views, any
  * alignment; dst may be src at the same pitch). lut: 65536 device uint16. */

@@ -66,6 +66,19 @@ static inline uint32_t ih_granules_per_row(const uint8_t *base, size_t pitch, ui
     return (uint32_t)(((uint64_t)width + 15) / 16 + 1);
 }
 
+/* g as `rows` rows of `width` bytes from base, `pitch` apart (fields only:
+ * the caller owns the padding bytes). Below IH_MAX_GRANULES granules. */
+static inline void ih_set_geom(ih_geom *g, const uint8_t *base, size_t pitch, uint32_t width,
+                               uint32_t rows)
+{
+    const uint32_t per_row = ih_granules_per_row(base, pitch, width, rows);
+    g->base = base;
+    g->pitch = pitch;
+    g->width = width;
+    g->total = rows * per_row;
+    g->per_row = ih_make_fastdiv(per_row);
+}
+
 /* Where granule i lies: its row (index and first byte) and its first byte. */
 __device__ __forceinline__ void ih_locate(const ih_geom &g, uint32_t i, uint32_t &r,
                                           const uint8_t *&row, const uint8_t *&gran)

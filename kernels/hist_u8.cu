@@ -18,169 +18,22 @@
  */
 #include <stdint.h>
 
-#include "hist_u8.cuh"
+#include "hist_u8_block.cuh"
 
 namespace {
 
-constexpr int THREADS = IH_HIST_THREADS;
-constexpr int LANES = 32;
-constexpr int UNROLL = 4;                 /* 16-byte loads in flight per thread */
-constexpr int CHUNK = IH_HIST_CHUNK;      /* granules per block per step */
-static_assert(CHUNK == THREADS * UNROLL, "IH_HIST_CHUNK must match the unrolling");
-constexpr int SH_WORDS = 256 * LANES;     /* 32 KiB of counters */
-
-static_assert(THREADS == 512, "fold_replicas assumes 512 threads");
-
-__device__ __forceinline__ void count_word(uint32_t *shl, uint32_t w)
-{
-    atomicAdd(shl + ((w & 0xffu) << 5), 1u);
-    atomicAdd(shl + (((w >> 8) & 0xffu) << 5), 1u);
-    atomicAdd(shl + (((w >> 16) & 0xffu) << 5), 1u);
-    atomicAdd(shl + ((w >> 24) << 5), 1u);
-}
-
-__device__ __forceinline__ void count_vec(uint32_t *shl, uint4 v)
-{
-    count_word(shl, v.x);
-    count_word(shl, v.y);
-    count_word(shl, v.z);
-    count_word(shl, v.w);
-}
-
-__device__ __forceinline__ void zero_counters(uint32_t *sh)
-{
-    uint4 *s4 = reinterpret_cast<uint4 *>(sh);
-    for (int i = threadIdx.x; i < SH_WORDS / 4; i += THREADS) {
-        s4[i] = make_uint4(0, 0, 0, 0);
-    }
-    __syncthreads();
-}
-
-/*
- * Walk chunks first, first + step, ... (below end) of g's granules. Whole granules are loaded UNROLL at a time,
- * all loads in flight before the first use, then handed to
- * on_vec(v, row, col); the bytes of granules at a row's edges go one by one to
- * on_byte(value, row, col). row is the row index, col the byte offset in it.
- */
-template <class OnVec, class OnByte>
-__device__ __forceinline__ void walk_granules(const ih_geom &g, uint32_t first, uint32_t step,
-                                              uint32_t end, OnVec on_vec, OnByte on_byte)
-{
-    const uint32_t stop = end < (g.total + CHUNK - 1) / CHUNK ? end : (g.total + CHUNK - 1) / CHUNK;
-    for (uint32_t c = first; c < stop; c += step) {
-        const uint32_t c0 = c * CHUNK;
-        uint4 v[UNROLL];
-        uint32_t row_of[UNROLL], col_of[UNROLL];
-        bool full[UNROLL];
-#pragma unroll
-        for (int k = 0; k < UNROLL; k++) {
-            const uint32_t i = c0 + k * THREADS + threadIdx.x;
-            full[k] = false;
-            if (i < g.total) {
-                uint32_t r;
-                const uint8_t *row, *gp;
-                ih_locate(g, i, r, row, gp);
-                const uint8_t *end = row + g.width;
-                if (gp >= row && gp + 16 <= end) {
-                    v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
-                    row_of[k] = r;
-                    col_of[k] = (uint32_t)(gp - row);
-                    full[k] = true;
-                } else {
-                    /* A granule shared with padding or a neighbour row. */
-                    const uint8_t *p = gp < row ? row : gp;
-                    const uint8_t *q = gp + 16 < end ? gp + 16 : end;
-                    for (; p < q; p++) {
-                        on_byte((uint32_t)*p, r, (uint32_t)(p - row));
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int k = 0; k < UNROLL; k++) {
-            if (full[k]) {
-                on_vec(v[k], row_of[k], col_of[k]);
-            }
-        }
-    }
-}
-
-/* Count chunks first, first + step, ... (below end) of g into the lane's replicas. */
-__device__ __forceinline__ void count_granules(uint32_t *shl, const ih_geom &g, uint32_t first,
-                                               uint32_t step, uint32_t end)
-{
-    walk_granules(
-        g, first, step, end, [shl](uint4 v, uint32_t, uint32_t) { count_vec(shl, v); },
-        [shl](uint32_t b, uint32_t, uint32_t) { atomicAdd(shl + (b << 5), 1u); });
-}
-
-/* Fold the 32 replicas of every bin and add them to dst[0..255]. Two threads
- * per bin, each summing 16 replicas in a rotated order so that a warp reads 32
- * different banks. */
-__device__ __forceinline__ void fold_replicas(const uint32_t *sh, unsigned long long *dst)
-{
-    __syncthreads();
-    const uint32_t bin = threadIdx.x >> 1;
-    const uint32_t half = threadIdx.x & 1;
-    uint32_t s = 0;
-#pragma unroll
-    for (uint32_t j = 0; j < 16; j++) {
-        s += sh[bin * LANES + half * 16 + ((j + bin) & 15)];
-    }
-    s += __shfl_xor_sync(0xffffffffu, s, 1);
-    if (half == 0 && s != 0) {
-        atomicAdd(dst + bin, (unsigned long long)s);
-    }
-}
-
-/* Inclusive scan of one value per thread over threads 0..255 (all threads of
- * the block must call it). */
-__device__ __forceinline__ unsigned long long scan256(unsigned long long v,
-                                                      unsigned long long *warp_tot)
-{
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-        unsigned long long up = __shfl_up_sync(0xffffffffu, v, d);
-        if (lane >= d) {
-            v += up;
-        }
-    }
-    if (lane == 31 && warp < 8) {
-        warp_tot[warp] = v;
-    }
-    __syncthreads();
-    if (threadIdx.x < 256) {
-        for (int w = 0; w < warp; w++) {
-            v += warp_tot[w];
-        }
-    }
-    return v;
-}
+using namespace ih_u8;
 
 /* Run by the last block: workspace -> histogram (and LUT); workspace re-zeroed. */
 __device__ void finalize(const ih_hist_launch &l)
 {
-    __shared__ unsigned long long s_hist[256];
-    __shared__ unsigned long long s_warp[8];
-    __shared__ unsigned long long s_total;
-    __shared__ int s_first;
-
     const int t = threadIdx.x;
     unsigned long long h = 0;
-    if (t == 0) {
-        s_first = 256;
-    }
-    __syncthreads();
     if (t < 256) {
         for (int k = 0; k < IH_WS_COPIES; k++) {
             h += atomicExch(l.ws + k * 256 + t, 0ull); /* read at L2 and leave zero */
         }
         l.hist_out[t] = l.accumulate ? l.hist_out[t] + h : h;
-        s_hist[t] = h;
-        if (h != 0) {
-            atomicMin(&s_first, t);
-        }
     }
     if (t == 0) {
         *l.counter = 0;
@@ -188,29 +41,10 @@ __device__ void finalize(const ih_hist_launch &l)
     if (l.lut_out == nullptr) {
         return;
     }
-    const unsigned long long cdf = scan256(h, s_warp);
-    if (t == 255) {
-        s_total = cdf;
+    const uint32_t out = block_lut_u8(h, l.pil);
+    if (t < 256) {
+        l.lut_out[t] = (unsigned char)out;
     }
-    __syncthreads();
-    if (t >= 256) {
-        return;
-    }
-    /* cv::equalizeHist, in the same single-precision steps as the CPU path. */
-    const int first = s_first;
-    const unsigned long long total = s_total;
-    const unsigned long long hf = s_hist[first];
-    unsigned int out;
-    if (hf == total) {
-        out = (unsigned int)first;
-    } else if (t <= first) {
-        out = 0;
-    } else {
-        const float scale = __fdiv_rn(255.0f, __ll2float_rn((long long)(total - hf)));
-        const int r = __float2int_rn(__fmul_rn(__ll2float_rn((long long)(cdf - hf)), scale));
-        out = r > 255 ? 255u : (unsigned int)r;
-    }
-    l.lut_out[t] = (unsigned char)out;
 }
 
 __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_launch l)
@@ -254,14 +88,6 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
  * spills (80-82 % of the read ceiling against 74-76 %, before the geometry
  * moved to shared memory).
  */
-/* Three 512-thread blocks per SM where an SM holds 1536 threads (sm_80 and
- * later; sm_75 holds 1024). */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
-#define IH_BATCH_MIN_BLOCKS 2
-#else
-#define IH_BATCH_MIN_BLOCKS 3
-#endif
-
 __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     hist_u8_batch_kernel(const ih_geom *geoms, const uint32_t *chunk_start, uint32_t count,
                          uint32_t run, unsigned long long *hists)
@@ -274,56 +100,16 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
      * A copy in registers measured 77-80 %. */
     __shared__ ih_geom s_geom;
     uint32_t *shl = sh + (threadIdx.x & 31);
-    const uint32_t total = chunk_start[count];
-    for (uint64_t lo64 = (uint64_t)blockIdx.x * run; lo64 < total;
-         lo64 += (uint64_t)gridDim.x * run) {
-        const uint32_t lo = (uint32_t)lo64;
-        const uint32_t hi = total - lo < run ? total : lo + run;
-        /* The image holding chunk lo: the last i with chunk_start[i] <= lo. */
-        uint32_t a = 0, b = count - 1;
-        while (a < b) {
-            const uint32_t m = (a + b + 1) / 2;
-            if (chunk_start[m] <= lo) {
-                a = m;
-            } else {
-                b = m - 1;
-            }
-        }
-        for (uint32_t img = a, at = lo; at < hi; img++) {
-            const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
-            const uint32_t end = next < hi ? next : hi;
-            if (threadIdx.x == 0) {
-                s_geom = geoms[img];
-            }
-            zero_counters(sh); /* its barrier publishes s_geom */
-            count_granules(shl, s_geom, at - base, 1, end - base);
-            fold_replicas(sh, hists + (size_t)img * 256);
-            __syncthreads(); /* the fold's reads before the next zeroing */
-            at = end;
-        }
-    }
-}
-
-/* LUT lookups from a table replicated per lane (bank = lane, no conflicts):
- * entry v of lane L is byte v&3 of word (v>>2)*32 + L. */
-__device__ __forceinline__ uint32_t map_byte(const uint32_t *lutl, uint32_t v)
-{
-    return (lutl[(v >> 2) << 5] >> ((v & 3) << 3)) & 0xffu;
-}
-
-__device__ __forceinline__ uint32_t map_word(const uint32_t *lutl, uint32_t w)
-{
-    return map_byte(lutl, w & 0xffu) | (map_byte(lutl, (w >> 8) & 0xffu) << 8) |
-           (map_byte(lutl, (w >> 16) & 0xffu) << 16) | (map_byte(lutl, w >> 24) << 24);
-}
-
-__device__ __forceinline__ void load_lut(uint32_t *s_lut, const unsigned char *lut)
-{
-    const uint32_t *lut32 = reinterpret_cast<const uint32_t *>(lut);
-    for (int i = threadIdx.x; i < 64 * LANES; i += blockDim.x) {
-        s_lut[i] = lut32[i >> 5];
-    }
-    __syncthreads();
+    for_each_segment(chunk_start, count, run, blockIdx.x, gridDim.x,
+                     [&](uint32_t img, uint32_t c0, uint32_t c1) {
+                         if (threadIdx.x == 0) {
+                             s_geom = geoms[img];
+                         }
+                         zero_counters(sh); /* its barrier publishes s_geom */
+                         count_granules(shl, s_geom, c0, 1, c1);
+                         fold_replicas(sh, hists + (size_t)img * 256);
+                         __syncthreads(); /* the fold's reads before the next zeroing */
+                     });
 }
 
 /* Source and destination share their alignment within 16 bytes on every row,
@@ -338,12 +124,8 @@ __global__ void __launch_bounds__(THREADS) apply_lut_kernel(ih_geom g, uint8_t *
     walk_granules(
         g, blockIdx.x, gridDim.x, UINT32_MAX,
         [=](uint4 v, uint32_t r, uint32_t col) {
-            uint4 o;
-            o.x = map_word(lutl, v.x);
-            o.y = map_word(lutl, v.y);
-            o.z = map_word(lutl, v.z);
-            o.w = map_word(lutl, v.w);
-            __stcs(reinterpret_cast<uint4 *>(dst + (size_t)r * dst_pitch + col), o);
+            __stcs(reinterpret_cast<uint4 *>(dst + (size_t)r * dst_pitch + col),
+                   map_vec(lutl, v));
         },
         [=](uint32_t b, uint32_t r, uint32_t col) {
             dst[(size_t)r * dst_pitch + col] = (uint8_t)map_byte(lutl, b);

@@ -24,6 +24,7 @@ struct ih_hist_launch {
     unsigned char *lut_out;         /* NULL, or 256 bytes of equalization LUT (device) */
     bool accumulate;                /* add to hist_out's counts instead of overwriting them */
     bool finalize;                  /* last band of the image: produce hist_out/lut_out */
+    bool pil;                       /* the LUT by PIL's rule, not OpenCV's */
 };
 
 /* Histogram of one band of granules; see ih_hist_launch. */

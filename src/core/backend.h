@@ -52,6 +52,13 @@ struct ih_backend_ops {
     imghist_status (*equalize)(imghist_ctx *ctx, const imghist_view *src,
                                const imghist_view *mask, const imghist_view *dst,
                                const imghist_counts *hist);
+    /* count >= 1 one-channel U8 views src[i], dst[i] of one size each, all in
+     * the memory the backend takes for batches (CPU: host; CUDA: device; the
+     * core runs host batches on the CUDA backend image by image); no overlap
+     * but dst[i] == src[i]; hists NULL or >= count * 256 counters. */
+    imghist_status (*equalize_batch)(imghist_ctx *ctx, const imghist_view *src,
+                                     const imghist_view *dst, size_t count,
+                                     const imghist_counts *hists);
 };
 
 /* A new context on `ops`, parameters at their defaults; NULL when out of memory. */

@@ -28,8 +28,10 @@ typedef struct ih_params {
     int64_t png_level;          /* zlib level of PNG output */
     int64_t load_depth;         /* 0: U8; 1: the file's depth */
     int64_t load_channels;      /* 0: gray; 1: the file's channels */
+    int64_t equalize_method;    /* imghist_eq_method */
     int64_t hist_blocks_per_sm; /* experimental; 0: automatic */
     int64_t batch_run;          /* experimental; 0: automatic */
+    int64_t eq_batch_small;     /* experimental; 0: automatic */
 } ih_params;
 
 void ih_params_default(ih_params *p);

@@ -1,7 +1,8 @@
 /*
  * Equalization lookup tables: OpenCV's cv::equalizeHist for 256 levels, bit
- * for bit, and the same formula for 65536 levels (imghist.h). The CUDA
- * kernels compute the same operations in the same precision.
+ * for bit, and the same formula for 65536 levels; PIL's ImageOps.equalize for
+ * 256 levels (imghist.h). The CUDA kernels compute the same operations in the
+ * same precision.
  */
 #include <math.h>
 
@@ -62,4 +63,31 @@ imghist_status imghist_equalize_lut_u16(const uint64_t hist[65536], uint16_t lut
         return IMGHIST_E_INVALID_ARG;
     }
     return make_lut(hist, 65536, NULL, lut);
+}
+
+imghist_status imghist_equalize_lut_pil(const uint64_t hist[256], uint8_t lut[256])
+{
+    if (hist == NULL || lut == NULL) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    uint64_t total = 0, top = 0; /* top: the count of the largest value present */
+    for (uint32_t b = 0; b < 256; b++) {
+        total += hist[b];
+        top = hist[b] != 0 ? hist[b] : top;
+    }
+    if (total == 0) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    const uint64_t step = (total - top) / 255;
+    uint64_t n = step / 2;
+    for (uint32_t b = 0; b < 256; b++) {
+        if (step == 0) {
+            lut[b] = (uint8_t)b;
+            continue;
+        }
+        const uint64_t v = n / step;
+        lut[b] = (uint8_t)(v < 255 ? v : 255);
+        n += hist[b];
+    }
+    return IMGHIST_OK;
 }

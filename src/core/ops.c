@@ -4,6 +4,7 @@
  * CPU backend instead (the one fallback, said in the note).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "backend.h"
 
@@ -247,7 +248,7 @@ static void span(const imghist_view *v, uintptr_t *lo, uintptr_t *hi)
     *hi = *lo + (size_t)(v->height - 1) * v->pitch + (size_t)v->width * ch * ih_dtype_size(v->dtype);
 }
 
-/* U8 or U16, one channel. */
+/* U8 or U16, one channel; U8 only for PIL's rule. */
 static imghist_status check_levels(imghist_ctx *ctx, const imghist_view *v, const char *role)
 {
     imghist_status st = ih_check_view(ctx, v, role);
@@ -255,20 +256,20 @@ static imghist_status check_levels(imghist_ctx *ctx, const imghist_view *v, cons
         st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
                      "%s: equalization takes one channel of 8- or 16-bit samples", role);
     }
+    if (st == IMGHIST_OK && v->dtype == IMGHIST_U16 &&
+        ctx->params.equalize_method == IMGHIST_EQ_PIL) {
+        st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
+                     "%s: PIL's equalization (IMGHIST_EQ_PIL) is defined for 8-bit samples "
+                     "only; use IMGHIST_EQ_OPENCV for 16-bit images", role);
+    }
     return st;
 }
 
-imghist_status imghist_equalize_masked(imghist_ctx *ctx, const imghist_view *src,
-                                       const imghist_view *mask, const imghist_view *dst,
-                                       const imghist_counts *hist)
+/* Source and destination of one size, type and memory, and no overlap but
+ * the same view. */
+static imghist_status check_pair(imghist_ctx *ctx, const imghist_view *src,
+                                 const imghist_view *dst)
 {
-    imghist_status st = ih_begin(ctx);
-    if (st == IMGHIST_OK) st = check_levels(ctx, src, "source");
-    if (st == IMGHIST_OK) st = check_levels(ctx, dst, "destination");
-    if (st == IMGHIST_OK) st = ih_check_mask(ctx, mask, src);
-    if (st != IMGHIST_OK) {
-        return st;
-    }
     if (dst->width != src->width || dst->height != src->height) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "destination is %ux%u, source %ux%u",
                        dst->width, dst->height, src->width, src->height);
@@ -289,6 +290,44 @@ imghist_status imghist_equalize_masked(imghist_ctx *ctx, const imghist_view *src
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                        "source and destination overlap (only the same view is allowed)");
     }
+    return IMGHIST_OK;
+}
+
+/* One image on the context's backend, or on the CPU when the GPU has no
+ * memory for a host image. */
+static imghist_status dispatch_equalize(imghist_ctx *ctx, const imghist_view *src,
+                                        const imghist_view *mask, const imghist_view *dst,
+                                        const imghist_counts *hist)
+{
+    imghist_status st = ctx->ops->equalize(ctx, src, mask, dst, hist);
+    if (st == IH_E_GPU_OOM) {
+        st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST &&
+                                     (hist == NULL || hist->mem == IMGHIST_MEM_HOST));
+        if (st == IMGHIST_OK) {
+            st = ctx->fallback->equalize(ctx, src, mask, dst, hist);
+        }
+    }
+    return st;
+}
+
+imghist_status imghist_equalize_masked(imghist_ctx *ctx, const imghist_view *src,
+                                       const imghist_view *mask, const imghist_view *dst,
+                                       const imghist_counts *hist)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st == IMGHIST_OK) st = check_levels(ctx, src, "source");
+    if (st == IMGHIST_OK) st = check_levels(ctx, dst, "destination");
+    if (st == IMGHIST_OK) st = ih_check_mask(ctx, mask, src);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    st = check_pair(ctx, src, dst);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const int in_place = src->data == dst->data && src->pitch == dst->pitch;
+    uintptr_t s0, s1, d0, d1;
+    span(dst, &d0, &d1);
     if (mask != NULL && !in_place) {
         span(mask, &s0, &s1);
         if (s0 < d1 && d0 < s1) {
@@ -304,19 +343,158 @@ imghist_status imghist_equalize_masked(imghist_ctx *ctx, const imghist_view *src
     if (st != IMGHIST_OK) {
         return st;
     }
-    st = ctx->ops->equalize(ctx, src, mask, dst, hist);
-    if (st == IH_E_GPU_OOM) {
-        st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST &&
-                                     (hist == NULL || hist->mem == IMGHIST_MEM_HOST));
-        if (st == IMGHIST_OK) {
-            st = ctx->fallback->equalize(ctx, src, mask, dst, hist);
-        }
-    }
-    return st;
+    return dispatch_equalize(ctx, src, mask, dst, hist);
 }
 
 imghist_status imghist_equalize(imghist_ctx *ctx, const imghist_view *src,
                                 const imghist_view *dst, const imghist_counts *hist)
 {
     return imghist_equalize_masked(ctx, src, NULL, dst, hist);
+}
+
+/* Image i of an equalization batch: U8 of one channel, dst[i] src[i]'s size,
+ * in the first image's memory. */
+static imghist_status check_batch_pair(imghist_ctx *ctx, const imghist_view *src,
+                                       const imghist_view *dst, size_t i)
+{
+    imghist_status st = check_levels(ctx, &src[i], "batch source");
+    if (st == IMGHIST_OK) st = check_levels(ctx, &dst[i], "batch destination");
+    if (st == IMGHIST_OK && (src[i].dtype != IMGHIST_U8 || dst[i].dtype != IMGHIST_U8)) {
+        st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
+                     "imghist_equalize_batch takes 8-bit images (16-bit ones go one by one "
+                     "through imghist_equalize)");
+    }
+    if (st == IMGHIST_OK) st = check_pair(ctx, &src[i], &dst[i]);
+    if (st == IMGHIST_OK && src[i].mem != src[0].mem) {
+        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch mixes host and device views");
+    }
+    return st;
+}
+
+typedef struct batch_span {
+    uintptr_t lo, hi;
+    size_t i;
+} batch_span;
+
+static int by_start(const void *a, const void *b)
+{
+    const uintptr_t x = ((const batch_span *)a)->lo, y = ((const batch_span *)b)->lo;
+    return x < y ? -1 : x > y;
+}
+
+/* No destination overlaps another destination, or a source other than its
+ * own (which it may only be, whole). The destinations sorted by address (a
+ * batch tensor's already are), then a binary search per source. */
+static imghist_status check_batch_overlap(imghist_ctx *ctx, const imghist_view *src,
+                                          const imghist_view *dst, size_t count)
+{
+    batch_span *d = malloc(count * sizeof *d);
+    if (d == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu address ranges", count);
+    }
+    int sorted = 1;
+    for (size_t i = 0; i < count; i++) {
+        span(&dst[i], &d[i].lo, &d[i].hi);
+        d[i].i = i;
+        sorted &= i == 0 || d[i - 1].lo <= d[i].lo;
+    }
+    if (!sorted) {
+        qsort(d, count, sizeof *d, by_start);
+    }
+    imghist_status st = IMGHIST_OK;
+    for (size_t k = 1; k < count && st == IMGHIST_OK; k++) {
+        if (d[k].lo < d[k - 1].hi) {
+            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch destinations %zu and %zu overlap",
+                         d[k - 1].i, d[k].i);
+        }
+    }
+    size_t a = 0;
+    uintptr_t prev_hi = 0;
+    for (size_t j = 0; j < count && st == IMGHIST_OK; j++) {
+        uintptr_t lo, hi;
+        span(&src[j], &lo, &hi);
+        /* a: the destinations starting below the source's end; the last of
+         * them, with the destinations disjoint, is the only one that may
+         * reach into it. Sources in address order (a batch tensor) move a
+         * forward; others are searched for. */
+        if (hi >= prev_hi) {
+            while (a < count && d[a].lo < hi) {
+                a++;
+            }
+        } else {
+            size_t b = a;
+            a = 0;
+            while (a < b) {
+                const size_t m = a + (b - a) / 2;
+                if (d[m].lo < hi) {
+                    a = m + 1;
+                } else {
+                    b = m;
+                }
+            }
+        }
+        prev_hi = hi;
+        if (a == 0 || d[a - 1].hi <= lo) {
+            continue;
+        }
+        const size_t k = d[a - 1].i;
+        if (k != j || src[j].data != dst[j].data || src[j].pitch != dst[j].pitch) {
+            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                         "batch destination %zu overlaps source %zu (only dst[i] == src[i] "
+                         "is allowed)", k, j);
+        }
+    }
+    free(d);
+    return st;
+}
+
+imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
+                                      const imghist_view *dst, size_t count,
+                                      const imghist_counts *hists)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (src == NULL || dst == NULL || count == 0 || count > UINT32_MAX) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "the batch is NULL, empty or too large (%zu images)", count);
+    }
+    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+        st = check_batch_pair(ctx, src, dst, i);
+        if (st != IMGHIST_OK) {
+            /* The message again, with the image's number (formatted only on
+             * failure: for every image of a large batch it costs more than
+             * the launch). */
+            char why[sizeof ctx->err];
+            snprintf(why, sizeof why, "%s", ctx->err);
+            st = ih_fail(ctx, st, "batch image %zu: %s", i, why);
+        }
+    }
+    if (st == IMGHIST_OK) st = check_batch_overlap(ctx, src, dst, count);
+    if (st == IMGHIST_OK && hists != NULL) {
+        st = count > SIZE_MAX / IH_U8_BINS
+                 ? ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch is too large")
+                 : ih_check_counts(ctx, hists, count * IH_U8_BINS, "histogram counts");
+        if (st == IMGHIST_OK) st = check_memory(ctx, hists->mem, "counts");
+    }
+    if (st == IMGHIST_OK) st = check_memory(ctx, src[0].mem, "images");
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory) {
+        return ctx->ops->equalize_batch(ctx, src, dst, count, hists);
+    }
+    /* Host images on the CUDA backend: one by one, each with the fallback of
+     * a single call. */
+    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+        imghist_counts one;
+        if (hists != NULL) {
+            one = *hists;
+            one.data = hists->data + i * IH_U8_BINS;
+            one.len = IH_U8_BINS;
+        }
+        st = dispatch_equalize(ctx, &src[i], NULL, &dst[i], hists != NULL ? &one : NULL);
+    }
+    return st;
 }

@@ -31,10 +31,14 @@ static const param_info params[] = {
     {IMGHIST_P_LOAD_DEPTH, "IMGHIST_P_LOAD_DEPTH", 0, 1, 0, offsetof(ih_params, load_depth)},
     {IMGHIST_P_LOAD_CHANNELS, "IMGHIST_P_LOAD_CHANNELS", 0, 1, 0,
      offsetof(ih_params, load_channels)},
+    {IMGHIST_P_EQUALIZE_METHOD, "IMGHIST_P_EQUALIZE_METHOD", IMGHIST_EQ_OPENCV, IMGHIST_EQ_PIL,
+     IMGHIST_EQ_OPENCV, offsetof(ih_params, equalize_method)},
     {IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, "IMGHIST_P_EXP_HIST_BLOCKS_PER_SM", 0, 64, 0,
      offsetof(ih_params, hist_blocks_per_sm)},
     {IMGHIST_P_EXP_BATCH_RUN, "IMGHIST_P_EXP_BATCH_RUN", 0, INT64_C(1) << 24, 0,
      offsetof(ih_params, batch_run)},
+    {IMGHIST_P_EXP_EQ_BATCH_SMALL, "IMGHIST_P_EXP_EQ_BATCH_SMALL", 0, INT32_MAX, 0,
+     offsetof(ih_params, eq_batch_small)},
 };
 
 static const param_info *find(imghist_param id)

@@ -365,6 +365,13 @@ static imghist_status cpu_histogram2d(imghist_ctx *ctx, const imghist_view *a,
     return st;
 }
 
+/* The 8-bit LUT by the context's rule (IMGHIST_P_EQUALIZE_METHOD). */
+static imghist_status lut_u8(const imghist_ctx *ctx, const uint64_t hist[256], uint8_t lut[256])
+{
+    return ctx->params.equalize_method == IMGHIST_EQ_PIL ? imghist_equalize_lut_pil(hist, lut)
+                                                         : imghist_equalize_lut(hist, lut);
+}
+
 static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
                                    const imghist_view *mask, const imghist_view *dst,
                                    const imghist_counts *hist_out)
@@ -381,7 +388,7 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
     imghist_counts counts = {hist, levels, IMGHIST_MEM_HOST};
     if (st == IMGHIST_OK) st = cpu_histogram(ctx, src, mask, &job, &counts);
     if (st == IMGHIST_OK) {
-        st = wide ? imghist_equalize_lut_u16(hist, lut) : imghist_equalize_lut(hist, lut);
+        st = wide ? imghist_equalize_lut_u16(hist, lut) : lut_u8(ctx, hist, lut);
         if (st != IMGHIST_OK) { /* only an empty histogram: every mask sample zero */
             st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the mask has no non-zero sample");
         }
@@ -403,6 +410,73 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
     return st;
 }
 
+/* A batch of equalizations whose images the threads take in turn. */
+typedef struct eq_batch {
+    const imghist_ctx *ctx;
+    const imghist_view *src, *dst;
+    uint64_t *hists; /* NULL, or 256 host counters per image */
+    size_t count;
+    size_t next;     /* the next image nobody has taken (atomic) */
+} eq_batch;
+
+static void *eq_batch_worker(void *arg)
+{
+    eq_batch *b = arg;
+    for (;;) {
+        const size_t i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+        if (i >= b->count) {
+            return NULL;
+        }
+        const imghist_view *s = &b->src[i], *d = &b->dst[i];
+        uint64_t own[IH_U8_BINS];
+        uint64_t *hist = b->hists != NULL ? b->hists + i * IH_U8_BINS : own;
+        uint8_t lut[IH_U8_BINS];
+        ih_cpu_hist_u8(s->data, s->pitch, s->width, s->height, hist);
+        (void)lut_u8(b->ctx, hist, lut); /* never empty: every image has a pixel */
+        ih_cpu_apply_lut_u8(s->data, s->pitch, d->data, d->pitch, s->width, s->height, lut);
+    }
+}
+
+/*
+ * Images across IMGHIST_P_CPU_THREADS threads, each image on one thread; with
+ * fewer images than threads (or too few pixels for them all), one image after
+ * the other, each cut into bands by cpu_equalize.
+ */
+static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
+                                         const imghist_view *dst, size_t count,
+                                         const imghist_counts *hists)
+{
+    uint64_t pixels = 0;
+    for (size_t i = 0; i < count; i++) {
+        pixels += (uint64_t)src[i].width * src[i].height;
+    }
+    uint64_t n = (uint64_t)ctx->params.cpu_threads;
+    const uint64_t useful = pixels / MIN_PIXELS_PER_THREAD;
+    n = n < useful ? n : useful;
+    if (count < (uint64_t)ctx->params.cpu_threads && n > 1) {
+        imghist_status st = IMGHIST_OK;
+        for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+            imghist_counts one = {hists != NULL ? hists->data + i * IH_U8_BINS : NULL,
+                                  IH_U8_BINS, IMGHIST_MEM_HOST};
+            st = cpu_equalize(ctx, &src[i], NULL, &dst[i], hists != NULL ? &one : NULL);
+        }
+        return st;
+    }
+    eq_batch b = {ctx, src, dst, hists != NULL ? hists->data : NULL, count, 0};
+    pthread_t tid[256]; /* IMGHIST_P_CPU_THREADS is at most 256 */
+    uint32_t started = 0;
+    for (uint64_t k = 1; k < n && k < 256; k++) {
+        if (pthread_create(&tid[started], NULL, eq_batch_worker, &b) == 0) {
+            started++;
+        }
+    }
+    eq_batch_worker(&b); /* this thread works too, so the call completes without threads */
+    for (uint32_t k = 0; k < started; k++) {
+        pthread_join(tid[k], NULL);
+    }
+    return IMGHIST_OK;
+}
+
 static void cpu_close(imghist_ctx *ctx)
 {
     (void)ctx;
@@ -421,4 +495,5 @@ const ih_backend_ops ih_cpu_backend = {
     .histogram2d = cpu_histogram2d,
     .mutual_information = NULL,
     .equalize = cpu_equalize,
+    .equalize_batch = cpu_equalize_batch,
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda_state.h"
+#include "equalize_batch.cuh"
 #include "hist_u8.cuh"
 
 /* Errors after which the CUDA context is unusable: every later CUDA call
@@ -113,6 +114,7 @@ static void cuda_close(imghist_ctx *ctx)
     cudaFree(s->wide_staging);
     cudaFree(s->range_keys);
     ih_cuda_joint_close(s);
+    ih_cuda_batch_close(s);
     if (s->handoff != NULL) {
         cudaEventDestroy(s->handoff);
     }
@@ -172,6 +174,8 @@ static imghist_status cuda_open(imghist_ctx *ctx)
             (e = cudaMalloc((void **)&s->lut, 256)) != cudaSuccess ||
             (e = cudaMemset(s->workspace, 0, ws_bytes)) != cudaSuccess ||
             (e = cudaMemset(s->ticket, 0, sizeof(unsigned int))) != cudaSuccess ||
+            (e = ih_equalize_batch_setup(&s->eqb_small_max, &s->eqb_count_bps,
+                                         &s->eqb_apply_bps)) != cudaSuccess ||
             (e = cudaDeviceSynchronize()) != cudaSuccess) {
             break;
         }
@@ -242,6 +246,14 @@ static imghist_status cuda_equalize(imghist_ctx *ctx, const imghist_view *src,
 }
 
 /* The other operations, each on the context's GPU. */
+static imghist_status cuda_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
+                                          const imghist_view *dst, size_t count,
+                                          const imghist_counts *hists)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_equalize_batch_device(ctx, src, dst, count, hists);
+}
+
 static imghist_status cuda_histogram_batch(imghist_ctx *ctx, const imghist_view *src,
                                            size_t count, const ih_hist_job *job,
                                            const imghist_counts *out)
@@ -286,4 +298,5 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_hist2d,
     cuda_mutual_information,
     cuda_equalize,
+    cuda_equalize_batch,
 };

@@ -22,12 +22,7 @@ static uint32_t rows_per_launch(const ih_dev_image *img)
 static ih_geom geom_of(const ih_dev_image *img, uint32_t row0, uint32_t rows)
 {
     ih_geom g;
-    g.base = img->data + (size_t)row0 * img->pitch;
-    g.pitch = img->pitch;
-    g.width = img->width;
-    const uint32_t per_row = ih_granules_per_row(g.base, g.pitch, g.width, rows);
-    g.total = rows * per_row;
-    g.per_row = ih_make_fastdiv(per_row);
+    ih_set_geom(&g, img->data + (size_t)row0 * img->pitch, img->pitch, img->width, rows);
     return g;
 }
 
@@ -65,6 +60,7 @@ imghist_status ih_cuda_count(imghist_ctx *ctx, const ih_dev_image *img,
         l.lut_out = lut_out;
         l.accumulate = accumulate != 0;
         l.finalize = last && ih_bands_last(&b);
+        l.pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
         IH_CUDA_TRY(ctx, "histogram launch", ih_launch_hist_u8(g, l, s->stream));
     }
     return IMGHIST_OK;
@@ -96,7 +92,7 @@ static ih_dev_image dev_image(const imghist_view *v)
 
 /*
  * Where the kernel writes results bound for `out`: device counts directly;
- * host counts through `staging` (device), copied back by deliver(). With
+ * host counts through `staging` (device), copied back by ih_cuda_deliver(). With
  * accumulate, host counts are first copied up so that the kernel adds to them
  * (on the stream, so the host buffer is read when the stream gets there for
  * pinned memory; pageable memory is read during the call).
@@ -118,8 +114,8 @@ static imghist_status result_target(imghist_ctx *ctx, const imghist_counts *out,
     return IMGHIST_OK;
 }
 
-static imghist_status deliver(imghist_ctx *ctx, const imghist_counts *out, size_t n,
-                              const unsigned long long *target)
+imghist_status ih_cuda_deliver(imghist_ctx *ctx, const imghist_counts *out, size_t n,
+                               const unsigned long long *target)
 {
     if (out->mem == IMGHIST_MEM_HOST) {
         IH_CUDA_TRY(ctx, "result copy",
@@ -136,7 +132,7 @@ imghist_status ih_cuda_hist_device(imghist_ctx *ctx, const imghist_view *src,
     unsigned long long *target;
     imghist_status st = result_target(ctx, out, 256, job->accumulate, ih_cuda(ctx)->hist, &target);
     if (st == IMGHIST_OK) st = ih_cuda_count(ctx, &img, target, job->accumulate, NULL, 1);
-    if (st == IMGHIST_OK) st = deliver(ctx, out, 256, target);
+    if (st == IMGHIST_OK) st = ih_cuda_deliver(ctx, out, 256, target);
     return st;
 }
 
@@ -150,12 +146,11 @@ imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src
                                                         : s->hist;
     imghist_status st = ih_cuda_count(ctx, &img, target, 0, s->lut, 1);
     if (st == IMGHIST_OK) st = ih_cuda_apply(ctx, &img, (uint8_t *)dst->data, dst->pitch);
-    if (st == IMGHIST_OK && hist != NULL) st = deliver(ctx, hist, 256, target);
+    if (st == IMGHIST_OK && hist != NULL) st = ih_cuda_deliver(ctx, hist, 256, target);
     return st;
 }
 
-/* Grow a stream-ordered device buffer; no host synchronisation. */
-static imghist_status grow(imghist_ctx *ctx, void **buf, size_t *cap, size_t need)
+imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, size_t need)
 {
     if (need <= *cap) {
         return IMGHIST_OK;
@@ -206,7 +201,9 @@ static imghist_status upload_batch(imghist_ctx *ctx, const imghist_view *src, si
         }
     }
     chunk_start[count] = (uint32_t)chunks;
-    if (st == IMGHIST_OK) st = grow(ctx, &s->batch_desc, &s->batch_desc_cap, desc_bytes);
+    if (st == IMGHIST_OK) {
+        st = ih_cuda_grow_async(ctx, &s->batch_desc, &s->batch_desc_cap, desc_bytes);
+    }
     const bool same = st == IMGHIST_OK && s->batch_desc_host != NULL &&
                       s->batch_desc_bytes == desc_bytes &&
                       memcmp(s->batch_desc_host, desc, desc_bytes) == 0;
@@ -240,7 +237,8 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     const size_t n = count * job->len;
     unsigned long long *target = (unsigned long long *)out->data;
     if (st == IMGHIST_OK && out->mem == IMGHIST_MEM_HOST) {
-        st = grow(ctx, (void **)&s->batch_hist, &s->batch_hist_cap, n * sizeof(uint64_t));
+        st = ih_cuda_grow_async(ctx, (void **)&s->batch_hist, &s->batch_hist_cap,
+                                n * sizeof(uint64_t));
         if (st == IMGHIST_OK) {
             st = result_target(ctx, out, n, job->accumulate, s->batch_hist, &target);
         }
@@ -272,5 +270,5 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     IH_CUDA_TRY(ctx, "batch histogram launch",
                 ih_launch_hist_u8_batch(d_geoms, d_starts, (uint32_t)count, (uint32_t)run, grid,
                                         target, s->stream));
-    return deliver(ctx, out, n, target);
+    return ih_cuda_deliver(ctx, out, n, target);
 }

@@ -391,7 +391,8 @@ static imghist_status histogram_and_lut(imghist_ctx *ctx, ih_joint_state *j,
     }
     void *lut = levels == 256 ? (void *)s->lut : (void *)(j->aux + AUX_LUT16);
     IH_CUDA_TRY(ctx, "LUT launch",
-                ih_launch_equalize_lut(hist_target, levels, lut, empty_flag, s->stream));
+                ih_launch_equalize_lut(hist_target, levels, lut, empty_flag,
+                                       ctx->params.equalize_method == IMGHIST_EQ_PIL, s->stream));
     return IMGHIST_OK;
 }
 

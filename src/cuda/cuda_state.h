@@ -7,6 +7,11 @@
 
 #include "backend.h"
 
+/* Pinned buffers the equalization batch's descriptors go up through, in
+ * turn: the host waits for an earlier upload only when it is this many batch
+ * calls ahead of the GPU. */
+#define IH_EQB_SLOTS 4
+
 struct ih_cuda_state {
     int device;
     int sm_count;
@@ -33,6 +38,22 @@ struct ih_cuda_state {
     size_t wide_staging_bytes;
     unsigned int *range_keys;           /* imghist_range's min and max keys */
     struct ih_joint_state *joint;       /* cuda_joint_ops.cu's workspaces, NULL until used */
+    /* cuda_batch_ops.cu: imghist_equalize_batch */
+    uint32_t eqb_small_max;             /* most granule bytes of a one-block image */
+    int eqb_count_bps, eqb_apply_bps;   /* resident blocks per SM of its two kernels */
+    void *eqb_desc;                     /* device descriptors */
+    size_t eqb_desc_cap;
+    uint8_t *eqb_last, *eqb_build;      /* host: what eqb_desc holds; the next ones */
+    size_t eqb_last_bytes, eqb_last_cap, eqb_build_cap;
+    struct {
+        uint8_t *host;                  /* pinned copy the upload reads */
+        size_t cap;
+        cudaEvent_t done;               /* recorded after that upload */
+    } eqb_slot[IH_EQB_SLOTS];
+    unsigned eqb_next_slot;
+    void *eqb_ws;                       /* counters and tickets (zero between launches), LUTs */
+    size_t eqb_ws_cap;                  /* bytes */
+    uint32_t eqb_ws_images;             /* large images it is laid out for */
 };
 
 static inline struct ih_cuda_state *ih_cuda(imghist_ctx *ctx)
@@ -77,6 +98,20 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
                                          const imghist_counts *out);
 imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src,
                                        const imghist_view *dst, const imghist_counts *hist);
+/* Grow a stream-ordered device buffer to `need` bytes (contents lost); no
+ * host synchronisation. */
+imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, size_t need);
+/* Host counts: queue the copy of n counters from target (device); device
+ * counts already hold them. */
+imghist_status ih_cuda_deliver(imghist_ctx *ctx, const imghist_counts *out, size_t n,
+                               const unsigned long long *target);
+
+/* ---- cuda_batch_ops.cu: imghist_equalize_batch on device views ---- */
+imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_view *src,
+                                             const imghist_view *dst, size_t count,
+                                             const imghist_counts *hists);
+/* Frees its buffers (cuda_close). */
+void ih_cuda_batch_close(struct ih_cuda_state *s);
 
 /* ---- cuda_host_ops.cu: host images through a staging buffer; synchronous ---- */
 /* Grow a staging buffer (*buf, *bytes) to `want` bytes, halving the request

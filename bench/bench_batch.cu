@@ -1,0 +1,246 @@
+/*
+ * imghist_bench_batch: batched 8-bit equalization and histograms of device
+ * images (issue 12's shapes), against the memory ceilings measured in the
+ * same run.
+ *
+ *   imghist_bench_batch [--runs N]
+ *
+ * Per shape (N images of W x H, uint8, back to back in one buffer): the read
+ * ceiling (the fastest read_variant of bench_kernels.cu over the batch's
+ * bytes) and a copy of them; imghist_equalize_batch (one call, OpenCV's and
+ * PIL's rule, device histograms), a loop of N imghist_equalize calls, and
+ * imghist_histogram_batch (device counts); the batch again with every image
+ * sent the two-pass way (IMGHIST_P_EXP_EQ_BATCH_SMALL = 1). Equalization is compared with
+ * "read twice + write once" = read + copy; the histogram with the read
+ * ceiling. Times are medians of CUDA-event timings of single calls after
+ * warm-up, with L2 flushed before each. Every result is checked before it is
+ * timed against the CPU backend (pixels and histograms; the loop's pixels
+ * against the batch's): a mismatch prints FAIL and makes the exit status 1.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "bench_kernels.cuh"
+#include "imghist.h"
+
+#define CUDA_CHECK(call)                                                                    \
+    do {                                                                                    \
+        cudaError_t e_ = (call);                                                            \
+        if (e_ != cudaSuccess) {                                                            \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,           \
+                    cudaGetErrorString(e_));                                                \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+#define IH_CHECK(ctx, call)                                                                 \
+    do {                                                                                    \
+        imghist_status s_ = (call);                                                         \
+        if (s_ != IMGHIST_OK) {                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                  \
+                    imghist_last_error(ctx));                                               \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+namespace {
+
+call_timer timer;
+cudaStream_t stream;
+int failures;
+imghist_ctx *gpu, *cpu;
+
+/* Photograph-like pixels: a gradient per image plus noise. */
+__global__ void fill_kernel(uint8_t *p, size_t n, uint32_t w, uint32_t h)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const size_t img = i / ((size_t)w * h), px = i % ((size_t)w * h);
+        const uint32_t x = (uint32_t)(px % w), y = (uint32_t)(px / w);
+        uint64_t r = (i + 1) * 0x9e3779b97f4a7c15ull;
+        r ^= r >> 29;
+        r *= 0xbf58476d1ce4e5b9ull;
+        r ^= r >> 32;
+        const uint32_t v = (uint32_t)(((uint64_t)x + y) * 180 / ((uint64_t)w + h)) +
+                           (uint32_t)(img * 7 % 50) + (uint32_t)(r & 31);
+        p[i] = (uint8_t)(v > 255 ? 255 : v);
+    }
+}
+
+double time_ms(const std::function<void()> &f)
+{
+    return call_timer_ms(timer, f);
+}
+
+struct Shape {
+    uint32_t n, w, h;
+};
+
+void check(bool ok, const char *what, const Shape &s)
+{
+    if (!ok) {
+        printf("FAIL: %s, %u x %ux%u\n", what, s.n, s.w, s.h);
+        failures++;
+    }
+}
+
+void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
+               unsigned long long *d_hist)
+{
+    const size_t img = (size_t)s.w * s.h, bytes = img * s.n, len = (size_t)s.n * 256;
+    fill_kernel<<<1024, 256, 0, stream>>>(d_src, bytes, s.w, s.h);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<imghist_view> src(s.n), dst(s.n), loop(s.n), hsrc(s.n), hdst(s.n);
+    std::vector<uint8_t> h_src(bytes), h_want(bytes), h_got(bytes), h_loop(bytes);
+    CUDA_CHECK(cudaMemcpy(h_src.data(), d_src, bytes, cudaMemcpyDeviceToHost));
+    for (uint32_t i = 0; i < s.n; i++) {
+        src[i] = {d_src + i * img, IMGHIST_U8, IMGHIST_MEM_DEVICE, s.w, s.h, s.w, 1};
+        dst[i] = src[i];
+        dst[i].data = d_dst + i * img;
+        loop[i] = src[i];
+        loop[i].data = d_loop + i * img;
+        hsrc[i] = {h_src.data() + i * img, IMGHIST_U8, IMGHIST_MEM_HOST, s.w, s.h, s.w, 1};
+        hdst[i] = hsrc[i];
+        hdst[i].data = h_want.data() + i * img;
+    }
+    const imghist_counts dc = {(uint64_t *)d_hist, len, IMGHIST_MEM_DEVICE};
+    std::vector<uint64_t> want_h(len), got_h(len);
+    const imghist_counts wc = {want_h.data(), len, IMGHIST_MEM_HOST};
+
+    /* Checks first: both rules, the loop, the histogram batch. */
+    for (int method = 0; method < 2; method++) {
+        IH_CHECK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, method));
+        IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, method));
+        IH_CHECK(cpu, imghist_equalize_batch(cpu, hsrc.data(), hdst.data(), s.n, &wc));
+        CUDA_CHECK(cudaMemsetAsync(d_hist, 0xa5, len * 8, stream));
+        CUDA_CHECK(cudaMemsetAsync(d_dst, 0xa5, bytes, stream));
+        IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), dst.data(), s.n, &dc));
+        CUDA_CHECK(cudaMemcpyAsync(h_got.data(), d_dst, bytes, cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(cudaMemcpyAsync(got_h.data(), d_hist, len * 8, cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        check(h_got == h_want, method ? "batch pixels (PIL)" : "batch pixels (OpenCV)", s);
+        check(got_h == want_h, method ? "batch histograms (PIL)" : "batch histograms (OpenCV)",
+              s);
+    }
+    IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_OPENCV));
+    CUDA_CHECK(cudaMemsetAsync(d_loop, 0xa5, bytes, stream));
+    CUDA_CHECK(cudaMemsetAsync(d_dst, 0x5a, bytes, stream));
+    IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), dst.data(), s.n, &dc));
+    for (uint32_t i = 0; i < s.n; i++) {
+        IH_CHECK(gpu, imghist_equalize(gpu, &src[i], &loop[i], NULL));
+    }
+    CUDA_CHECK(cudaMemcpyAsync(h_loop.data(), d_loop, bytes, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(h_got.data(), d_dst, bytes, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    check(h_loop == h_got, "loop of imghist_equalize vs the batch", s);
+    CUDA_CHECK(cudaMemsetAsync(d_hist, 0xa5, len * 8, stream));
+    IH_CHECK(gpu, imghist_histogram_batch(gpu, src.data(), s.n, NULL, &dc));
+    CUDA_CHECK(cudaMemcpyAsync(got_h.data(), d_hist, len * 8, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    check(got_h == want_h, "histogram batch", s); /* the CPU's, from its last batch */
+
+    /* Timings. */
+    double read = 1e30;
+    for (int v = 0; v < READ_VARIANTS; v++) {
+        read = std::min(read, time_ms([&] {
+                            CUDA_CHECK(launch_read((read_variant)v, d_src, bytes, timer.sink,
+                                                   timer.grid, stream));
+                        }));
+    }
+    const double copy =
+        time_ms([&] { CUDA_CHECK(launch_copy(d_dst, d_src, bytes, timer.grid, stream)); });
+    double eq[2];
+    for (int method = 0; method < 2; method++) {
+        IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, method));
+        eq[method] = time_ms(
+            [&] { IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), dst.data(), s.n, &dc)); });
+    }
+    IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_OPENCV));
+    /* Every image the two-pass way (no one-block images), checked first. */
+    IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 1));
+    CUDA_CHECK(cudaMemsetAsync(d_loop, 0xa5, bytes, stream));
+    IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), loop.data(), s.n, &dc));
+    CUDA_CHECK(cudaMemcpyAsync(h_loop.data(), d_loop, bytes, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    check(h_loop == h_got, "two-pass batch vs the batch", s);
+    const double two_pass =
+        time_ms([&] { IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), dst.data(), s.n, &dc)); });
+    IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 0));
+    const double looped = time_ms([&] {
+        for (uint32_t i = 0; i < s.n; i++) {
+            IH_CHECK(gpu, imghist_equalize(gpu, &src[i], &dst[i], NULL));
+        }
+    });
+    const double hist =
+        time_ms([&] { IH_CHECK(gpu, imghist_histogram_batch(gpu, src.data(), s.n, NULL, &dc)); });
+    const double ref = read + copy, gb = bytes / 1e6;
+    printf("| %u x %ux%u | %.1f | %.4f | %.4f | %.4f | %.4f (%.0f GB/s, %.2fx) | "
+           "%.4f (%.2fx) | %.4f (%.2fx) | %.4f (%.1fx the batch) | %.4f (%.0f GB/s, %.1f %%) |\n",
+           s.n, s.w, s.h, gb, read, copy, ref, eq[0], gb / eq[0], eq[0] / ref, eq[1],
+           eq[1] / ref, two_pass, two_pass / ref, looped, looped / eq[0], hist, gb / hist,
+           100.0 * read / hist);
+    fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            timer.runs = atoi(argv[++i]);
+        }
+    }
+    cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    call_timer_init(timer, prop);
+    stream = timer.stream;
+    if (imghist_create(IMGHIST_BACKEND_CUDA, &gpu) != IMGHIST_OK) {
+        fprintf(stderr, "no CUDA context: %s\n", imghist_last_error(gpu));
+        return 1;
+    }
+    IH_CHECK(gpu, imghist_set_stream(gpu, (imghist_stream)stream));
+    IH_CHECK(cpu, imghist_create(IMGHIST_BACKEND_CPU, &cpu));
+    IH_CHECK(cpu, imghist_set_param(cpu, IMGHIST_P_CPU_THREADS, 16));
+    const time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M", gmtime(&now));
+    printf("imghist_bench_batch, imghist %s, %s (%d SMs, L2 %d MiB), %s UTC, median of %d runs "
+           "(ms), L2 flushed before each\n\n",
+           imghist_version_string(), prop.name, prop.multiProcessorCount,
+           prop.l2CacheSize >> 20, date, timer.runs);
+    printf("| batch | MB | read | copy | read + copy | equalize_batch OpenCV (GB/s, x(read+copy)) "
+           "| equalize_batch PIL | equalize_batch, all two-pass | loop of imghist_equalize "
+           "| histogram_batch (GB/s, %% of read) |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    const Shape shapes[] = {
+        {256, 640, 480}, {1024, 224, 224}, {64, 1920, 1080}, {16, 4000, 3000}, {1, 4000, 3000},
+        {4096, 64, 64}, {1024, 128, 128}, {2048, 160, 160}, /* beyond the issue's: small images */
+    };
+    size_t most = 0, most_n = 0;
+    for (const Shape &s : shapes) {
+        most = std::max(most, (size_t)s.n * s.w * s.h);
+        most_n = std::max(most_n, (size_t)s.n);
+    }
+    uint8_t *d_src, *d_dst, *d_loop;
+    unsigned long long *d_hist;
+    CUDA_CHECK(cudaMalloc(&d_src, most));
+    CUDA_CHECK(cudaMalloc(&d_dst, most));
+    CUDA_CHECK(cudaMalloc(&d_loop, most));
+    CUDA_CHECK(cudaMalloc(&d_hist, most_n * 256 * 8));
+    for (const Shape &s : shapes) {
+        run_shape(s, d_src, d_dst, d_loop, d_hist);
+    }
+    printf("\n%s\n", failures ? "FAILURES" : "all checks passed");
+    imghist_destroy(gpu);
+    imghist_destroy(cpu);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,294 @@
+/*
+ * The 8-bit kernels' block-level pieces (device code, included by
+ * hist_u8.cu and equalize_batch.cu): 512-thread blocks keep a private
+ * histogram in shared memory with 32 replicas of every bin, laid out so that
+ * lane L of any warp only touches bank L (counter(bin, L) at word bin*32 + L);
+ * they walk an image's 16-byte granules (granules.cuh) with several loads in
+ * flight, fold the replicas, scan the histogram and build a LUT; and look up
+ * through a LUT replicated per lane.
+ */
+#ifndef IMGHIST_HIST_U8_BLOCK_CUH
+#define IMGHIST_HIST_U8_BLOCK_CUH
+
+#include <stdint.h>
+
+#include "equalize_rules.cuh"
+#include "hist_u8.cuh"
+
+/* Three 512-thread blocks per SM where an SM holds 1536 threads (sm_80 and
+ * later; sm_75 holds 1024): the batch kernels' occupancy. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+#define IH_BATCH_MIN_BLOCKS 2
+#else
+#define IH_BATCH_MIN_BLOCKS 3
+#endif
+
+namespace ih_u8 {
+
+
+constexpr int THREADS = IH_HIST_THREADS;
+constexpr int LANES = 32;
+constexpr int UNROLL = 4;                 /* 16-byte loads in flight per thread */
+constexpr int CHUNK = IH_HIST_CHUNK;      /* granules per block per step */
+static_assert(CHUNK == THREADS * UNROLL, "IH_HIST_CHUNK must match the unrolling");
+constexpr int SH_WORDS = 256 * LANES;     /* 32 KiB of counters */
+
+static_assert(THREADS == 512, "fold_replicas assumes 512 threads");
+
+__device__ __forceinline__ void count_word(uint32_t *shl, uint32_t w)
+{
+    atomicAdd(shl + ((w & 0xffu) << 5), 1u);
+    atomicAdd(shl + (((w >> 8) & 0xffu) << 5), 1u);
+    atomicAdd(shl + (((w >> 16) & 0xffu) << 5), 1u);
+    atomicAdd(shl + ((w >> 24) << 5), 1u);
+}
+
+__device__ __forceinline__ void count_vec(uint32_t *shl, uint4 v)
+{
+    count_word(shl, v.x);
+    count_word(shl, v.y);
+    count_word(shl, v.z);
+    count_word(shl, v.w);
+}
+
+__device__ __forceinline__ void zero_counters(uint32_t *sh)
+{
+    uint4 *s4 = reinterpret_cast<uint4 *>(sh);
+    for (int i = threadIdx.x; i < SH_WORDS / 4; i += THREADS) {
+        s4[i] = make_uint4(0, 0, 0, 0);
+    }
+    __syncthreads();
+}
+
+/*
+ * Walk chunks first, first + step, ... (below end) of g's granules. Whole granules are loaded UNROLL at a time,
+ * all loads in flight before the first use, then handed to
+ * on_vec(v, row, col); the bytes of granules at a row's edges go one by one to
+ * on_byte(value, row, col). row is the row index, col the byte offset in it.
+ */
+template <class OnVec, class OnByte>
+__device__ __forceinline__ void walk_granules(const ih_geom &g, uint32_t first, uint32_t step,
+                                              uint32_t end, OnVec on_vec, OnByte on_byte)
+{
+    const uint32_t stop = end < (g.total + CHUNK - 1) / CHUNK ? end : (g.total + CHUNK - 1) / CHUNK;
+    for (uint32_t c = first; c < stop; c += step) {
+        const uint32_t c0 = c * CHUNK;
+        uint4 v[UNROLL];
+        uint32_t row_of[UNROLL], col_of[UNROLL];
+        bool full[UNROLL];
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            const uint32_t i = c0 + k * THREADS + threadIdx.x;
+            full[k] = false;
+            if (i < g.total) {
+                uint32_t r;
+                const uint8_t *row, *gp;
+                ih_locate(g, i, r, row, gp);
+                const uint8_t *end = row + g.width;
+                if (gp >= row && gp + 16 <= end) {
+                    v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
+                    row_of[k] = r;
+                    col_of[k] = (uint32_t)(gp - row);
+                    full[k] = true;
+                } else {
+                    /* A granule shared with padding or a neighbour row. */
+                    const uint8_t *p = gp < row ? row : gp;
+                    const uint8_t *q = gp + 16 < end ? gp + 16 : end;
+                    for (; p < q; p++) {
+                        on_byte((uint32_t)*p, r, (uint32_t)(p - row));
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            if (full[k]) {
+                on_vec(v[k], row_of[k], col_of[k]);
+            }
+        }
+    }
+}
+
+/* Count chunks first, first + step, ... (below end) of g into the lane's replicas. */
+__device__ __forceinline__ void count_granules(uint32_t *shl, const ih_geom &g, uint32_t first,
+                                               uint32_t step, uint32_t end)
+{
+    walk_granules(
+        g, first, step, end, [shl](uint4 v, uint32_t, uint32_t) { count_vec(shl, v); },
+        [shl](uint32_t b, uint32_t, uint32_t) { atomicAdd(shl + (b << 5), 1u); });
+}
+
+/* Fold the 32 replicas of every bin and add them to dst[0..255]. Two threads
+ * per bin, each summing 16 replicas in a rotated order so that a warp reads 32
+ * different banks. */
+__device__ __forceinline__ void fold_replicas(const uint32_t *sh, unsigned long long *dst)
+{
+    __syncthreads();
+    const uint32_t bin = threadIdx.x >> 1;
+    const uint32_t half = threadIdx.x & 1;
+    uint32_t s = 0;
+#pragma unroll
+    for (uint32_t j = 0; j < 16; j++) {
+        s += sh[bin * LANES + half * 16 + ((j + bin) & 15)];
+    }
+    s += __shfl_xor_sync(0xffffffffu, s, 1);
+    if (half == 0 && s != 0) {
+        atomicAdd(dst + bin, (unsigned long long)s);
+    }
+}
+
+/* Inclusive scan of one value per thread over threads 0..255 (all threads of
+ * the block must call it). */
+__device__ __forceinline__ unsigned long long scan256(unsigned long long v,
+                                                      unsigned long long *warp_tot)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        unsigned long long up = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) {
+            v += up;
+        }
+    }
+    if (lane == 31 && warp < 8) {
+        warp_tot[warp] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x < 256) {
+        for (int w = 0; w < warp; w++) {
+            v += warp_tot[w];
+        }
+    }
+    return v;
+}
+
+/* LUT lookups from a table replicated per lane (bank = lane, no conflicts):
+ * entry v of lane L is byte v&3 of word (v>>2)*32 + L. */
+__device__ __forceinline__ uint32_t map_byte(const uint32_t *lutl, uint32_t v)
+{
+    return (lutl[(v >> 2) << 5] >> ((v & 3) << 3)) & 0xffu;
+}
+
+__device__ __forceinline__ uint32_t map_word(const uint32_t *lutl, uint32_t w)
+{
+    return map_byte(lutl, w & 0xffu) | (map_byte(lutl, (w >> 8) & 0xffu) << 8) |
+           (map_byte(lutl, (w >> 16) & 0xffu) << 16) | (map_byte(lutl, w >> 24) << 24);
+}
+
+__device__ __forceinline__ uint4 map_vec(const uint32_t *lutl, uint4 v)
+{
+    uint4 o;
+    o.x = map_word(lutl, v.x);
+    o.y = map_word(lutl, v.y);
+    o.z = map_word(lutl, v.z);
+    o.w = map_word(lutl, v.w);
+    return o;
+}
+
+/* The per-lane table of a 256-byte LUT (global or shared, 4-byte aligned);
+ * ends with a barrier. */
+__device__ __forceinline__ void load_lut(uint32_t *s_lut, const unsigned char *lut)
+{
+    const uint32_t *lut32 = reinterpret_cast<const uint32_t *>(lut);
+    for (int i = threadIdx.x; i < 64 * LANES; i += blockDim.x) {
+        s_lut[i] = lut32[i >> 5];
+    }
+    __syncthreads();
+}
+
+/*
+ * The batch kernels' walk: the images' chunks numbered back to back (image i
+ * owns chunks [chunk_start[i], chunk_start[i+1])) and cut into runs of `run`
+ * chunks; block `block` of `blocks` takes runs block, block + blocks, ... and
+ * calls seg(image, c0, c1) for each piece of a run within one image, chunks
+ * [c0, c1) counted from the image's first.
+ */
+template <class OnSegment>
+__device__ __forceinline__ void for_each_segment(const uint32_t *chunk_start, uint32_t count,
+                                                 uint32_t run, uint32_t block, uint32_t blocks,
+                                                 OnSegment seg)
+{
+    const uint32_t total = chunk_start[count];
+    for (uint64_t lo64 = (uint64_t)block * run; lo64 < total; lo64 += (uint64_t)blocks * run) {
+        const uint32_t lo = (uint32_t)lo64;
+        const uint32_t hi = total - lo < run ? total : lo + run;
+        /* The image holding chunk lo: the last i with chunk_start[i] <= lo. */
+        uint32_t a = 0, b = count - 1;
+        while (a < b) {
+            const uint32_t m = (a + b + 1) / 2;
+            if (chunk_start[m] <= lo) {
+                a = m;
+            } else {
+                b = m - 1;
+            }
+        }
+        for (uint32_t img = a, at = lo; at < hi; img++) {
+            const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
+            const uint32_t end = next < hi ? next : hi;
+            seg(img, at - base, end - base);
+            at = end;
+        }
+    }
+}
+
+/* Sum of the 32 replicas of bin threadIdx.x (< 256; 0 for the other threads),
+ * in a rotated order so that a warp reads 32 different banks. */
+__device__ __forceinline__ unsigned long long replica_sum(const uint32_t *sh)
+{
+    __syncthreads();
+    const uint32_t t = threadIdx.x;
+    unsigned long long s = 0;
+    if (t < 256) {
+#pragma unroll 8
+        for (uint32_t j = 0; j < LANES; j++) {
+            s += sh[t * LANES + ((j + t) & 31)];
+        }
+    }
+    return s;
+}
+
+/*
+ * The equalization LUT of a 256-bin histogram held one bin per thread (h,
+ * threads 0..255; the others pass 0): entry threadIdx.x by OpenCV's rule or
+ * PIL's (equalize_rules.cuh). Every thread of the block calls it; the other
+ * threads get 0. The histogram must not be empty.
+ */
+static __device__ uint32_t block_lut_u8(unsigned long long h, bool pil)
+{
+    __shared__ unsigned long long s_warp[8];
+    __shared__ unsigned long long s_total, s_hf, s_hl;
+    __shared__ int s_first, s_last;
+    const int t = threadIdx.x;
+    __syncthreads(); /* a previous call's readers are done */
+    if (t == 0) {
+        s_first = 256;
+        s_last = -1;
+    }
+    __syncthreads();
+    if (t < 256 && h != 0) {
+        atomicMin(&s_first, t);
+        atomicMax(&s_last, t);
+    }
+    const unsigned long long cdf = scan256(h, s_warp); /* a barrier too */
+    if (t == 255) {
+        s_total = cdf;
+    }
+    if (t == s_first) {
+        s_hf = h;
+    }
+    if (t == s_last) {
+        s_hl = h;
+    }
+    __syncthreads();
+    if (t >= 256) {
+        return 0;
+    }
+    if (pil) {
+        return ih_lut_pil((uint32_t)t, cdf - h, (s_total - s_hl) / 255);
+    }
+    return ih_lut_opencv((uint32_t)t, cdf, s_total, (uint32_t)s_first, s_hf, 255);
+}
+
+} // namespace ih_u8
+
+#endif

@@ -1,0 +1,499 @@
+/*
+ * 0.3.1's equalization additions through the public API, on the CPU backend:
+ * PIL's LUT (imghist_equalize_lut_pil) against a reference written from
+ * Pillow's ImageOps.equalize source and against tables worked out by hand;
+ * IMGHIST_P_EQUALIZE_METHOD in imghist_equalize and imghist_equalize_masked;
+ * imghist_equalize_batch against a loop of imghist_equalize for both rules,
+ * any thread count, mixed sizes, odd widths, pitched rows, unaligned
+ * pointers, in place; and every refusal of the batch call.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "imghist.h"
+#include "test_util.h"
+
+static tu_rng rng;
+
+#define IH_OK(ctx, call)                                                                  \
+    do {                                                                                  \
+        const imghist_status st_ = (call);                                                \
+        if (st_ != IMGHIST_OK) {                                                          \
+            fail_msg("%s: %s: %s", #call, imghist_strerror(st_), imghist_last_error(ctx)); \
+        }                                                                                 \
+    } while (0)
+
+/* Refused with `want` and a message. */
+#define IH_REFUSED(ctx, call, want)                                                        \
+    do {                                                                                   \
+        const imghist_status st_ = (call);                                                 \
+        if (st_ != (want)) {                                                               \
+            fail_msg("%s: got %s (%s), want %s", #call, imghist_strerror(st_),             \
+                     imghist_last_error(ctx), imghist_strerror(want));                     \
+        }                                                                                  \
+        assert_true(imghist_last_error(ctx)[0] != '\0');                                   \
+    } while (0)
+
+static imghist_ctx *cpu_ctx(int threads, int method)
+{
+    imghist_ctx *ctx = NULL;
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, threads));
+    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, method));
+    return ctx;
+}
+
+static imghist_view u8_view(void *p, uint32_t w, uint32_t h, size_t pitch)
+{
+    const imghist_view v = {.data = p, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+                            .width = w, .height = h, .pitch = pitch};
+    return v;
+}
+
+/* ---- PIL's LUT ---- */
+
+/*
+ * Pillow's ImageOps.equalize, transcribed: histo is the list of the non-zero
+ * counts; one value (or none) is the identity; step = (sum(histo) -
+ * histo[-1]) // 255, 0 is the identity; else n = step // 2 and entry i is
+ * n // step before n += h[i]; Image.point clips the entries to 255.
+ */
+static void pil_reference(const uint64_t h[256], uint8_t lut[256])
+{
+    uint64_t histo[256];
+    int len = 0;
+    for (int i = 0; i < 256; i++) {
+        if (h[i] != 0) {
+            histo[len++] = h[i];
+        }
+    }
+    uint64_t step = 0;
+    if (len > 1) {
+        uint64_t sum = 0;
+        for (int k = 0; k < len; k++) {
+            sum += histo[k];
+        }
+        step = (sum - histo[len - 1]) / 255;
+    }
+    uint64_t n = step / 2;
+    for (int i = 0; i < 256; i++) {
+        if (step == 0) {
+            lut[i] = (uint8_t)i;
+            continue;
+        }
+        const uint64_t v = n / step;
+        lut[i] = (uint8_t)(v > 255 ? 255 : v);
+        n += h[i];
+    }
+}
+
+static void test_pil_lut_random(void **state)
+{
+    (void)state;
+    for (int iter = 0; iter < 3000; iter++) {
+        uint64_t h[256] = {0};
+        const int kind = iter % 5;
+        const uint32_t values = 1 + tu_below(&rng, kind == 0 ? 3 : 256);
+        for (uint32_t k = 0; k < values; k++) {
+            const uint32_t v = tu_below(&rng, 256);
+            switch (kind) {
+            case 0: h[v] += 1 + tu_below(&rng, 600); break;           /* few values */
+            case 1: h[v] += 1 + tu_below(&rng, 3); break;             /* step 0 or 1 */
+            case 2: h[v] += tu_next(&rng) >> 24; break;               /* up to 2^40 */
+            default: h[v] += 1 + tu_below(&rng, 100000); break;
+            }
+        }
+        uint8_t got[256], want[256];
+        pil_reference(h, want);
+        assert_int_equal(imghist_equalize_lut_pil(h, got), IMGHIST_OK);
+        assert_memory_equal(got, want, 256);
+    }
+}
+
+static void expect_identity(const uint64_t h[256])
+{
+    uint8_t lut[256];
+    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_OK);
+    for (int i = 0; i < 256; i++) {
+        assert_int_equal(lut[i], i);
+    }
+}
+
+static void test_pil_lut_by_hand(void **state)
+{
+    (void)state;
+    uint64_t h[256];
+    uint8_t lut[256];
+    /* A constant image, a 1x1 image: one value, the identity. */
+    memset(h, 0, sizeof h);
+    h[77] = 640 * 480;
+    expect_identity(h);
+    memset(h, 0, sizeof h);
+    h[200] = 1;
+    expect_identity(h);
+    /* Step 0: fewer than 255 pixels besides the largest value. */
+    memset(h, 0, sizeof h);
+    h[3] = 254;
+    h[250] = 1000000;
+    expect_identity(h);
+    /* Step 1 exactly: 255 pixels below; n = 0, entry i = pixels below i. */
+    h[3] = 255;
+    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_OK);
+    for (int i = 0; i < 256; i++) {
+        assert_int_equal(lut[i], i <= 3 ? 0 : 255);
+    }
+    /* Two values, 1000 x 10 and 500 x 200: step = 1000 / 255 = 3, n = 1;
+     * entries up to 10 are 1 / 3 = 0, above (1 + 1000) / 3 = 333 -> 255. */
+    memset(h, 0, sizeof h);
+    h[10] = 1000;
+    h[200] = 500;
+    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_OK);
+    for (int i = 0; i < 256; i++) {
+        assert_int_equal(lut[i], i <= 10 ? 0 : 255);
+    }
+    /* 100 pixels at each multiple of 32: step = 700 / 255 = 2, n = 1; entry i
+     * is (1 + 100 k) / 2 with k the multiples below i: 0, 50, 100, ... 250,
+     * then 300 and more -> 255. */
+    memset(h, 0, sizeof h);
+    for (int k = 0; k < 8; k++) {
+        h[32 * k] = 100;
+    }
+    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_OK);
+    for (int i = 0; i < 256; i++) {
+        const int below = i == 0 ? 0 : (i - 1) / 32 + 1;
+        const int v = (1 + 100 * below) / 2;
+        assert_int_equal(lut[i], v > 255 ? 255 : v);
+    }
+    assert_int_equal(lut[1], 50);
+    assert_int_equal(lut[33], 100);
+    assert_int_equal(lut[160], 250);
+    assert_int_equal(lut[161], 255);
+    /* Refusals: empty, NULL. */
+    memset(h, 0, sizeof h);
+    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_equalize_lut_pil(NULL, lut), IMGHIST_E_INVALID_ARG);
+    h[0] = 1;
+    assert_int_equal(imghist_equalize_lut_pil(h, NULL), IMGHIST_E_INVALID_ARG);
+}
+
+/* ---- the method parameter ---- */
+
+static void fill_random(uint8_t *p, size_t n, int kind)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (kind % 4) {
+        case 0: p[i] = (uint8_t)(tu_next(&rng) >> 56); break;
+        case 1: p[i] = 90; break;                                         /* constant */
+        case 2: p[i] = (uint8_t)(tu_below(&rng, 8) * 32); break;          /* multiples of 32 */
+        default: p[i] = (uint8_t)(100 + tu_below(&rng, 4) * tu_below(&rng, 4)); break;
+        }
+    }
+}
+
+static void test_method_param(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx(1, 0);
+    int64_t v = -1, lo = -1, hi = -1;
+    IH_OK(ctx, imghist_get_param(ctx, IMGHIST_P_EQUALIZE_METHOD, &v));
+    assert_int_equal(v, IMGHIST_EQ_OPENCV);
+    assert_int_equal(imghist_param_bounds(IMGHIST_P_EQUALIZE_METHOD, &lo, &hi), IMGHIST_OK);
+    assert_int_equal(lo, IMGHIST_EQ_OPENCV);
+    assert_int_equal(hi, IMGHIST_EQ_PIL);
+    IH_REFUSED(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, 2), IMGHIST_E_INVALID_ARG);
+
+    enum { W = 301, H = 77 };
+    uint8_t *src = malloc(W * H), *dst = malloc(W * H), *mask = malloc(W * H);
+    fill_random(src, W * H, 0);
+    for (size_t i = 0; i < W * H; i++) {
+        src[i] = (uint8_t)(src[i] / 3 + 40); /* leaves most levels empty */
+        mask[i] = (uint8_t)(i % 3 == 0);
+    }
+    const imghist_view sv = u8_view(src, W, H, W), dv = u8_view(dst, W, H, W);
+    const imghist_view mv = u8_view(mask, W, H, W);
+    for (int method = 0; method < 2; method++) {
+        IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, method));
+        for (int masked = 0; masked < 2; masked++) {
+            uint64_t h[256];
+            const imghist_counts hc = {h, 256, IMGHIST_MEM_HOST};
+            IH_OK(ctx, imghist_equalize_masked(ctx, &sv, masked ? &mv : NULL, &dv, &hc));
+            uint64_t want_h[256] = {0};
+            for (size_t i = 0; i < W * H; i++) {
+                want_h[src[i]] += !masked || mask[i];
+            }
+            assert_memory_equal(h, want_h, sizeof h);
+            uint8_t lut[256];
+            assert_int_equal(method ? imghist_equalize_lut_pil(want_h, lut)
+                                    : imghist_equalize_lut(want_h, lut),
+                             IMGHIST_OK);
+            for (size_t i = 0; i < W * H; i++) {
+                assert_int_equal(dst[i], lut[src[i]]);
+            }
+        }
+    }
+    /* PIL's rule has no 16-bit form. */
+    uint16_t s16[4] = {1, 2, 3, 4}, d16[4];
+    const imghist_view v16 = {s16, IMGHIST_U16, IMGHIST_MEM_HOST, 2, 2, 4, 1};
+    const imghist_view w16 = {d16, IMGHIST_U16, IMGHIST_MEM_HOST, 2, 2, 4, 1};
+    IH_REFUSED(ctx, imghist_equalize(ctx, &v16, &w16, NULL), IMGHIST_E_UNSUPPORTED);
+    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_OPENCV));
+    IH_OK(ctx, imghist_equalize(ctx, &v16, &w16, NULL));
+    free(src);
+    free(dst);
+    free(mask);
+    imghist_destroy(ctx);
+}
+
+/* ---- imghist_equalize_batch ---- */
+
+/* A batch in host memory: sources and destinations in buffers with room for
+ * pitch padding and unaligned starts; padding bytes 0xfd. */
+typedef struct batch {
+    size_t n;
+    imghist_view *src, *dst;
+    uint8_t **sbuf, **dbuf; /* allocations */
+    size_t *dbytes;
+} batch;
+
+static void batch_free(batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->sbuf[i]);
+        free(b->dbuf[i]);
+    }
+    free(b->src);
+    free(b->dst);
+    free(b->sbuf);
+    free(b->dbuf);
+    free(b->dbytes);
+}
+
+/* n images: 1x1, a single row and column, odd widths, one large image, the
+ * rest random; every third in place. */
+static batch batch_make(size_t n, uint32_t big_w, uint32_t big_h)
+{
+    batch b = {n, calloc(n, sizeof(imghist_view)), calloc(n, sizeof(imghist_view)),
+               calloc(n, sizeof(uint8_t *)), calloc(n, sizeof(uint8_t *)),
+               calloc(n, sizeof(size_t))};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w = 1 + tu_below(&rng, 97), h = 1 + tu_below(&rng, 60);
+        if (i == 0) w = h = 1;
+        if (i == 1) h = 1;
+        if (i == 2) w = 1;
+        if (i == n / 2) {
+            w = big_w;
+            h = big_h;
+        }
+        const size_t sp = w + (i % 2 ? tu_below(&rng, 40) : 0);
+        const unsigned soff = tu_below(&rng, 16), doff = tu_below(&rng, 16);
+        const int in_place = i % 3 == 1;
+        const size_t dp = in_place ? sp : w + tu_below(&rng, 24);
+        b.sbuf[i] = malloc(soff + sp * h);
+        memset(b.sbuf[i], 0xfd, soff + sp * h);
+        for (uint32_t y = 0; y < h; y++) {
+            fill_random(b.sbuf[i] + soff + (size_t)y * sp, w, (int)i);
+        }
+        b.src[i] = u8_view(b.sbuf[i] + soff, w, h, sp);
+        if (in_place) {
+            b.dst[i] = b.src[i];
+        } else {
+            b.dbytes[i] = doff + dp * h;
+            b.dbuf[i] = malloc(b.dbytes[i]);
+            memset(b.dbuf[i], 0xfd, b.dbytes[i]);
+            b.dst[i] = u8_view(b.dbuf[i] + doff, w, h, dp);
+        }
+    }
+    return b;
+}
+
+/* Every destination's rows, with their padding, and every in-place image. */
+static void expect_same_outputs(const batch *a, const batch *b)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        const imghist_view *x = &a->dst[i], *y = &b->dst[i];
+        if (a->dbuf[i] != NULL) {
+            assert_memory_equal(a->dbuf[i], b->dbuf[i], a->dbytes[i]);
+        } else {
+            for (uint32_t r = 0; r < x->height; r++) {
+                assert_memory_equal((uint8_t *)x->data + r * x->pitch,
+                                    (uint8_t *)y->data + r * y->pitch, x->width);
+            }
+        }
+    }
+}
+
+static void check_batch_vs_loop(int method, int threads, size_t n, uint32_t big_w,
+                                uint32_t big_h)
+{
+    const uint64_t seed = tu_next(&rng);
+    tu_rng keep = rng;
+    rng.s = seed;
+    batch want = batch_make(n, big_w, big_h);
+    rng.s = seed;
+    batch got = batch_make(n, big_w, big_h);
+    rng = keep;
+    imghist_ctx *one = cpu_ctx(1, method), *ctx = cpu_ctx(threads, method);
+    uint64_t *want_h = malloc(n * 256 * sizeof(uint64_t));
+    uint64_t *got_h = malloc((n * 256 + 7) * sizeof(uint64_t));
+    for (size_t i = 0; i < n; i++) {
+        const imghist_counts c = {want_h + i * 256, 256, IMGHIST_MEM_HOST};
+        IH_OK(one, imghist_equalize(one, &want.src[i], &want.dst[i], &c));
+    }
+    memset(got_h, 0xa5, (n * 256 + 7) * sizeof(uint64_t));
+    const imghist_counts gc = {got_h, n * 256 + 7, IMGHIST_MEM_HOST};
+    IH_OK(ctx, imghist_equalize_batch(ctx, got.src, got.dst, n, &gc));
+    assert_memory_equal(got_h, want_h, n * 256 * sizeof(uint64_t));
+    for (size_t k = n * 256; k < n * 256 + 7; k++) {
+        assert_true(got_h[k] == 0xa5a5a5a5a5a5a5a5ull); /* not written past the batch */
+    }
+    expect_same_outputs(&want, &got);
+    batch_free(&want);
+    batch_free(&got);
+    free(want_h);
+    free(got_h);
+    imghist_destroy(one);
+    imghist_destroy(ctx);
+}
+
+static void test_batch_vs_loop(void **state)
+{
+    (void)state;
+    for (int method = 0; method < 2; method++) {
+        check_batch_vs_loop(method, 1, 40, 1000, 700);
+        check_batch_vs_loop(method, 4, 200, 1501, 999); /* images across threads */
+        check_batch_vs_loop(method, 16, 3, 2001, 1003); /* fewer images than threads: bands */
+        check_batch_vs_loop(method, 3, 1, 1, 1);
+    }
+}
+
+/* Without hists, the same pixels; and a batch naming one source twice. */
+static void test_batch_no_hists_shared_source(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx(2, IMGHIST_EQ_PIL);
+    enum { W = 33, H = 9 };
+    uint8_t src[W * H], d1[W * H], d2[W * H], want[W * H];
+    fill_random(src, sizeof src, 3);
+    const imghist_view s = u8_view(src, W, H, W);
+    const imghist_view sv[2] = {s, s};
+    const imghist_view dv[2] = {u8_view(d1, W, H, W), u8_view(d2, W, H, W)};
+    const imghist_view wv = u8_view(want, W, H, W);
+    IH_OK(ctx, imghist_equalize(ctx, &s, &wv, NULL));
+    IH_OK(ctx, imghist_equalize_batch(ctx, sv, dv, 2, NULL));
+    assert_memory_equal(d1, want, sizeof want);
+    assert_memory_equal(d2, want, sizeof want);
+    imghist_destroy(ctx);
+}
+
+static void test_batch_refusals(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx(1, 0);
+    enum { W = 16, H = 4 };
+    uint8_t buf[4 * W * H];
+    memset(buf, 7, sizeof buf);
+    imghist_view s[2] = {u8_view(buf, W, H, W), u8_view(buf + W * H, W, H, W)};
+    imghist_view d[2] = {u8_view(buf + 2 * W * H, W, H, W), u8_view(buf + 3 * W * H, W, H, W)};
+    uint64_t h[2 * 256];
+    const imghist_counts hc = {h, 2 * 256, IMGHIST_MEM_HOST};
+    IH_OK(ctx, imghist_equalize_batch(ctx, s, d, 2, &hc));
+
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, d, 0, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, NULL, d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, NULL, 2, &hc), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_equalize_batch(NULL, s, d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    /* Short counts. */
+    const imghist_counts short_c = {h, 2 * 256 - 1, IMGHIST_MEM_HOST};
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, d, 2, &short_c), IMGHIST_E_BUFSIZE);
+    /* Mixed and unsupported sample types, channels. */
+    imghist_view bad[2] = {s[0], s[1]};
+    bad[1].dtype = IMGHIST_U16;
+    bad[1].pitch = 2 * W;
+    bad[1].width = W / 2;
+    imghist_view bad_d[2] = {d[0], d[1]};
+    bad_d[1] = bad[1];
+    bad_d[1].data = d[1].data;
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, bad_d, 2, &hc), IMGHIST_E_UNSUPPORTED);
+    assert_non_null(strstr(imghist_last_error(ctx), "batch image 1"));
+    bad[1] = s[1];
+    bad[1].dtype = IMGHIST_F32;
+    bad[1].width = W / 4;
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, d, 2, &hc), IMGHIST_E_UNSUPPORTED);
+    bad[1] = s[1];
+    bad[1].channels = 2;
+    bad[1].width = W / 2;
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, d, 2, &hc), IMGHIST_E_UNSUPPORTED);
+    /* A destination of another size, another memory; device memory on the CPU. */
+    bad_d[1] = d[1];
+    bad_d[1].width = W - 1;
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    bad_d[1] = d[1];
+    bad_d[1].mem = IMGHIST_MEM_DEVICE;
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    bad[1] = s[1];
+    bad[1].mem = IMGHIST_MEM_DEVICE;
+    bad_d[1] = d[1];
+    bad_d[1].mem = IMGHIST_MEM_DEVICE;
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    imghist_view dev_s[1] = {s[0]}, dev_d[1] = {d[0]};
+    dev_s[0].mem = dev_d[0].mem = IMGHIST_MEM_DEVICE;
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, dev_s, dev_d, 1, NULL), IMGHIST_E_UNSUPPORTED);
+    const imghist_counts dev_c = {h, 256, IMGHIST_MEM_DEVICE};
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, d, 1, &dev_c), IMGHIST_E_UNSUPPORTED);
+    /* Overlaps: two destinations; a destination over another image's source;
+     * a destination one row into its own source; the same pointer with
+     * another pitch. */
+    bad_d[0] = d[0];
+    bad_d[1] = u8_view(buf + 2 * W * H + W, W, H, W);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    bad_d[1] = bad_d[0];
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    bad_d[0] = d[0];
+    bad_d[1] = s[0];
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "overlap"));
+    bad_d[0] = d[0];
+    bad_d[1] = u8_view(buf + W * H + W, W, H, W);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    imghist_view tall[1] = {u8_view(buf, W / 2, H, W)};
+    imghist_view tall_d[1] = {u8_view(buf, W / 2, H, W / 2)};
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, tall, tall_d, 1, NULL), IMGHIST_E_INVALID_ARG);
+    /* Sources out of address order: a destination over another image's
+     * source is still found. */
+    const imghist_view rev_s[2] = {s[1], s[0]};
+    bad_d[0] = d[0];
+    bad_d[1] = s[1];
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, rev_s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    bad_d[0] = s[0];
+    bad_d[1] = d[1];
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, rev_s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_OK(ctx, imghist_equalize_batch(ctx, rev_s, d, 2, &hc));
+    /* Destinations in reverse address order are fine (they are sorted). */
+    const imghist_view rev_d[2] = {d[1], d[0]};
+    IH_OK(ctx, imghist_equalize_batch(ctx, s, rev_d, 2, NULL));
+    /* In place is fine. */
+    IH_OK(ctx, imghist_equalize_batch(ctx, s, s, 2, &hc));
+    imghist_destroy(ctx);
+}
+
+int main(void)
+{
+    tu_seed(&rng, tu_fresh_seed("test_equalize_batch"));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pil_lut_random),
+        cmocka_unit_test(test_pil_lut_by_hand),
+        cmocka_unit_test(test_method_param),
+        cmocka_unit_test(test_batch_vs_loop),
+        cmocka_unit_test(test_batch_no_hists_shared_source),
+        cmocka_unit_test(test_batch_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,392 @@
+/*
+ * imghist_equalize_batch on device views against the CPU backend's batch, bit
+ * for bit, for OpenCV's and PIL's rules: images that fit in a block's shared
+ * memory and larger ones in one batch, 1x1 and constant images, odd widths,
+ * pitched rows, unaligned pointers, destinations of another 16-byte phase, in
+ * place, histograms to device and host counts, batches of 1 and of 1000+,
+ * the same batch twice (the descriptor cache) and batches that alternate
+ * (the pinned upload buffers), every image sent the two-pass way; the PIL rule on single device and host
+ * equalizations; host views on the CUDA backend. Exits 77 (skipped) without
+ * a usable GPU.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+
+#include "imghist.h"
+#include "test_util.h"
+
+#define CUDA_OK(call) assert_int_equal((call), cudaSuccess)
+
+#define IH_OK(ctx, call)                                                                  \
+    do {                                                                                  \
+        const imghist_status st_ = (call);                                                \
+        if (st_ != IMGHIST_OK) {                                                          \
+            fail_msg("%s: %s: %s", #call, imghist_strerror(st_), imghist_last_error(ctx)); \
+        }                                                                                 \
+    } while (0)
+
+static imghist_ctx *gpu, *cpu;
+static tu_rng rng;
+static int quick;
+
+/* A batch: host images (the CPU's input and output), their device copies,
+ * one device allocation per image with slack for offsets. */
+typedef struct batch {
+    size_t n;
+    imghist_view *hsrc, *hdst, *dsrc, *ddst;
+    uint8_t **hbuf, **dbuf;   /* host: source then destination; device likewise */
+    size_t *sbytes, *dbytes;  /* each allocation's source and destination parts */
+} batch;
+
+enum shape { MIXED, SMALL, LARGE, TINY };
+
+static void fill(uint8_t *p, uint32_t w, int kind)
+{
+    for (uint32_t x = 0; x < w; x++) {
+        switch (kind % 5) {
+        case 0: p[x] = (uint8_t)(tu_next(&rng) >> 56); break;
+        case 1: p[x] = 77; break;                                   /* constant */
+        case 2: p[x] = (uint8_t)(tu_below(&rng, 8) * 32); break;    /* multiples of 32 */
+        case 3: p[x] = (uint8_t)(60 + tu_below(&rng, 5)); break;     /* narrow */
+        default: p[x] = (uint8_t)(x * 7 + tu_below(&rng, 3)); break;
+        }
+    }
+}
+
+static void size_for(enum shape s, size_t i, size_t n, uint32_t *w, uint32_t *h)
+{
+    switch (s) {
+    case TINY: *w = 1 + tu_below(&rng, 3); *h = 1 + tu_below(&rng, 3); break;
+    case SMALL: *w = 1 + tu_below(&rng, 230); *h = 1 + tu_below(&rng, 230); break;
+    case LARGE: *w = 300 + tu_below(&rng, 900); *h = 200 + tu_below(&rng, 500); break;
+    default:
+        if (i % 9 == 4) {
+            *w = 400 + tu_below(&rng, 1700); /* over any block's shared memory */
+            *h = 100 + tu_below(&rng, 900);
+        } else {
+            *w = 1 + tu_below(&rng, 300);
+            *h = 1 + tu_below(&rng, 200);
+        }
+    }
+    if (i == 0) *w = *h = 1;
+    if (i == n - 1 && n > 2) { *w = 4000; *h = quick ? 300 : 3000; } /* a 12 MP photograph */
+}
+
+static batch batch_make(size_t n, enum shape s)
+{
+    batch b;
+    b.n = n;
+    b.hsrc = calloc(n, sizeof(imghist_view));
+    b.hdst = calloc(n, sizeof(imghist_view));
+    b.dsrc = calloc(n, sizeof(imghist_view));
+    b.ddst = calloc(n, sizeof(imghist_view));
+    b.hbuf = calloc(n, sizeof(uint8_t *));
+    b.dbuf = calloc(n, sizeof(uint8_t *));
+    b.sbytes = calloc(n, sizeof(size_t));
+    b.dbytes = calloc(n, sizeof(size_t));
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w, h;
+        size_for(s, i, n, &w, &h);
+        const int in_place = i % 4 == 1;
+        const size_t sp = w + (i % 3 == 0 ? 0 : tu_below(&rng, 48));
+        const size_t dp = in_place ? sp : w + (i % 2 ? 0 : tu_below(&rng, 40));
+        const unsigned soff = i % 5 == 0 ? 0 : tu_below(&rng, 16);
+        /* Destinations mostly share the source's 16-byte phase (one store per
+         * granule), some not (byte stores). */
+        const unsigned doff = i % 7 == 3 ? tu_below(&rng, 16) : soff;
+        b.sbytes[i] = soff + sp * h;
+        b.dbytes[i] = in_place ? 0 : doff + dp * h;
+        const size_t all = b.sbytes[i] + b.dbytes[i];
+        b.hbuf[i] = malloc(all);
+        memset(b.hbuf[i], 0xfd, all);
+        for (uint32_t y = 0; y < h; y++) {
+            fill(b.hbuf[i] + soff + (size_t)y * sp, w, (int)(i + y / 64));
+        }
+        CUDA_OK(cudaMalloc((void **)&b.dbuf[i], all));
+        CUDA_OK(cudaMemcpy(b.dbuf[i], b.hbuf[i], all, cudaMemcpyHostToDevice));
+        const imghist_view hs = {b.hbuf[i] + soff, IMGHIST_U8, IMGHIST_MEM_HOST, w, h, sp, 1};
+        const imghist_view ds = {b.dbuf[i] + soff, IMGHIST_U8, IMGHIST_MEM_DEVICE, w, h, sp, 1};
+        b.hsrc[i] = hs;
+        b.dsrc[i] = ds;
+        if (in_place) {
+            b.hdst[i] = hs;
+            b.ddst[i] = ds;
+        } else {
+            const imghist_view hd = {b.hbuf[i] + b.sbytes[i] + doff, IMGHIST_U8,
+                                     IMGHIST_MEM_HOST, w, h, dp, 1};
+            const imghist_view dd = {b.dbuf[i] + b.sbytes[i] + doff, IMGHIST_U8,
+                                     IMGHIST_MEM_DEVICE, w, h, dp, 1};
+            b.hdst[i] = hd;
+            b.ddst[i] = dd;
+        }
+    }
+    /* The uploads are on the legacy stream: done before any library call. */
+    CUDA_OK(cudaDeviceSynchronize());
+    return b;
+}
+
+static void batch_free(batch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        free(b->hbuf[i]);
+        CUDA_OK(cudaFree(b->dbuf[i]));
+    }
+    free(b->hsrc);
+    free(b->hdst);
+    free(b->dsrc);
+    free(b->ddst);
+    free(b->hbuf);
+    free(b->dbuf);
+    free(b->sbytes);
+    free(b->dbytes);
+}
+
+static void gpu_sync(void)
+{
+    imghist_stream s = NULL;
+    IH_OK(gpu, imghist_get_stream(gpu, &s));
+    CUDA_OK(cudaStreamSynchronize(s));
+}
+
+/* Every byte of every allocation (sources, destinations, padding) the same
+ * on the device as on the host after the two batches. */
+static void expect_same(const batch *b, const char *what)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const size_t all = b->sbytes[i] + b->dbytes[i];
+        uint8_t *got = malloc(all);
+        CUDA_OK(cudaMemcpy(got, b->dbuf[i], all, cudaMemcpyDeviceToHost));
+        if (memcmp(got, b->hbuf[i], all) != 0) {
+            size_t k = 0;
+            while (got[k] == b->hbuf[i][k]) k++;
+            fail_msg("%s: image %zu (%ux%u, pitch %zu -> %zu): byte %zu is %u, CPU %u", what, i,
+                     b->hsrc[i].width, b->hsrc[i].height, b->hsrc[i].pitch, b->hdst[i].pitch, k,
+                     got[k], b->hbuf[i][k]);
+        }
+        free(got);
+    }
+}
+
+/* CPU batch on the host copy, GPU batch on the device copy; histograms to
+ * device (odd rounds) or host counts. Both sides are equalized once more
+ * when rounds > 1 (in-place images change, so each round is a new input). */
+static void check_batch(size_t n, enum shape s, int method, int rounds)
+{
+    batch b = batch_make(n, s);
+    IH_OK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, method));
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, method));
+    const size_t len = n * 256;
+    uint64_t *want = malloc(len * sizeof(uint64_t)), *got = malloc(len * sizeof(uint64_t));
+    uint64_t *d_hist;
+    CUDA_OK(cudaMalloc((void **)&d_hist, len * sizeof(uint64_t)));
+    for (int r = 0; r < rounds; r++) {
+        const imghist_counts wc = {want, len, IMGHIST_MEM_HOST};
+        IH_OK(cpu, imghist_equalize_batch(cpu, b.hsrc, b.hdst, n, &wc));
+        memset(got, 0xa5, len * sizeof(uint64_t));
+        if (r % 2) {
+            CUDA_OK(cudaMemset(d_hist, 0xa5, len * sizeof(uint64_t)));
+            CUDA_OK(cudaDeviceSynchronize());
+            const imghist_counts dc = {d_hist, len, IMGHIST_MEM_DEVICE};
+            IH_OK(gpu, imghist_equalize_batch(gpu, b.dsrc, b.ddst, n, &dc));
+            gpu_sync();
+            CUDA_OK(cudaMemcpy(got, d_hist, len * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+        } else {
+            const imghist_counts hc = {got, len, IMGHIST_MEM_HOST};
+            IH_OK(gpu, imghist_equalize_batch(gpu, b.dsrc, b.ddst, n, &hc));
+            gpu_sync();
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (memcmp(got + i * 256, want + i * 256, 256 * sizeof(uint64_t)) != 0) {
+                fail_msg("round %d: histogram of image %zu (%ux%u) differs", r, i,
+                         b.hsrc[i].width, b.hsrc[i].height);
+            }
+        }
+        char what[64];
+        snprintf(what, sizeof what, "%zu images, method %d, round %d", n, method, r);
+        expect_same(&b, what);
+    }
+    CUDA_OK(cudaFree(d_hist));
+    free(want);
+    free(got);
+    batch_free(&b);
+}
+
+static void test_mixed(void **state)
+{
+    (void)state;
+    for (int method = 0; method < 2; method++) {
+        check_batch(quick ? 20 : 60, MIXED, method, 3);
+    }
+}
+
+static void test_all_small_and_all_large(void **state)
+{
+    (void)state;
+    for (int method = 0; method < 2; method++) {
+        check_batch(quick ? 30 : 200, SMALL, method, 2); /* one launch */
+        check_batch(quick ? 4 : 12, LARGE, method, 2);   /* two */
+    }
+}
+
+static void test_sizes_1_and_1000(void **state)
+{
+    (void)state;
+    for (int method = 0; method < 2; method++) {
+        check_batch(1, SMALL, method, 2);
+        check_batch(1, LARGE, method, 2);
+        check_batch(quick ? 300 : 1500, TINY, method, 2);
+        check_batch(quick ? 200 : 1100, MIXED, method, 1);
+    }
+}
+
+/* Every image the two-pass way (IMGHIST_P_EXP_EQ_BATCH_SMALL = 1): 1x1 and
+ * tiny images through the count kernel's tickets. */
+static void test_all_two_pass(void **state)
+{
+    (void)state;
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 1));
+    for (int method = 0; method < 2; method++) {
+        check_batch(quick ? 300 : 1500, TINY, method, 2);
+        check_batch(quick ? 40 : 120, MIXED, method, 2);
+    }
+}
+
+/* No histograms; two batches in turn, more times than there are pinned
+ * upload buffers, without synchronising in between. */
+static void test_alternating_no_hists(void **state)
+{
+    (void)state;
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
+    IH_OK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
+    batch a = batch_make(37, MIXED), c = batch_make(300, SMALL);
+    for (int r = 0; r < 9; r++) {
+        batch *b = r % 2 ? &c : &a;
+        IH_OK(cpu, imghist_equalize_batch(cpu, b->hsrc, b->hdst, b->n, NULL));
+        IH_OK(gpu, imghist_equalize_batch(gpu, b->dsrc, b->ddst, b->n, NULL));
+    }
+    gpu_sync();
+    expect_same(&a, "alternating a");
+    expect_same(&c, "alternating c");
+    batch_free(&a);
+    batch_free(&c);
+}
+
+/* PIL's rule through the single calls: device and host views, masked. */
+static void test_single_calls_pil(void **state)
+{
+    (void)state;
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
+    IH_OK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
+    batch b = batch_make(quick ? 9 : 25, MIXED);
+    uint8_t *hmask = NULL, *dmask = NULL;
+    for (size_t i = 0; i < b.n; i++) {
+        const imghist_view *hs = &b.hsrc[i];
+        const size_t px = (size_t)hs->width * hs->height;
+        hmask = realloc(hmask, px);
+        for (size_t k = 0; k < px; k++) {
+            hmask[k] = (uint8_t)(k % 5 != 0);
+        }
+        CUDA_OK(cudaMalloc((void **)&dmask, px));
+        CUDA_OK(cudaMemcpy(dmask, hmask, px, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize());
+        const imghist_view hm = {hmask, IMGHIST_U8, IMGHIST_MEM_HOST, hs->width, hs->height,
+                                 hs->width, 1};
+        imghist_view dm = hm;
+        dm.data = dmask;
+        dm.mem = IMGHIST_MEM_DEVICE;
+        const int masked = i % 3 == 2 && hs->data != b.hdst[i].data;
+        IH_OK(cpu, imghist_equalize_masked(cpu, hs, masked ? &hm : NULL, &b.hdst[i], NULL));
+        IH_OK(gpu, imghist_equalize_masked(gpu, &b.dsrc[i], masked ? &dm : NULL, &b.ddst[i],
+                                           NULL));
+        gpu_sync();
+        CUDA_OK(cudaFree(dmask));
+    }
+    expect_same(&b, "single device calls, PIL");
+    /* Host views on the CUDA backend: the batch goes image by image. */
+    batch h = batch_make(quick ? 5 : 12, MIXED);
+    uint64_t *want = malloc(h.n * 256 * 8), *got = malloc(h.n * 256 * 8);
+    uint8_t **copy = malloc(h.n * sizeof *copy);
+    imghist_view *csrc = malloc(h.n * sizeof *csrc), *cdst = malloc(h.n * sizeof *cdst);
+    for (size_t i = 0; i < h.n; i++) { /* a second host copy for the GPU context */
+        const size_t all = h.sbytes[i] + h.dbytes[i];
+        copy[i] = malloc(all);
+        memcpy(copy[i], h.hbuf[i], all);
+        csrc[i] = h.hsrc[i];
+        cdst[i] = h.hdst[i];
+        csrc[i].data = copy[i] + ((uint8_t *)h.hsrc[i].data - h.hbuf[i]);
+        cdst[i].data = copy[i] + ((uint8_t *)h.hdst[i].data - h.hbuf[i]);
+    }
+    const imghist_counts wc = {want, h.n * 256, IMGHIST_MEM_HOST};
+    const imghist_counts gc = {got, h.n * 256, IMGHIST_MEM_HOST};
+    IH_OK(cpu, imghist_equalize_batch(cpu, h.hsrc, h.hdst, h.n, &wc));
+    IH_OK(gpu, imghist_equalize_batch(gpu, csrc, cdst, h.n, &gc));
+    assert_memory_equal(got, want, h.n * 256 * 8);
+    for (size_t i = 0; i < h.n; i++) {
+        assert_memory_equal(copy[i], h.hbuf[i], h.sbytes[i] + h.dbytes[i]);
+        free(copy[i]);
+    }
+    free(copy);
+    free(csrc);
+    free(cdst);
+    free(want);
+    free(got);
+    free(hmask);
+    batch_free(&h);
+    batch_free(&b);
+}
+
+static int reset(void **state)
+{
+    (void)state;
+    int bad = imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, 0) != IMGHIST_OK;
+    bad |= imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 0) != IMGHIST_OK;
+    bad |= imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, 0) != IMGHIST_OK;
+    bad |= cudaDeviceSynchronize() != cudaSuccess;
+    return bad ? -1 : 0;
+}
+
+int main(void)
+{
+    quick = getenv("IMGHIST_TEST_QUICK") != NULL && atoi(getenv("IMGHIST_TEST_QUICK")) != 0;
+    imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &gpu);
+    if (st == IMGHIST_E_NO_GPU || st == IMGHIST_E_UNSUPPORTED) {
+        printf("skipping the GPU batch suite: %s\n", imghist_last_error(gpu));
+        imghist_destroy(gpu);
+        return 77;
+    }
+    if (st != IMGHIST_OK) {
+        fprintf(stderr, "cannot create a CUDA context: %s\n", imghist_last_error(gpu));
+        return 1;
+    }
+    if (imghist_create(IMGHIST_BACKEND_CPU, &cpu) != IMGHIST_OK ||
+        imghist_set_param(cpu, IMGHIST_P_CPU_THREADS, 8) != IMGHIST_OK) {
+        return 1;
+    }
+    tu_seed(&rng, tu_fresh_seed("test_gpu_batch"));
+    struct cudaDeviceProp prop;
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaGetDeviceProperties(&prop, dev);
+    printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_mixed, reset),
+        cmocka_unit_test_teardown(test_all_small_and_all_large, reset),
+        cmocka_unit_test_teardown(test_sizes_1_and_1000, reset),
+        cmocka_unit_test_teardown(test_all_two_pass, reset),
+        cmocka_unit_test_teardown(test_alternating_no_hists, reset),
+        cmocka_unit_test_teardown(test_single_calls_pil, reset),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    imghist_destroy(cpu);
+    imghist_destroy(gpu);
+    return rc;
+}
