@@ -870,8 +870,11 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     }
 
     const bool simple = job.channels == 1 && band.mask == nullptr;
-    /* Flat: rows back to back from a 16-byte aligned start. */
-    const bool flat = simple && !job.outliers && ((uintptr_t)band.base & 15) == 0 &&
+    /* Flat: rows back to back from a 16-byte aligned start, for the kinds
+     * the lean kernel bins (the others walk rows). */
+    const bool lean_kind = job.dtype == IMGHIST_U8 || (job.dtype == IMGHIST_U16 && shift32(job)) ||
+                           (job.dtype == IMGHIST_F32 && plan.table);
+    const bool flat = simple && lean_kind && !job.outliers && ((uintptr_t)band.base & 15) == 0 &&
                       (band.rows == 1 || band.pitch == row_bytes);
     const int walk = flat ? W_FLAT : simple ? W_SIMPLE : W_GENERAL;
     const wide_fn fn = pick(job, plan, walk);

@@ -310,6 +310,37 @@ static void test_grid(void **state)
     printf("grid: %u comparisons\n", cases);
 }
 
+/* Packed, 16-byte aligned, one-channel views without a mask (the lean
+ * kernel's flat runs, and the row kernels for the other kinds), large enough
+ * for whole chunks, with odd row lengths and a partial last granule. */
+static void test_flat(void **state)
+{
+    (void)state;
+    const imghist_dtype types[3] = {IMGHIST_U8, IMGHIST_U16, IMGHIST_F32};
+    unsigned cases = 0;
+    for (int ti = 0; ti < 3; ti++) {
+        for (int k = 0; k < N_SPECS; k++) {
+            const imghist_dtype t = types[ti];
+            imghist_histspec s = spec_for(t, k);
+            const uint32_t bins = (uint32_t)imghist_bins(&s, t);
+            const uint32_t w = (quick ? 301 : 1001) + 2 * tu_below(&rng, 40);
+            const uint32_t h = k % 3 == 0 ? 1 : 17 + tu_below(&rng, quick ? 40 : 300);
+            for (int f = 0; f < 2; f++) {
+                img_t im = make_image(t, w, h, 1, 0, 16 * tu_below(&rng, 2), &s, bins,
+                                      f == 0 ? FILL_MIXED : FILL_CONSTANT);
+                for (int fl = 0; fl < 2; fl++) {
+                    imghist_histspec c = s;
+                    c.flags = fl ? IMGHIST_OUTLIERS : (tu_below(&rng, 2) ? IMGHIST_ACCUMULATE : 0);
+                    compare(&im, NULL, &c, DEV_DEV, "flat");
+                    cases++;
+                }
+                free_image(&im);
+            }
+        }
+    }
+    printf("flat: %u comparisons\n", cases);
+}
+
 /* Odd base addresses (U16/F32 rows not on a sample boundary: the byte path),
  * odd widths and pitches, every 16-byte phase. */
 static void test_unaligned(void **state)
@@ -541,7 +572,8 @@ int main(void)
     }
     tu_seed(&rng, tu_fresh_seed("test_gpu_wide"));
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_grid),        cmocka_unit_test(test_unaligned),
+        cmocka_unit_test(test_grid),        cmocka_unit_test(test_flat),
+        cmocka_unit_test(test_unaligned),
         cmocka_unit_test(test_tiny_shapes), cmocka_unit_test(test_edges_exact),
         cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_host_bands),
         cmocka_unit_test(test_stream_order), cmocka_unit_test(test_range),
