@@ -89,4 +89,17 @@ __device__ __forceinline__ void ih_locate(const ih_geom &g, uint32_t i, uint32_t
     gran = (const uint8_t *)(((uintptr_t)row & ~(uintptr_t)15) + (uintptr_t)c * 16);
 }
 
+/* A granule that is one sample of SIZE bytes repeated, bit for bit. */
+template <int SIZE> __device__ __forceinline__ bool ih_repeats(const uint4 &v)
+{
+    const bool words = v.x == v.y && v.x == v.z && v.x == v.w;
+    if constexpr (SIZE == 1) {
+        return words && v.x == (v.x & 0xffu) * 0x01010101u;
+    } else if constexpr (SIZE == 2) {
+        return words && (v.x >> 16) == (v.x & 0xffffu);
+    } else {
+        return words;
+    }
+}
+
 #endif

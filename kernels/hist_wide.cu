@@ -80,6 +80,7 @@ struct Args {
     uint32_t cnt_off;          /* bytes of table before the counters */
     uint32_t flat_full;        /* W_FLAT: granules wholly inside the run */
     uint32_t span;             /* K_SHIFT: bhi - blo */
+    int natural;               /* K_SHIFT: U16, one bin per value, all in range */
     uint32_t copies_log2;      /* S32 */
     /* F32: the range as floats (smallest float >= lo, >= hi) and the estimate
      * t = (v - lo_f) * inv_f, trusted where frac(t) is in (eps, 1 - eps). */
@@ -423,24 +424,14 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) wide_kernel(Args
  * the atomic (the general kernel above spends several times that on
  * per-sample slot codes and row bookkeeping, and was issue-bound).
  */
-/* A granule that is one sample repeated (bit for bit). */
-template <typename T> __device__ __forceinline__ bool repeats(const uint4 &v)
-{
-    const bool words = v.x == v.y && v.x == v.z && v.x == v.w;
-    if constexpr (sizeof(T) == 1) {
-        return words && v.x == (v.x & 0xffu) * 0x01010101u;
-    } else if constexpr (sizeof(T) == 2) {
-        return words && (v.x >> 16) == (v.x & 0xffffu);
-    } else {
-        return words;
-    }
-}
-
-template <int KIND, typename T>
+template <int KIND, bool NAT, typename T>
 __device__ __forceinline__ bool lean_bin(const Args &a, const uint32_t *lut, const float *tab, T v,
                                          uint32_t &b)
 {
-    if constexpr (KIND == K_SHIFT) {
+    if constexpr (KIND == K_SHIFT && NAT) {
+        b = (uint32_t)v; /* one bin per 16-bit value */
+        return true;
+    } else if constexpr (KIND == K_SHIFT) {
         const uint32_t x = (uint32_t)v;
         b = (uint32_t)((int32_t)x - a.ilo) >> a.shift;
         return x - a.blo < a.span;
@@ -471,18 +462,20 @@ __device__ __forceinline__ bool lean_bin(const Args &a, const uint32_t *lut, con
     }
 }
 
-template <int KIND, int STORE, bool VOTE, typename T>
+template <int KIND, int STORE, bool VOTE, bool NAT, typename T>
 __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
                                              const uint32_t *lut, const float *tab, const uint4 &v)
 {
     constexpr int NPER = 16 / (int)sizeof(T);
-    if constexpr (VOTE && STORE != IH_WIDE_S32) {
+    if constexpr (VOTE && (STORE != IH_WIDE_S32 || KIND == K_FTAB)) {
         /* A warp whose 32 granules are one sample repeated (constant data)
-         * makes one add: ATOMS.ADD, unlike POPC.INC, pays for equal lanes. */
+         * makes one add: ATOMS.ADD, unlike POPC.INC, pays for equal lanes,
+         * and a float on a bin edge (a constant 0.5 in 10000 bins) takes the
+         * edge path in every lane. */
         const uint32_t x0 = __shfl_sync(FULL, v.x, 0); /* every lane, before the test */
-        if (__all_sync(FULL, repeats<T>(v) && v.x == x0)) {
+        if (__all_sync(FULL, ih_repeats<sizeof(T)>(v) && v.x == x0)) {
             uint32_t b0;
-            if ((threadIdx.x & 31u) == 0 && lean_bin<KIND, T>(a, lut, tab, sample_of<T>(v, 0), b0)) {
+            if ((threadIdx.x & 31u) == 0 && lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, 0), b0)) {
                 add_n<STORE>(cnt, a, b0, NPER * 32u, 0);
             }
             return;
@@ -492,7 +485,7 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
     bool in[NPER];
 #pragma unroll
     for (int j = 0; j < NPER; j++) {
-        in[j] = lean_bin<KIND, T>(a, lut, tab, sample_of<T>(v, j), b[j]);
+        in[j] = lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, j), b[j]);
     }
     if constexpr (STORE == IH_WIDE_S32) {
         /* Literal increments (ATOMS.POPC.INC merges equal lanes). */
@@ -536,19 +529,14 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
     }
 }
 
-template <int KIND, int STORE, typename T>
-__global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args a)
+/* A block's share of the flat run. NAT: U16 with one bin per value. */
+template <int KIND, int STORE, bool NAT, typename T>
+__device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
+                                         const uint32_t *lut, const float *tab)
 {
     constexpr int THREADS = Threads<STORE, sizeof(T)>::n;
     constexpr int UNROLL = Threads<STORE, sizeof(T)>::unroll;
     constexpr uint32_t CHUNK = THREADS * UNROLL;
-    extern __shared__ __align__(16) unsigned char smem[];
-    uint32_t *lut = reinterpret_cast<uint32_t *>(smem);
-    float *tab = reinterpret_cast<float *>(smem);
-    uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
-    uint32_t *cnt_lane = cnt + ((threadIdx.x & 31u) & (a.copies - 1));
-    block_begin<KIND, STORE>(a, lut, tab, cnt);
-
     const uint4 *src = reinterpret_cast<const uint4 *>(a.g.base);
     const uint32_t full = a.flat_full;
     const uint32_t whole = full / CHUNK * CHUNK; /* granules in whole chunks */
@@ -560,22 +548,43 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
         }
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
-            lean_granule<KIND, STORE, true, T>(cnt, cnt_lane, a, lut, tab, v[k]);
+            lean_granule<KIND, STORE, true, NAT, T>(cnt, cnt_lane, a, lut, tab, v[k]);
         }
     }
     /* The last, partial chunk: full granules one by one, then the bytes of a
      * partial last granule, by the last block. */
     if (blockIdx.x == gridDim.x - 1) {
         for (uint32_t i = whole + threadIdx.x; i < full; i += THREADS) {
-            lean_granule<KIND, STORE, false, T>(cnt, cnt_lane, a, lut, tab, __ldcs(src + i));
+            lean_granule<KIND, STORE, false, NAT, T>(cnt, cnt_lane, a, lut, tab, __ldcs(src + i));
         }
         for (uint32_t off = full * 16u + threadIdx.x * (uint32_t)sizeof(T); off < a.g.width;
              off += THREADS * (uint32_t)sizeof(T)) {
             uint32_t b;
-            if (lean_bin<KIND, T>(a, lut, tab, *reinterpret_cast<const T *>(a.g.base + off), b)) {
+            if (lean_bin<KIND, NAT, T>(a, lut, tab, *reinterpret_cast<const T *>(a.g.base + off), b)) {
                 add_n<STORE>(cnt, a, b, 1u, threadIdx.x & 31u);
             }
         }
+    }
+}
+
+template <int KIND, int STORE, typename T>
+__global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args a)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint32_t *lut = reinterpret_cast<uint32_t *>(smem);
+    float *tab = reinterpret_cast<float *>(smem);
+    uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
+    uint32_t *cnt_lane = cnt + ((threadIdx.x & 31u) & (a.copies - 1));
+    block_begin<KIND, STORE>(a, lut, tab, cnt);
+
+    if constexpr (KIND == K_SHIFT) {
+        if (a.natural) {
+            lean_run<KIND, STORE, true, T>(cnt, cnt_lane, a, lut, tab);
+        } else {
+            lean_run<KIND, STORE, false, T>(cnt, cnt_lane, a, lut, tab);
+        }
+    } else {
+        lean_run<KIND, STORE, false, T>(cnt, cnt_lane, a, lut, tab);
     }
     block_end<STORE>(a, cnt);
 }
@@ -844,6 +853,8 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
         a.bhi = (uint32_t)clamp64(job.bin.ihi, 0, 65536);
         a.shift = job.bin.shift;
         a.span = a.bhi - a.blo;
+        a.natural = job.dtype == IMGHIST_U16 && a.ilo == 0 && a.shift == 0 && a.blo == 0 &&
+                    a.bhi == 65536 && job.bin.bins == 65536;
     }
     a.copies = (uint32_t)plan.copies;
     while ((1u << a.copies_log2) < a.copies) {

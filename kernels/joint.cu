@@ -14,9 +14,11 @@
  * the interleaving, and once the block is done the halves are added to the
  * global counters. More keys than that count straight into global memory.
  *
- * A thread merges runs of equal keys before it adds (a constant image costs
- * one shared atomic per run, not one per pixel: the 32 lanes of a warp would
- * otherwise all queue on one address).
+ * U8 x U8 pairs add each pixel on its own (add8_each) but for granules that
+ * are one byte repeated in every converged lane (constant images), which one
+ * lane adds at once; elsewhere a thread merges runs of equal keys before it
+ * adds (a constant image costs one shared atomic per run, not one per pixel:
+ * the 32 lanes of a warp would otherwise all queue on one address).
  *
  * U8 x U8 pairs with one bin per value (the fast path) and unmasked 16-bit
  * images are read as 16-byte granules (granules.cuh) of both images, two in
@@ -282,13 +284,49 @@ __device__ __forceinline__ void add8(const Counters &c, const uint32_t (&key)[8]
     }
 }
 
-/* Keys of one 16-byte granule: 16 pairs or 8 16-bit samples. */
+/*
+ * Eight keys of distinct pixels, one add each: every atomic first, then one
+ * look at the old halves (z = the old half inverted, zero where it was 0xffff
+ * and may have wrapped). Cheaper than add8 where runs are rare.
+ */
+__device__ __forceinline__ void add8_each(const Counters &c, const uint32_t (&key)[8])
+{
+    uint32_t old[8];
+    uint32_t least = 1;
+#pragma unroll
+    for (int p = 0; p < 8; p++) {
+        const uint32_t delta = 1u << ((key[p] & 1u) << 4);
+        old[p] = atomicAdd(c.sh + (key[p] >> 1), delta);
+        least = min(least, ~old[p] & (delta * 0xffffu));
+    }
+    if (least == 0) {
+#pragma unroll
+        for (int p = 0; p < 8; p++) {
+            if (((old[p] >> ((key[p] & 1u) << 4)) & 0xffffu) == 0xffffu) {
+                c.wrapped(key[p], old[p]);
+            }
+        }
+    }
+}
+
+/* Keys of one 16-byte granule: 16 pairs or 8 16-bit samples. A pair of
+ * granules that are one byte repeated, alike in every converged lane
+ * (constant images), is one add by one lane. */
 template <bool PAIR>
 __device__ __forceinline__ void push_granule(const Counters &c, uint4 va, uint4 vb)
 {
     const uint32_t wa[4] = {va.x, va.y, va.z, va.w};
     const uint32_t wb[4] = {vb.x, vb.y, vb.z, vb.w};
     if constexpr (PAIR) {
+        const unsigned m = __activemask();
+        const int lead = __ffs(m) - 1;
+        const uint32_t a0 = __shfl_sync(m, va.x, lead), b0 = __shfl_sync(m, vb.x, lead);
+        if (__all_sync(m, ih_repeats<1>(va) && ih_repeats<1>(vb) && va.x == a0 && vb.x == b0)) {
+            if ((int)(threadIdx.x & 31u) == lead) {
+                c.add(((a0 & 0xffu) << 8) | (b0 & 0xffu), 16u * (uint32_t)__popc(m));
+            }
+            return;
+        }
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             uint32_t key[8];
@@ -300,7 +338,7 @@ __device__ __forceinline__ void push_granule(const Counters &c, uint4 va, uint4 
                     key[q * 4 + k] = __byte_perm(wa[h * 2 + q], wb[h * 2 + q], (k << 4) | (4 + k)) & 0xffffu;
                 }
             }
-            add8(c, key);
+            add8_each(c, key);
         }
     } else {
         uint32_t key[8];
