@@ -1,11 +1,11 @@
 /*
- * Joint histograms, level counts for equalization, and mutual information.
+ * Joint histograms and mutual information.
  *
- * Counting. A pixel becomes a key (a joint cell i * bins_b + j, a bin of one
- * image, or the outlier counter past the cells). Up to 65537 keys a block
- * keeps private counters in shared memory as 16-bit halves of 32-bit words
- * (key k is half k & 1 of word k >> 1: 65536 keys in 128 KiB, so a 256 x 256
- * joint histogram or a 16-bit histogram fits one block per SM). Each add
+ * Counting. A pixel becomes a key (a joint cell i * bins_b + j, or the
+ * outlier counter past the cells). Up to 65537 keys a block keeps private
+ * counters in shared memory as 16-bit halves of 32-bit words (key k is half
+ * k & 1 of word k >> 1: 65536 keys in 128 KiB, so a 256 x 256 joint
+ * histogram fits one block per SM). Each add
  * returns the old word; when the half overflows, 65536 goes to the global
  * counter. A low half that overflows also carried into its neighbour, which
  * is taken back with a second atomic; every time a neighbour's 16 bits wrap up
@@ -20,10 +20,10 @@
  * adds (a constant image costs one shared atomic per run, not one per pixel:
  * the 32 lanes of a warp would otherwise all queue on one address).
  *
- * U8 x U8 pairs with one bin per value (the fast path) and unmasked 16-bit
- * images are read as 16-byte granules (granules.cuh) of both images, two in
- * flight per thread; everything else one sample per thread and step, in rows
- * cut into segments of one block's width.
+ * U8 x U8 pairs with one bin per value (the fast path) are read as 16-byte
+ * granules (granules.cuh) of both images, two in flight per thread;
+ * everything else one sample per thread and step, in rows cut into segments
+ * of one block's width. (One image's histogram is hist_wide.cu's.)
  */
 #include <math.h>
 #include <stdint.h>
@@ -189,8 +189,7 @@ struct ScalarArgs {
     uint32_t row0;          /* first row of this launch */
 };
 
-/* TB == 0: one image. */
-template <imghist_dtype TA, int TB>
+template <imghist_dtype TA, imghist_dtype TB>
 __global__ void __launch_bounds__(THREADS) count_scalar_kernel(ScalarArgs p)
 {
     extern __shared__ uint32_t sh[];
@@ -200,7 +199,7 @@ __global__ void __launch_bounds__(THREADS) count_scalar_kernel(ScalarArgs p)
         zero_shared(sh, (p.nkeys + 1) / 2);
     }
     const bool al_a = ((uintptr_t)j.a.data % Sample<TA>::size) == 0;
-    constexpr imghist_dtype tb = TB == 0 ? IMGHIST_U8 : (imghist_dtype)TB;
+    constexpr imghist_dtype tb = TB;
     const bool al_b = ((uintptr_t)j.b.data % Sample<tb>::size) == 0;
     const uint32_t nb = j.bb.bins;
     Run run;
@@ -215,23 +214,14 @@ __global__ void __launch_bounds__(THREADS) count_scalar_kernel(ScalarArgs p)
             continue;
         }
         const uint8_t *pa = j.a.data + y * j.a.pitch + (size_t)x * Sample<TA>::size;
+        const uint8_t *pb = j.b.data + y * j.b.pitch + (size_t)x * Sample<tb>::size;
         uint32_t key;
-        if constexpr (TB == 0) {
-            if (TA != IMGHIST_F32 && j.natural_int) {
-                key = (uint32_t)Sample<TA>::load(pa, al_a);
-            } else {
-                const uint32_t i = bin_at<TA>(j.ba, pa, al_a);
-                key = i < j.ba.bins ? i : (j.outliers ? j.cells : NO_KEY);
-            }
+        if (TA == IMGHIST_U8 && tb == IMGHIST_U8 && j.natural_u8_pair) {
+            key = ((uint32_t)pa[0] << 8) | pb[0];
         } else {
-            const uint8_t *pb = j.b.data + y * j.b.pitch + (size_t)x * Sample<tb>::size;
-            if (TA == IMGHIST_U8 && tb == IMGHIST_U8 && j.natural_u8_pair) {
-                key = ((uint32_t)pa[0] << 8) | pb[0];
-            } else {
-                const uint32_t i = bin_at<TA>(j.ba, pa, al_a);
-                const uint32_t k = bin_at<tb>(j.bb, pb, al_b);
-                key = i < j.ba.bins && k < nb ? i * nb + k : (j.outliers ? j.cells : NO_KEY);
-            }
+            const uint32_t i = bin_at<TA>(j.ba, pa, al_a);
+            const uint32_t k = bin_at<tb>(j.bb, pb, al_b);
+            key = i < j.ba.bins && k < nb ? i * nb + k : (j.outliers ? j.cells : NO_KEY);
         }
         run.push(c, key);
     }
@@ -241,53 +231,20 @@ __global__ void __launch_bounds__(THREADS) count_scalar_kernel(ScalarArgs p)
     }
 }
 
-/* ---- the granule kernel: U8 x U8 natural pairs, or one U16 image ---- */
+/* ---- the granule kernel: U8 x U8 natural pairs ---- */
 
 struct VecArgs {
     ih_geom g;              /* a's bytes */
-    const uint8_t *b_base;  /* b's first row (pairs), same 16-byte phase as a's */
+    const uint8_t *b_base;  /* b's first row, same 16-byte phase as a's */
     size_t b_pitch;
     unsigned long long *out;
     uint32_t nkeys;
 };
 
 /*
- * Eight keys at once: runs of equal neighbours merged, every add issued
- * before any old value is looked at (a check after each add kept one shared
- * atomic in flight per thread), then the rare wraps settled.
- */
-__device__ __forceinline__ void add8(const Counters &c, const uint32_t (&key)[8])
-{
-    uint32_t old[8], len[8];
-    uint32_t start = 0;
-#pragma unroll
-    for (int p = 0; p < 8; p++) {
-        if (p > 0 && key[p] != key[p - 1]) {
-            start = p;
-        }
-        const bool last = p == 7 || key[p] != key[p + 1];
-        len[p] = last ? (uint32_t)p + 1 - start : 0u;
-        old[p] = last ? atomicAdd(c.sh + (key[p] >> 1), len[p] << ((key[p] & 1u) << 4)) : 0u;
-    }
-    bool any = false;
-#pragma unroll
-    for (int p = 0; p < 8; p++) {
-        any |= ((old[p] >> ((key[p] & 1u) << 4)) & 0xffffu) + len[p] > 0xffffu;
-    }
-    if (any) {
-#pragma unroll
-        for (int p = 0; p < 8; p++) {
-            if (((old[p] >> ((key[p] & 1u) << 4)) & 0xffffu) + len[p] > 0xffffu) {
-                c.wrapped(key[p], old[p]);
-            }
-        }
-    }
-}
-
-/*
- * Eight keys of distinct pixels, one add each: every atomic first, then one
- * look at the old halves (z = the old half inverted, zero where it was 0xffff
- * and may have wrapped). Cheaper than add8 where runs are rare.
+ * Eight keys, one add each: every atomic first (a check after each add kept
+ * one shared atomic in flight per thread), then one look at the old halves
+ * (z = the old half inverted, zero where it was 0xffff and may have wrapped).
  */
 __device__ __forceinline__ void add8_each(const Counters &c, const uint32_t (&key)[8])
 {
@@ -309,49 +266,37 @@ __device__ __forceinline__ void add8_each(const Counters &c, const uint32_t (&ke
     }
 }
 
-/* Keys of one 16-byte granule: 16 pairs or 8 16-bit samples. A pair of
- * granules that are one byte repeated, alike in every converged lane
- * (constant images), is one add by one lane. */
-template <bool PAIR>
+/* Keys of one 16-byte granule of each image: 16 pairs. A pair of granules
+ * that are one byte repeated, alike in every converged lane (constant
+ * images), is one add by one lane. */
 __device__ __forceinline__ void push_granule(const Counters &c, uint4 va, uint4 vb)
 {
     const uint32_t wa[4] = {va.x, va.y, va.z, va.w};
     const uint32_t wb[4] = {vb.x, vb.y, vb.z, vb.w};
-    if constexpr (PAIR) {
-        const unsigned m = __activemask();
-        const int lead = __ffs(m) - 1;
-        const uint32_t a0 = __shfl_sync(m, va.x, lead), b0 = __shfl_sync(m, vb.x, lead);
-        if (__all_sync(m, ih_repeats<1>(va) && ih_repeats<1>(vb) && va.x == a0 && vb.x == b0)) {
-            if ((int)(threadIdx.x & 31u) == lead) {
-                c.add(((a0 & 0xffu) << 8) | (b0 & 0xffu), 16u * (uint32_t)__popc(m));
-            }
-            return;
+    const unsigned m = __activemask();
+    const int lead = __ffs(m) - 1;
+    const uint32_t a0 = __shfl_sync(m, va.x, lead), b0 = __shfl_sync(m, vb.x, lead);
+    if (__all_sync(m, ih_repeats<1>(va) && ih_repeats<1>(vb) && va.x == a0 && vb.x == b0)) {
+        if ((int)(threadIdx.x & 31u) == lead) {
+            c.add(((a0 & 0xffu) << 8) | (b0 & 0xffu), 16u * (uint32_t)__popc(m));
         }
+        return;
+    }
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            uint32_t key[8];
-#pragma unroll
-            for (int q = 0; q < 2; q++) {
-                /* byte k of a above byte k of b */
-#pragma unroll
-                for (uint32_t k = 0; k < 4; k++) {
-                    key[q * 4 + k] = __byte_perm(wa[h * 2 + q], wb[h * 2 + q], (k << 4) | (4 + k)) & 0xffffu;
-                }
-            }
-            add8_each(c, key);
-        }
-    } else {
+    for (int h = 0; h < 2; h++) {
         uint32_t key[8];
 #pragma unroll
-        for (int q = 0; q < 4; q++) {
-            key[2 * q] = wa[q] & 0xffffu;
-            key[2 * q + 1] = wa[q] >> 16;
+        for (int q = 0; q < 2; q++) {
+            /* byte k of a above byte k of b */
+#pragma unroll
+            for (uint32_t k = 0; k < 4; k++) {
+                key[q * 4 + k] = __byte_perm(wa[h * 2 + q], wb[h * 2 + q], (k << 4) | (4 + k)) & 0xffffu;
+            }
         }
-        add8(c, key);
+        add8_each(c, key);
     }
 }
 
-template <bool PAIR>
 __global__ void __launch_bounds__(THREADS, 1) count_vec_kernel(VecArgs p)
 {
     extern __shared__ uint32_t sh[];
@@ -374,34 +319,24 @@ __global__ void __launch_bounds__(THREADS, 1) count_vec_kernel(VecArgs p)
             const uint8_t *row, *gp;
             ih_locate(g, i, r, row, gp);
             const uint8_t *end = row + g.width;
-            const uint8_t *brow = PAIR ? p.b_base + (size_t)r * p.b_pitch : nullptr;
+            const uint8_t *brow = p.b_base + (size_t)r * p.b_pitch;
             if (gp >= row && gp + 16 <= end) {
                 va[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
-                if constexpr (PAIR) {
-                    vb[k] = __ldcs(reinterpret_cast<const uint4 *>(brow + (gp - row)));
-                } else {
-                    vb[k] = va[k];
-                }
+                vb[k] = __ldcs(reinterpret_cast<const uint4 *>(brow + (gp - row)));
                 full[k] = true;
             } else {
                 /* A granule shared with padding or a neighbour row. */
                 const uint8_t *q = gp < row ? row : gp;
                 const uint8_t *qe = gp + 16 < end ? gp + 16 : end;
-                if constexpr (PAIR) {
-                    for (; q < qe; q++) {
-                        run.push(c, ((uint32_t)*q << 8) | brow[q - row]);
-                    }
-                } else {
-                    for (; q < qe; q += 2) {
-                        run.push(c, *reinterpret_cast<const uint16_t *>(q));
-                    }
+                for (; q < qe; q++) {
+                    run.push(c, ((uint32_t)*q << 8) | brow[q - row]);
                 }
             }
         }
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
             if (full[k]) {
-                push_granule<PAIR>(c, va[k], vb[k]);
+                push_granule(c, va[k], vb[k]);
             }
         }
     }
@@ -657,7 +592,7 @@ cudaError_t shared_grid(K kernel, size_t smem, int sm_count, uint64_t pixels, ui
     return cudaSuccess;
 }
 
-template <imghist_dtype TA, int TB>
+template <imghist_dtype TA, imghist_dtype TB>
 cudaError_t launch_scalar(const ih_joint_job &job, unsigned long long *out, uint32_t nkeys,
                           bool shared, int sm_count, cudaStream_t stream)
 {
@@ -698,7 +633,7 @@ cudaError_t launch_scalar(const ih_joint_job &job, unsigned long long *out, uint
     return cudaSuccess;
 }
 
-template <int TB>
+template <imghist_dtype TB>
 cudaError_t launch_scalar_a(const ih_joint_job &job, unsigned long long *out, uint32_t nkeys,
                             bool shared, int sm_count, cudaStream_t stream)
 {
@@ -709,11 +644,10 @@ cudaError_t launch_scalar_a(const ih_joint_job &job, unsigned long long *out, ui
     }
 }
 
-template <bool PAIR>
 cudaError_t launch_vec(const ih_joint_job &job, unsigned long long *out, uint32_t nkeys,
                        int sm_count, cudaStream_t stream)
 {
-    auto kernel = count_vec_kernel<PAIR>;
+    auto kernel = count_vec_kernel;
     const size_t smem = (size_t)(nkeys + 1) / 2 * 4;
     int grid = 0;
     cudaError_t e = shared_grid(kernel, smem, sm_count, (uint64_t)job.width * job.height, nkeys,
@@ -721,7 +655,7 @@ cudaError_t launch_vec(const ih_joint_job &job, unsigned long long *out, uint32_
     if (e != cudaSuccess) {
         return e;
     }
-    const uint32_t row_bytes = job.width * (PAIR ? 1u : 2u);
+    const uint32_t row_bytes = job.width;
     const uint32_t per_row =
         ih_granules_per_row(job.a.data, job.a.pitch, row_bytes, job.height);
     const uint32_t band = rows_per_launch(per_row);
@@ -734,7 +668,7 @@ cudaError_t launch_vec(const ih_joint_job &job, unsigned long long *out, uint32_
         const uint32_t pr = ih_granules_per_row(p.g.base, p.g.pitch, row_bytes, rows);
         p.g.total = rows * pr;
         p.g.per_row = ih_make_fastdiv(pr);
-        p.b_base = PAIR ? job.b.data + (size_t)row0 * job.b.pitch : nullptr;
+        p.b_base = job.b.data + (size_t)row0 * job.b.pitch;
         p.b_pitch = job.b.pitch;
         p.out = out;
         p.nkeys = nkeys;
@@ -754,22 +688,17 @@ cudaError_t launch_vec(const ih_joint_job &job, unsigned long long *out, uint32_
 cudaError_t ih_launch_joint_count(const ih_joint_job &job, unsigned long long *out, int sm_count,
                                   cudaStream_t stream)
 {
-    const bool pair = job.b.data != nullptr;
+    if (job.b.data == nullptr) {
+        return cudaErrorInvalidValue; /* pairs only: one image is hist_wide.cu's */
+    }
     const uint64_t nkeys64 = (uint64_t)job.cells + (job.outliers ? 1 : 0);
     const bool shared = nkeys64 <= IH_JOINT_SHARED_KEYS;
     const uint32_t nkeys = (uint32_t)nkeys64;
     const bool no_mask = job.mask.data == nullptr;
     const uintptr_t a = (uintptr_t)job.a.data, b = (uintptr_t)job.b.data;
-    if (pair && job.natural_u8_pair && no_mask && ((a ^ b) & 15) == 0 &&
+    if (job.natural_u8_pair && no_mask && ((a ^ b) & 15) == 0 &&
         (job.height == 1 || ((job.a.pitch ^ job.b.pitch) & 15) == 0)) {
-        return launch_vec<true>(job, out, nkeys, sm_count, stream);
-    }
-    if (!pair && job.natural_int && no_mask && job.a.dtype == IMGHIST_U16 && (a & 1) == 0 &&
-        job.width < (1u << 30)) {
-        return launch_vec<false>(job, out, nkeys, sm_count, stream);
-    }
-    if (!pair) {
-        return launch_scalar_a<0>(job, out, nkeys, shared, sm_count, stream);
+        return launch_vec(job, out, nkeys, sm_count, stream);
     }
     switch (job.b.dtype) {
     case IMGHIST_U8: return launch_scalar_a<IMGHIST_U8>(job, out, nkeys, shared, sm_count, stream);

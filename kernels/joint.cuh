@@ -1,6 +1,6 @@
 /*
- * Launchers of the joint-histogram, level-count and mutual-information
- * kernels (host side, C++). Every launcher only enqueues work on `stream`.
+ * Launchers of the joint-histogram and mutual-information kernels (host
+ * side, C++). Every launcher only enqueues work on `stream`.
  *
  * Counting kernels add into 64-bit counters in device memory (zero them first
  * for a fresh histogram); they never read the counters, so the caller decides
@@ -29,19 +29,17 @@ struct ih_jimg {
 };
 
 /*
- * A count over width x height pixels. Pixel (x, y) has key(a, b) (pairs) or
- * key(a) (one image), where the key is the joint cell i * bins_b + j, a's bin
- * (one image), or `cells` (an outlier, counted only when outliers is set).
- * Pixels whose mask byte is 0 are skipped.
+ * A count over width x height pixels of two images. Pixel (x, y) has the key
+ * of its joint cell i * bins_b + j, or `cells` (an outlier, counted only when
+ * outliers is set). Pixels whose mask byte is 0 are skipped.
  */
 struct ih_joint_job {
-    ih_jimg a, b, mask;   /* b.data NULL: one image; mask.data NULL: no mask */
+    ih_jimg a, b, mask;   /* mask.data NULL: no mask */
     uint32_t width, height;
     ih_binning ba, bb;
-    uint32_t cells;       /* bins_a * bins_b (one image: bins_a) */
+    uint32_t cells;       /* bins_a * bins_b */
     int outliers;         /* count pixels in no cell at out[cells] */
     int natural_u8_pair;  /* a, b U8 with one bin per value: key = a << 8 | b */
-    int natural_int;      /* one U8/U16 image, one bin per value: key = value */
 };
 
 /* Enqueue the count of `job` into out[0 .. cells (+1)), added to. sm_count

@@ -198,7 +198,7 @@ static ih_jimg jimg(const imghist_view *v)
     return g;
 }
 
-/* Device views a (b NULL for one image) and mask into `target`, added to. */
+/* Device views a, b and mask into `target`, added to. */
 static imghist_status count(imghist_ctx *ctx, const imghist_view *a, const imghist_view *b,
                             const imghist_view *mask, const ih_hist_job *ja,
                             const ih_hist_job *jb, unsigned long long *target)
@@ -212,17 +212,11 @@ static imghist_status count(imghist_ctx *ctx, const imghist_view *a, const imghi
     job.width = a->width;
     job.height = a->height;
     job.ba = ja->bin;
-    if (b != NULL) {
-        job.bb = jb->bin;
-        job.cells = ja->bin.bins * jb->bin.bins;
-        job.outliers = ja->outliers;
-        job.natural_u8_pair = a->dtype == IMGHIST_U8 && b->dtype == IMGHIST_U8 &&
-                              ja->natural && jb->natural;
-    } else {
-        job.cells = ja->bin.bins;
-        job.outliers = ja->outliers;
-        job.natural_int = ja->natural;
-    }
+    job.bb = jb->bin;
+    job.cells = ja->bin.bins * jb->bin.bins;
+    job.outliers = ja->outliers;
+    job.natural_u8_pair = a->dtype == IMGHIST_U8 && b->dtype == IMGHIST_U8 && ja->natural &&
+                          jb->natural;
     IH_CUDA_TRY(ctx, "joint histogram launch",
                 ih_launch_joint_count(job, target, s->sm_count, s->stream));
     return IMGHIST_OK;
