@@ -26,20 +26,12 @@
 #include <cuda_runtime.h>
 
 #include "bench_data.h"
+#include "bench_check.h"
 #include "bench_kernels.cuh"
 #include "bench_npp.h"
 #include "imghist.h"
 
 /* Any failing CUDA call ends the program: the figures after it would mean nothing. */
-#define CUDA_CHECK(call)                                                                    \
-    do {                                                                                    \
-        cudaError_t e_ = (call);                                                            \
-        if (e_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s:%d: %s failed: %s (%s)\n", __FILE__, __LINE__, #call,      \
-                    cudaGetErrorString(e_), cudaGetErrorName(e_));                          \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
 
 namespace {
 

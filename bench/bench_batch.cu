@@ -28,27 +28,10 @@
 
 #include <cuda_runtime.h>
 
+#include "bench_check.h"
 #include "bench_kernels.cuh"
 #include "imghist.h"
 
-#define CUDA_CHECK(call)                                                                    \
-    do {                                                                                    \
-        cudaError_t e_ = (call);                                                            \
-        if (e_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,           \
-                    cudaGetErrorString(e_));                                                \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
-#define IH_CHECK(ctx, call)                                                                 \
-    do {                                                                                    \
-        imghist_status s_ = (call);                                                         \
-        if (s_ != IMGHIST_OK) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                  \
-                    imghist_last_error(ctx));                                               \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
 
 namespace {
 

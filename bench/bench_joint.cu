@@ -28,27 +28,10 @@
 
 #include <cuda_runtime.h>
 
+#include "bench_check.h"
 #include "bench_kernels.cuh"
 #include "imghist.h"
 
-#define CUDA_CHECK(call)                                                                    \
-    do {                                                                                    \
-        cudaError_t e_ = (call);                                                            \
-        if (e_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,           \
-                    cudaGetErrorString(e_));                                                \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
-#define IH_CHECK(call)                                                                      \
-    do {                                                                                    \
-        imghist_status s_ = (call);                                                         \
-        if (s_ != IMGHIST_OK) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                  \
-                    imghist_last_error(ctx));                                               \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
 
 namespace {
 
@@ -146,7 +129,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "no CUDA context: %s\n", imghist_last_error(ctx));
         return 1;
     }
-    IH_CHECK(imghist_set_stream(ctx, (imghist_stream)stream));
+    IH_CHECK(ctx, imghist_set_stream(ctx, (imghist_stream)stream));
     time_t now = time(NULL);
     char date[32];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M", gmtime(&now));
@@ -181,13 +164,13 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaMemsetAsync(d_ref, 0, 65536 * 8, stream));
         joint_ref_kernel<<<4096, 256, 0, stream>>>(d_a, d_b, GiB, d_ref);
         CUDA_CHECK(cudaMemsetAsync(d_joint, 0xA5, 65536 * 8, stream));
-        IH_CHECK(imghist_histogram2d(ctx, &a, &b, NULL, NULL, NULL, &out));
+        IH_CHECK(ctx, imghist_histogram2d(ctx, &a, &b, NULL, NULL, NULL, &out));
         CUDA_CHECK(cudaMemcpyAsync(h_joint.data(), d_joint, 65536 * 8, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_ref.data(), d_ref, 65536 * 8, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
         const bool ok = h_joint == h_ref;
         failures += !ok;
-        const double ms = time_ms([&] { IH_CHECK(imghist_histogram2d(ctx, &a, &b, NULL, NULL, NULL, &out)); });
+        const double ms = time_ms([&] { IH_CHECK(ctx, imghist_histogram2d(ctx, &a, &b, NULL, NULL, NULL, &out)); });
         char label[96];
         snprintf(label, sizeof label, "%s%s", names[k], ok ? "" : " FAIL");
         row(label, ms, read2, "read");
@@ -201,16 +184,16 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc(&d_res, 16));
     {
         imghist_counts j = {(uint64_t *)d_joint, 65536, IMGHIST_MEM_DEVICE};
-        IH_CHECK(imghist_mutual_information(ctx, &j, 256, 256, d_res, IMGHIST_MEM_DEVICE));
+        IH_CHECK(ctx, imghist_mutual_information(ctx, &j, 256, 256, d_res, IMGHIST_MEM_DEVICE));
         double dev[2], host[2];
         CUDA_CHECK(cudaMemcpyAsync(dev, d_res, 16, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
         imghist_counts hj = {(uint64_t *)h_joint.data(), 65536, IMGHIST_MEM_HOST};
-        IH_CHECK(imghist_mutual_information(ctx, &hj, 256, 256, host, IMGHIST_MEM_HOST));
+        IH_CHECK(ctx, imghist_mutual_information(ctx, &hj, 256, 256, host, IMGHIST_MEM_HOST));
         const bool ok = fabs(dev[0] - host[0]) <= 1e-12 * 16 && fabs(dev[1] - host[1]) <= 1e-12 * fabs(host[1]);
         failures += !ok;
         const double ms = time_ms([&] {
-            IH_CHECK(imghist_mutual_information(ctx, &j, 256, 256, d_res, IMGHIST_MEM_DEVICE));
+            IH_CHECK(ctx, imghist_mutual_information(ctx, &j, 256, 256, d_res, IMGHIST_MEM_DEVICE));
         }, false);
         printf("\nmutual information, 256 x 256 joint (device -> device): %.2f us per call%s "
                "(MI %.6f bits, NMI %.6f)\n", ms * 1e3, ok ? "" : " FAIL", dev[0], dev[1]);
@@ -223,7 +206,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaGetLastError());
         imghist_view src = {d_a, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, (size_t)w * 2, 1};
         imghist_view dst = {d_c, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, (size_t)w * 2, 1};
-        IH_CHECK(imghist_equalize(ctx, &src, &dst, NULL));
+        IH_CHECK(ctx, imghist_equalize(ctx, &src, &dst, NULL));
         /* check against the CPU backend */
         std::vector<uint8_t> hs(GiB), hg(GiB), hw(GiB);
         CUDA_CHECK(cudaMemcpyAsync(hs.data(), d_a, GiB, cudaMemcpyDeviceToHost, stream));
@@ -241,7 +224,7 @@ int main(int argc, char **argv)
         imghist_destroy(cpu);
         const bool ok = hg == hw;
         failures += !ok;
-        const double eq = time_ms([&] { IH_CHECK(imghist_equalize(ctx, &src, &dst, NULL)); });
+        const double eq = time_ms([&] { IH_CHECK(ctx, imghist_equalize(ctx, &src, &dst, NULL)); });
         const double rd = read_ms({d_a}, GiB);
         const double cp = time_ms([&] { CUDA_CHECK(launch_copy(d_b, d_a, GiB, grid_rw, stream)); });
         printf("\n16-bit equalization, 1 GiB, device views%s:\n", ok ? "" : " FAIL");

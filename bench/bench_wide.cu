@@ -25,18 +25,10 @@
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 
+#include "bench_check.h"
 #include "bench_kernels.cuh"
 #include "imghist.h"
 
-#define CUDA_CHECK(call)                                                                    \
-    do {                                                                                    \
-        cudaError_t e_ = (call);                                                            \
-        if (e_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,           \
-                    cudaGetErrorString(e_));                                                \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
 
 namespace {
 

@@ -19,17 +19,10 @@
 #include <cmocka.h>
 
 #include "imghist.h"
+#include "suite_util.h"
 #include "test_util.h"
 
 static tu_rng rng;
-
-#define IH_OK(ctx, call)                                                                  \
-    do {                                                                                  \
-        const imghist_status st_ = (call);                                                \
-        if (st_ != IMGHIST_OK) {                                                          \
-            fail_msg("%s: %s: %s", #call, imghist_strerror(st_), imghist_last_error(ctx)); \
-        }                                                                                 \
-    } while (0)
 
 /* Refused with `want` and a message. */
 #define IH_REFUSED(ctx, call, want)                                                        \

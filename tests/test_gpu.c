@@ -21,21 +21,12 @@
 #include <cuda_runtime_api.h>
 
 #include "imghist.h"
+#include "suite_util.h"
 #include "test_util.h"
 
 #define BINS 256 /* one bin per 8-bit value: every histogram in this suite */
 
-#define CUDA_OK(call) assert_int_equal((call), cudaSuccess)
-
 /* An imghist call that must succeed; on failure the library's message is shown. */
-#define IH_OK(ctx, call)                                                                  \
-    do {                                                                                  \
-        const imghist_status st_ = (call);                                                \
-        if (st_ != IMGHIST_OK) {                                                          \
-            fail_msg("%s: %s: %s", #call, imghist_strerror(st_), imghist_last_error(ctx)); \
-        }                                                                                 \
-    } while (0)
-
 /* An imghist call that must be refused with `want`, and say why. */
 #define IH_REFUSED(ctx, call, want)                                                        \
     do {                                                                                   \
@@ -1433,22 +1424,13 @@ int main(int argc, char **argv)
         return oom_child();
     }
     samples = argc > 1 ? argv[1] : "samples";
-    quick = getenv("IMGHIST_TEST_QUICK") != NULL && atoi(getenv("IMGHIST_TEST_QUICK")) != 0;
-    imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &gpu);
-    if (st == IMGHIST_E_NO_GPU || st == IMGHIST_E_UNSUPPORTED) {
-        printf("skipping the GPU suite: %s\n", imghist_last_error(gpu));
-        imghist_destroy(gpu);
-        return 77;
-    }
-    if (st != IMGHIST_OK) {
-        fprintf(stderr, "cannot create a CUDA context: %s\n", imghist_last_error(gpu));
-        return 1;
+    quick = su_quick();
+    const int open_rc = su_open_gpu_suite("GPU suite", &gpu, &cpu);
+    if (open_rc != 0) {
+        return open_rc;
     }
     if (imghist_get_stream(gpu, &own_stream) != IMGHIST_OK) {
         fprintf(stderr, "imghist_get_stream: %s\n", imghist_last_error(gpu));
-        return 1;
-    }
-    if (imghist_create(IMGHIST_BACKEND_CPU, &cpu) != IMGHIST_OK) {
         return 1;
     }
     char photo_path[4200];

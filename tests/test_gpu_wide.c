@@ -21,17 +21,8 @@
 #include <cuda_runtime_api.h>
 
 #include "imghist.h"
+#include "suite_util.h"
 #include "test_util.h"
-
-#define CUDA_OK(call) assert_int_equal((call), cudaSuccess)
-
-#define IH_OK(ctx, call)                                                                  \
-    do {                                                                                  \
-        const imghist_status st_ = (call);                                                \
-        if (st_ != IMGHIST_OK) {                                                          \
-            fail_msg("%s: %s: %s", #call, imghist_strerror(st_), imghist_last_error(ctx)); \
-        }                                                                                 \
-    } while (0)
 
 static imghist_ctx *gpu, *cpu;
 static tu_rng rng;
@@ -556,19 +547,10 @@ static void test_range(void **state)
 
 int main(void)
 {
-    quick = getenv("IMGHIST_TEST_QUICK") != NULL && atoi(getenv("IMGHIST_TEST_QUICK")) != 0;
-    imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &gpu);
-    if (st == IMGHIST_E_NO_GPU || st == IMGHIST_E_UNSUPPORTED) {
-        printf("skipping the wide GPU suite: %s\n", imghist_last_error(gpu));
-        imghist_destroy(gpu);
-        return 77;
-    }
-    if (st != IMGHIST_OK) {
-        fprintf(stderr, "cannot create a CUDA context: %s\n", imghist_last_error(gpu));
-        return 1;
-    }
-    if (imghist_create(IMGHIST_BACKEND_CPU, &cpu) != IMGHIST_OK) {
-        return 1;
+    quick = su_quick();
+    const int open_rc = su_open_gpu_suite("wide GPU suite", &gpu, &cpu);
+    if (open_rc != 0) {
+        return open_rc;
     }
     tu_seed(&rng, tu_fresh_seed("test_gpu_wide"));
     const struct CMUnitTest tests[] = {
