@@ -33,11 +33,14 @@ the row marked MISMATCH; one of imghist's makes the exit status 3 (a peer's
 is reported the same way but does not change the status).
 
 Timing: each call after --warmup warm-up calls; before each timed call a
-256 MB buffer is written (flushing L2) and the GPU is synchronised; CUDA
-events (torch.cuda.Event on the current stream) are recorded around the
-call, so host work inside the call (launches, a peer's own synchronisation)
-counts, as it does for a user. Median of --runs (>= 10) calls; the JSON has
-every sample. Ratios: imghist/peer is imghist's time over the peer's (below 1:
+256 MB buffer is written (flushing L2); CUDA events (torch.cuda.Event on the
+current stream) are recorded around the call. Each sample is taken twice:
+"ms" with the call made while the flush still runs (the GPU's time for the
+call when the host keeps ahead, as in a pipeline, and the way the C
+benchmark bench_batch times the C call), and "ms, GPU idle before" with the
+GPU synchronised first, so that the host's time up to the first launch (the
+binding's work, launch latency, a peer's own synchronisation) counts too.
+Median of --runs (>= 10) calls; the JSON has every sample. Ratios: imghist/peer is imghist's time over the peer's (below 1:
 imghist is faster), x ref is the row's time over the reference's.
 
 Peers that do not import give "not installed" rows, errors give "error"
@@ -167,14 +170,24 @@ class CudaClock:
         self.k = (self.k + 1) & 0xFF
         self.flush_buf.fill_(self.k)
 
-    def one(self, fn):
+    def _timed(self, fn, idle):
         self.flush()
-        self.sync()
+        if idle:
+            self.sync()
         self.start.record()
         fn()
         self.end.record()
         self.end.synchronize()
         return self.start.elapsed_time(self.end)
+
+    def one(self, fn):
+        """(queued, idle) ms of one call. queued: the call is made while the
+        flush still runs, as in a pipeline that keeps the GPU busy, so the
+        events time the GPU's work (and any host work the GPU waits for);
+        idle: the GPU is synchronised first, so the call's host time up to
+        its first launch counts too (skipped, = queued, over 20 ms)."""
+        queued = self._timed(fn, False)
+        return queued, (queued if queued > 20.0 else self._timed(fn, True))
 
 
 class CpuClock:
@@ -195,7 +208,8 @@ class CpuClock:
         self.flush()
         t0 = time.perf_counter()
         fn()
-        return (time.perf_counter() - t0) * 1e3
+        t = (time.perf_counter() - t0) * 1e3
+        return t, t
 
 
 def time_calls(clock, fn, args):
@@ -209,13 +223,14 @@ def time_calls(clock, fn, args):
     runs = args.runs
     if per * runs > args.max_op_seconds:
         runs = max(args.min_runs, int(args.max_op_seconds / max(per, 1e-9)))
-    return [clock.one(fn) for _ in range(runs)]
+    pairs = [clock.one(fn) for _ in range(runs)]
+    return [q for q, _ in pairs], [i for _, i in pairs]
 
 
 # --------------------------------------------------------------------------
 # Rows
 
-def make_row(shape, op, impl, nbytes, times=None, status="ok", check="", note=""):
+def make_row(shape, op, impl, nbytes, times=None, status="ok", check="", note="", idle=None):
     r = {"shape": shape_str(shape), "images": shape[0], "bytes": nbytes, "op": op, "impl": impl,
          "status": status, "check": check, "note": note, "times_ms": times or []}
     if times:
@@ -224,6 +239,9 @@ def make_row(shape, op, impl, nbytes, times=None, status="ok", check="", note=""
         r["max_ms"] = max(times)
         r["runs"] = len(times)
         r["gbps"] = nbytes / (r["ms"] * 1e-3) / 1e9
+    if idle:
+        r["idle_ms"] = statistics.median(idle)
+        r["idle_times_ms"] = idle
     return r
 
 
@@ -257,13 +275,13 @@ def run_impls(clock, args, shape, op, nbytes, impls, rows):
         if text:
             mark = f"{mark} ({text})"
         try:
-            times = time_calls(clock, fn, args)
+            times, idle = time_calls(clock, fn, args)
         except Exception as e:
             traceback.print_exc()
             rows.append(make_row(shape, op, name, nbytes, status="error", check=mark,
                                  note=short(e)))
             continue
-        rows.append(make_row(shape, op, name, nbytes, times, check=mark, note=note))
+        rows.append(make_row(shape, op, name, nbytes, times, check=mark, note=note, idle=idle))
         log(f"      {statistics.median(times):.4f} ms  check {mark}")
 
 
@@ -314,8 +332,8 @@ def fmt(v, spec):
 
 
 def table(rows):
-    head = ("| shape | op | impl | ms (median) | GB/s | imghist/peer | x ref | check | note |\n"
-            "|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| shape | op | impl | ms (median) | GB/s | ms, GPU idle before | imghist/peer | x ref "
+            "| check | note |\n|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for r in rows:
         if "ms" in r:
@@ -323,6 +341,7 @@ def table(rows):
         else:
             t, g = r["status"], ""
         lines.append(f"| {r['shape']} | {r['op']} | {r['impl']} | {t} | {g} | "
+                     f"{fmt(r.get('idle_ms'), '.4f')} | "
                      f"{fmt(r.get('imghist_over_peer'), '.3f')} | {fmt(r.get('x_ref'), '.3f')} | "
                      f"{r['check']} | {r['note']} |")
     return head + "\n".join(lines) + "\n"

@@ -260,6 +260,11 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
     'cuda' or 'auto' (CUDA if a GPU is usable) for host arrays; device
     arrays always run on their GPU.
     """
+    if (bins is None and range is None and mask is None and backend is None and not channels
+            and not outliers and not closed):
+        p = A.plain(x)
+        if p is not None:
+            return _plain_histogram(x, p)
     a = A.describe(x)
     if a.is_bool:
         raise TypeError("imghist: x is bool; want uint8, uint16 or float32")
@@ -307,6 +312,41 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
     return out
 
 
+def _plain_context(p: A.Plain) -> L.Context:
+    ctx = L.context(L.BACKEND_CUDA, p.dev)
+    if p.stream != ctx.stream:
+        ctx.set_stream(p.stream)
+    L.VIEW_PACK.pack_into(ctx.src, 0, p.ptr, p.dt, _DEVICE, p.W, p.H, p.pitch, 1)
+    return ctx
+
+
+def _plain_histogram(x, p: A.Plain):
+    """histogram(x) of a 2-D GPU image, default arguments (A.plain)."""
+    ctx = _plain_context(p)
+    n = _LEVELS[p.dt]
+    out = A.new_counts(x, p.kind, n)
+    spec = ctx.spec
+    spec.bins = 0
+    spec.flags = 0
+    counts = ctx.counts
+    counts.data = A.pointer(p.kind, out)
+    counts.len = n
+    counts.mem = _DEVICE
+    ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, None, ctx.spec_a, ctx.counts_a))
+    return out
+
+
+def _plain_equalize(x, p: A.Plain, method: int):
+    """equalize(x, method) of a dense 2-D GPU image into a new array (A.plain)."""
+    ctx = _plain_context(p)
+    if method != ctx.method:
+        ctx.set_method(method)
+    out = A.new_like(x, p.kind)
+    L.VIEW_PACK.pack_into(ctx.dst, 0, A.pointer(p.kind, out), p.dt, _DEVICE, p.W, p.H, p.pitch, 1)
+    ctx.check(L.lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, None))
+    return out
+
+
 def _masked_loop(ctx, a, lay, mlay, per_image, out):
     _, lead, lst, H, W, C, pitch = lay
     ma, ml = mlay
@@ -350,6 +390,10 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     m = _METHODS.get(method)
     if m is None:
         raise ValueError(f"imghist: method={method!r}; want 'opencv' or 'pil'")
+    if mask is None and out is None and backend is None:
+        p = A.plain(x)
+        if p is not None and p.dense:
+            return _plain_equalize(x, p, m)
     a = A.describe(x)
     if a.dt == L.F32 or a.is_bool:
         raise TypeError(f"imghist: equalize takes uint8 or uint16, not {a.np_dtype}")

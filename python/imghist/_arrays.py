@@ -53,6 +53,8 @@ def _init_torch():
                       np.dtype(np.uint8): torch.uint8, np.dtype(np.float32): torch.float32})
     if hasattr(torch, "uint16"):
         _torch_np[np.dtype(np.uint16)] = torch.uint16
+        _PLAIN_TORCH[torch.uint16] = (_lib.U16, 2)
+    _PLAIN_TORCH[torch.uint8] = (_lib.U8, 1)
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     if raw is not None:
         _torch_stream = raw
@@ -226,3 +228,69 @@ def stream(a):
     except TypeError:  # pragma: no cover (CuPy without the device argument)
         with _cupy.cuda.Device(a.dev):
             return _cupy.cuda.get_current_stream().ptr
+
+
+# --------------------------------------------------------------------------
+# The common GPU call made cheap (issue 12's per-call budget): a 2-D uint8 or
+# uint16 torch or CuPy array on the current GPU with rows of packed samples.
+# plain() answers in a few attribute reads what describe() and the layout
+# checks would; anything else (None) takes the general path.
+
+class Plain:
+    __slots__ = ("kind", "dt", "ptr", "H", "W", "pitch", "dev", "stream", "dense")
+
+    def __init__(self, kind, dt, ptr, H, W, pitch, dev, stream, dense):
+        self.kind, self.dt, self.ptr, self.H, self.W = kind, dt, ptr, H, W
+        self.pitch, self.dev, self.stream, self.dense = pitch, dev, stream, dense
+
+
+_PLAIN_TORCH: dict = {}   # torch dtype -> (library type, sample bytes)
+_PLAIN_CUPY = {np.dtype(np.uint8): (_lib.U8, 1), np.dtype(np.uint16): (_lib.U16, 2)}
+
+
+def plain(x):
+    kind = _kinds.get(type(x))
+    if kind == TORCH:
+        if not x.is_cuda:
+            return None
+        t = _PLAIN_TORCH.get(x.dtype)
+        shape = x.shape
+        if t is None or len(shape) != 2:
+            return None
+        H, W = shape
+        s0, s1 = x.stride()
+        dev = x.get_device()
+        stream = _torch_stream(dev)
+    elif kind == CUPY:
+        t = _PLAIN_CUPY.get(x.dtype)
+        shape = x.shape
+        if t is None or len(shape) != 2:
+            return None
+        dev = x.device.id
+        if dev != _cupy.cuda.runtime.getDevice():
+            return None  # new arrays would land on the current device
+        H, W = shape
+        s0, s1 = x.strides
+        s0 //= t[1]
+        s1 //= t[1]
+        stream = _cupy.cuda.get_current_stream().ptr
+    else:
+        return None
+    if H == 0 or W == 0 or (W > 1 and s1 != 1) or (H > 1 and s0 < W):
+        return None
+    item = t[1]
+    pitch = s0 * item if H > 1 else W * item
+    ptr = x.data_ptr() if kind == TORCH else x.data.ptr
+    return Plain(kind, t[0], ptr, H, W, pitch, dev, stream, H == 1 or s0 == W)
+
+
+def new_counts(x, kind, n):
+    """n new int64 counters beside x (a Plain array)."""
+    if kind == TORCH:
+        return _torch.empty(n, dtype=_torch.int64, device=x.device)
+    return _cupy.empty(n, np.int64)
+
+
+def new_like(x, kind):
+    """A new array of x's shape, dtype, device and (dense) layout."""
+    return _torch.empty_like(x) if kind == TORCH else _cupy.empty_like(x)

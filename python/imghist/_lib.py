@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
+import struct
 import threading
 
 __all__ = ["ImghistError", "ImghistArgumentError"]
@@ -50,6 +51,13 @@ class View(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("mem", ctypes.c_int),
                 ("width", ctypes.c_uint32), ("height", ctypes.c_uint32),
                 ("pitch", ctypes.c_size_t), ("channels", ctypes.c_uint32)]
+
+
+# A View's fields in one struct.pack_into call, for the calls that must be
+# cheap (a few attribute writes through ctypes cost as much as a launch).
+VIEW_PACK = struct.Struct("=QiiIIQI")
+assert [View.data.offset, View.dtype.offset, View.mem.offset, View.width.offset,
+        View.height.offset, View.pitch.offset, View.channels.offset] == [0, 8, 12, 16, 20, 24, 32]
 
 
 class Counts(ctypes.Structure):

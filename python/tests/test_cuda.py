@@ -123,6 +123,25 @@ def test_histogram_u8(xp, rng):
     assert xp.host(imghist.histogram(one))[9] == 1
 
 
+def test_plain_path_shapes(xp, rng):
+    """2-D device images with default arguments take a shorter path in the
+    binding (_arrays.plain); it must give what the general path gives."""
+    for shape in [(1, 1), (1, 777), (777, 1), (3, 5), (481, 643)]:
+        x = rng.integers(0, 256, shape, dtype=np.uint8)
+        d = xp.dev(x)
+        same(xp, imghist.histogram(d), ref.natural(x, 256))
+        same(xp, imghist.histogram(d), xp.host(imghist.histogram(d, bins=256)))  # general path
+        same(xp, imghist.equalize(d), ref.equalize(x))
+        same(xp, imghist.equalize(d, method="pil"), ref.equalize(x, "pil"))
+        same(xp, imghist.equalize(d), xp.host(imghist.equalize(d, out=xp.dev(np.zeros(shape, np.uint8)))))
+    x16 = rng.integers(0, 65536, (50, 70), dtype=np.uint16)
+    d16 = xp.dev(x16)
+    same(xp, imghist.histogram(d16), ref.natural(x16, 65536))
+    same(xp, imghist.equalize(d16), ref.equalize(x16))
+    e = imghist.histogram(xp.dev(np.zeros((0, 5), np.uint8)))
+    assert xp.host(e).shape == (256,) and xp.host(e).sum() == 0
+
+
 def test_histogram_u16_f32(xp, rng):
     x = rng.integers(0, 65536, (200, 300), dtype=np.uint16)
     same(xp, imghist.histogram(xp.dev(x)), ref.natural(x, 65536))
