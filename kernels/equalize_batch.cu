@@ -54,7 +54,7 @@ __device__ void equalize_small(const ih_eq_batch_launch &l, uint32_t *sh)
     __shared__ uint32_t s_lut8[64];
     const uint32_t t = threadIdx.x;
     if (t == 0) {
-        s_d = l.small[blockIdx.x];
+        s_d = l.small != nullptr ? l.small[blockIdx.x] : l.one;
     }
     zero_counters(sh); /* its barrier publishes s_d */
     const ih_geom g = s_d.src;

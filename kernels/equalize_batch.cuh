@@ -36,6 +36,9 @@ struct ih_eq_batch_launch {
     unsigned char *luts;            /* n_large * 256 LUT bytes */
     unsigned long long *hists;      /* NULL, or 256 device counters per image of the batch */
     bool pil;                       /* PIL's rule, not OpenCV's */
+    /* small == NULL: the one small image (n_small == 1) travels in the launch
+     * itself, so that a single image needs no descriptor upload. */
+    ih_eq_image one;
 };
 
 /* Queue the batch: the large images' counts (when there are any), then one

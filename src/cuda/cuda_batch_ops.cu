@@ -43,6 +43,29 @@ static imghist_status grow_host(imghist_ctx *ctx, uint8_t **buf, size_t *cap, si
 }
 
 /* The layout of a batch's descriptors. */
+/* Image i of a batch, src v into dst d (granules checked by the caller). */
+static ih_eq_image eq_image(const imghist_view *v, const imghist_view *d, uint32_t i)
+{
+    ih_eq_image e;
+    memset(&e, 0, sizeof e); /* padding too: the descriptors are compared bytewise */
+    const uint8_t *base = (const uint8_t *)v->data;
+    ih_set_geom(&e.src, base, v->pitch, v->width, v->height);
+    e.dst = (uint8_t *)d->data;
+    e.dst_pitch = d->pitch;
+    e.index = i;
+    e.same_phase = (((uintptr_t)base ^ (uintptr_t)d->data) & 15) == 0 &&
+                   (v->height == 1 || ((v->pitch ^ d->pitch) & 15) == 0);
+    return e;
+}
+
+/* The most granule bytes of an image equalized by one block. */
+static uint64_t small_limit(const imghist_ctx *ctx, const ih_cuda_state *s)
+{
+    const uint64_t small_max = s->eqb_small_max;
+    const int64_t knob = ctx->params.eq_batch_small;
+    return knob > 0 && (uint64_t)knob < small_max ? (uint64_t)knob : small_max;
+}
+
 typedef struct batch_plan {
     uint32_t n_small, n_large;
     uint32_t small_bytes; /* granule bytes of the largest small image */
@@ -63,9 +86,7 @@ static imghist_status build(imghist_ctx *ctx, const imghist_view *src, const img
     }
     ih_eq_image *img = (ih_eq_image *)s->eqb_build;
     memset(p, 0, sizeof *p);
-    uint64_t small_max = s->eqb_small_max;
-    const int64_t knob = ctx->params.eq_batch_small;
-    small_max = knob > 0 && (uint64_t)knob < small_max ? (uint64_t)knob : small_max;
+    const uint64_t small_max = small_limit(ctx, s);
     for (size_t i = 0; i < count; i++) {
         const imghist_view *v = &src[i], *d = &dst[i];
         const uint8_t *base = (const uint8_t *)v->data;
@@ -74,14 +95,7 @@ static imghist_status build(imghist_ctx *ctx, const imghist_view *src, const img
             return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                            "batch image %zu is over 32 GiB; give it to imghist_equalize", i);
         }
-        ih_eq_image e;
-        memset(&e, 0, sizeof e); /* padding too: the descriptors are compared bytewise */
-        ih_set_geom(&e.src, base, v->pitch, v->width, v->height);
-        e.dst = (uint8_t *)d->data;
-        e.dst_pitch = d->pitch;
-        e.index = (uint32_t)i;
-        e.same_phase = (((uintptr_t)base ^ (uintptr_t)d->data) & 15) == 0 &&
-                       (v->height == 1 || ((v->pitch ^ d->pitch) & 15) == 0);
+        const ih_eq_image e = eq_image(v, d, (uint32_t)i);
         const uint64_t bytes = (uint64_t)e.src.total * 16;
         if (bytes <= small_max) {
             img[p->n_small++] = e;
@@ -239,4 +253,28 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
     }
     IH_CUDA_TRY(ctx, "batch equalization launch", ih_launch_equalize_batch(l, s->stream));
     return hists != NULL ? ih_cuda_deliver(ctx, hists, n, l.hists) : IMGHIST_OK;
+}
+
+imghist_status ih_cuda_equalize_one_small(imghist_ctx *ctx, const imghist_view *src,
+                                          const imghist_view *dst, unsigned long long *hist,
+                                          int *done)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    *done = 0;
+    const uint8_t *base = (const uint8_t *)src->data;
+    const uint64_t granules =
+        (uint64_t)ih_granules_per_row(base, src->pitch, src->width, src->height) * src->height;
+    if (granules * 16 > small_limit(ctx, s)) {
+        return IMGHIST_OK;
+    }
+    ih_eq_batch_launch l;
+    memset(&l, 0, sizeof l);
+    l.one = eq_image(src, dst, 0);
+    l.n_small = 1;
+    l.small_bytes = (uint32_t)(granules * 16);
+    l.hists = hist;
+    l.pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
+    IH_CUDA_TRY(ctx, "equalization launch", ih_launch_equalize_batch(l, s->stream));
+    *done = 1;
+    return IMGHIST_OK;
 }

@@ -144,8 +144,14 @@ imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src
     unsigned long long *target =
         hist != NULL && hist->mem == IMGHIST_MEM_DEVICE ? (unsigned long long *)hist->data
                                                         : s->hist;
-    imghist_status st = ih_cuda_count(ctx, &img, target, 0, s->lut, 1);
-    if (st == IMGHIST_OK) st = ih_cuda_apply(ctx, &img, (uint8_t *)dst->data, dst->pitch);
+    /* A small image: one launch (read once, counted, looked up). */
+    int done = 0;
+    imghist_status st = ih_cuda_equalize_one_small(ctx, src, dst, hist != NULL ? target : NULL,
+                                                   &done);
+    if (st == IMGHIST_OK && !done) st = ih_cuda_count(ctx, &img, target, 0, s->lut, 1);
+    if (st == IMGHIST_OK && !done) {
+        st = ih_cuda_apply(ctx, &img, (uint8_t *)dst->data, dst->pitch);
+    }
     if (st == IMGHIST_OK && hist != NULL) st = ih_cuda_deliver(ctx, hist, 256, target);
     return st;
 }

@@ -110,6 +110,12 @@ imghist_status ih_cuda_deliver(imghist_ctx *ctx, const imghist_counts *out, size
 imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_view *src,
                                              const imghist_view *dst, size_t count,
                                              const imghist_counts *hists);
+/* One U8 device image equalized by one block in one launch, when its
+ * granules fit in shared memory (*done = 1); else *done = 0 and nothing is
+ * queued. hist: NULL or 256 device counters. */
+imghist_status ih_cuda_equalize_one_small(imghist_ctx *ctx, const imghist_view *src,
+                                          const imghist_view *dst, unsigned long long *hist,
+                                          int *done);
 /* Frees its buffers (cuda_close). */
 void ih_cuda_batch_close(struct ih_cuda_state *s);
 
