@@ -207,6 +207,9 @@ int main(int argc, char **argv)
     const Shape shapes[] = {
         {256, 640, 480}, {1024, 224, 224}, {64, 1920, 1080}, {16, 4000, 3000}, {1, 4000, 3000},
         {4096, 64, 64}, {1024, 128, 128}, {2048, 160, 160}, /* beyond the issue's: small images */
+        /* Portrait: rows of 1080 and 3000 bytes, not a multiple of 16 (bench_python's
+         * N x H x W shapes are these). */
+        {64, 1080, 1920}, {16, 3000, 4000},
     };
     size_t most = 0, most_n = 0;
     for (const Shape &s : shapes) {

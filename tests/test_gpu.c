@@ -325,6 +325,16 @@ static void test_equalize_random(void **state)
         check_equalize_case(777, 333, 800, 3, 0, 0, (enum pattern)p, 1);
     }
     check_equalize_case(1, 1, 1, 0, 1, 0, UNIFORM, 0);
+    /* Packed rows (pitch == width) go as one row (ih_flat): odd widths, same
+     * and other phases, in place; small (one block) and two-pass. */
+    const uint32_t packed[] = {1, 15, 17, 33, 1080, 3000};
+    for (unsigned i = 0; i < sizeof packed / sizeof packed[0]; i++) {
+        const uint32_t w = packed[i], h = w > 100 ? (quick ? 9 : 61) : 37;
+        check_equalize_case(w, h, w, i, w, i, (enum pattern)(i % N_PATTERNS), 0);
+        check_equalize_case(w, h, w, 3, w, 8, UNIFORM, 0);
+        check_equalize_case(w, h, w, 5, 0, 0, MULT32, 1);
+    }
+    check_equalize_case(1080, quick ? 300 : 1920, 1080, 0, 1080, 0, UNIFORM, 0);
 }
 
 static void test_batch(void **state)

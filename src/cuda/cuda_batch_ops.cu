@@ -43,18 +43,21 @@ static imghist_status grow_host(imghist_ctx *ctx, uint8_t **buf, size_t *cap, si
 }
 
 /* The layout of a batch's descriptors. */
-/* Image i of a batch, src v into dst d (granules checked by the caller). */
+/* Image i of a batch, src v into dst d, one row when both are packed
+ * (ih_flat); granules checked by the caller. */
 static ih_eq_image eq_image(const imghist_view *v, const imghist_view *d, uint32_t i)
 {
     ih_eq_image e;
     memset(&e, 0, sizeof e); /* padding too: the descriptors are compared bytewise */
     const uint8_t *base = (const uint8_t *)v->data;
-    ih_set_geom(&e.src, base, v->pitch, v->width, v->height);
+    ih_dev_image img = {base, v->pitch, v->width, v->height};
+    img = ih_flat(img, d->pitch);
+    ih_set_geom(&e.src, base, img.pitch, img.width, img.height);
     e.dst = (uint8_t *)d->data;
     e.dst_pitch = d->pitch;
     e.index = i;
     e.same_phase = (((uintptr_t)base ^ (uintptr_t)d->data) & 15) == 0 &&
-                   (v->height == 1 || ((v->pitch ^ d->pitch) & 15) == 0);
+                   (img.height == 1 || ((img.pitch ^ d->pitch) & 15) == 0);
     return e;
 }
 
@@ -264,14 +267,14 @@ imghist_status ih_cuda_equalize_one_small(imghist_ctx *ctx, const imghist_view *
     const uint8_t *base = (const uint8_t *)src->data;
     const uint64_t granules =
         (uint64_t)ih_granules_per_row(base, src->pitch, src->width, src->height) * src->height;
-    if (granules * 16 > small_limit(ctx, s)) {
+    if (granules * 16 > small_limit(ctx, s)) { /* the flat count is never larger */
         return IMGHIST_OK;
     }
     ih_eq_batch_launch l;
     memset(&l, 0, sizeof l);
     l.one = eq_image(src, dst, 0);
     l.n_small = 1;
-    l.small_bytes = (uint32_t)(granules * 16);
+    l.small_bytes = l.one.src.total * 16;
     l.hists = hist;
     l.pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
     IH_CUDA_TRY(ctx, "equalization launch", ih_launch_equalize_batch(l, s->stream));

@@ -44,11 +44,13 @@ static int hist_resident(const imghist_ctx *ctx, const ih_cuda_state *s)
     return s->sm_count * bps;
 }
 
-imghist_status ih_cuda_count(imghist_ctx *ctx, const ih_dev_image *img,
+imghist_status ih_cuda_count(imghist_ctx *ctx, const ih_dev_image *image,
                              unsigned long long *hist_out, int accumulate,
                              unsigned char *lut_out, int last)
 {
     ih_cuda_state *s = ih_cuda(ctx);
+    const ih_dev_image flat = ih_flat(*image, image->width);
+    const ih_dev_image *img = &flat;
     const int resident = hist_resident(ctx, s);
     IH_FOR_EACH_BAND(b, img->height, rows_per_launch(img)) {
         const ih_geom g = geom_of(img, b.row0, b.rows);
@@ -66,10 +68,12 @@ imghist_status ih_cuda_count(imghist_ctx *ctx, const ih_dev_image *img,
     return IMGHIST_OK;
 }
 
-imghist_status ih_cuda_apply(imghist_ctx *ctx, const ih_dev_image *src, uint8_t *dst,
+imghist_status ih_cuda_apply(imghist_ctx *ctx, const ih_dev_image *image, uint8_t *dst,
                              size_t dst_pitch)
 {
     ih_cuda_state *s = ih_cuda(ctx);
+    const ih_dev_image flat = ih_flat(*image, dst_pitch);
+    const ih_dev_image *src = &flat;
     const int resident = s->sm_count * (s->apply_bps > 0 ? s->apply_bps : 1);
     IH_FOR_EACH_BAND(b, src->height, rows_per_launch(src)) {
         const ih_geom g = geom_of(src, b.row0, b.rows);
@@ -192,7 +196,7 @@ static imghist_status upload_batch(imghist_ctx *ctx, const imghist_view *src, si
     uint64_t chunks = 0;
     imghist_status st = IMGHIST_OK;
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-        const ih_dev_image img = dev_image(&src[i]);
+        const ih_dev_image img = ih_flat(dev_image(&src[i]), src[i].width);
         const uint32_t per_row = ih_granules_per_row(img.data, img.pitch, img.width, img.height);
         if ((uint64_t)per_row * img.height >= IH_MAX_GRANULES) {
             st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
