@@ -72,7 +72,10 @@ imghist_status ih_cuda_apply(imghist_ctx *ctx, const ih_dev_image *image, uint8_
                              size_t dst_pitch)
 {
     ih_cuda_state *s = ih_cuda(ctx);
-    const ih_dev_image flat = ih_flat(*image, dst_pitch);
+    /* One row only where the lookups store whole granules: the byte kernel
+     * spreads its blocks over rows. */
+    const bool same_phase = (((uintptr_t)image->data ^ (uintptr_t)dst) & 15) == 0;
+    const ih_dev_image flat = same_phase ? ih_flat(*image, dst_pitch) : *image;
     const ih_dev_image *src = &flat;
     const int resident = s->sm_count * (s->apply_bps > 0 ? s->apply_bps : 1);
     IH_FOR_EACH_BAND(b, src->height, rows_per_launch(src)) {

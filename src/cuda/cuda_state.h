@@ -82,17 +82,17 @@ typedef struct ih_dev_image {
 
 /*
  * img as one row of width * height bytes when its rows are packed (pitch ==
- * width, and dst_pitch == width for a lookup into dst) and it holds fewer than
- * 2^31 bytes: the granule walk then meets no row end inside the image. A row
- * whose length is not a multiple of 16 bytes has a granule at each end that a
- * thread takes byte by byte while its warp waits: at 1080-byte rows the 8-bit
- * count ran 2.4x slower on an H100.
+ * width, and dst_pitch == width for a lookup into dst), of a length that is
+ * not a multiple of 16 bytes, and it holds fewer than 2^31 bytes: the granule
+ * walk then meets no row end inside the image. Such a row has a granule at
+ * each end that a thread takes byte by byte while its warp waits: at 1080-byte
+ * rows the 8-bit count ran 2.4x slower on an H100.
  */
 static inline ih_dev_image ih_flat(ih_dev_image img, size_t dst_pitch)
 {
     const uint64_t bytes = (uint64_t)img.width * img.height;
-    if (img.height > 1 && img.pitch == img.width && dst_pitch == img.width &&
-        bytes < (UINT64_C(1) << 31)) {
+    if (img.height > 1 && img.width % 16 != 0 && img.pitch == img.width &&
+        dst_pitch == img.width && bytes < (UINT64_C(1) << 31)) {
         img.width = (uint32_t)bytes;
         img.pitch = (size_t)bytes;
         img.height = 1;
