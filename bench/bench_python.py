@@ -978,6 +978,10 @@ def parse_shapes(s):
 
 
 def git_commit():
+    """The tree's commit: $IMGHIST_COMMIT where set (a copy of the tree whose
+    git metadata is older than its files, as the device tool's can be)."""
+    if os.environ.get("IMGHIST_COMMIT"):
+        return os.environ["IMGHIST_COMMIT"]
     try:
         here = os.path.dirname(os.path.abspath(__file__))
         return subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True,
@@ -1031,7 +1035,10 @@ def main():
           ("Dry run: host clock around NumPy calls on the CPU; the figures mean nothing. "
            if args.dry_run else
            f"Times: CUDA events around one call after {args.warmup} warm-up calls, L2 flushed "
-           f"({args.flush_mib} MiB written) and the GPU idle before each; median of the runs. ") +
+           f"({args.flush_mib} MiB written) before each; median of the runs. 'ms': the call "
+           "made while the flush runs (the GPU's time, as bench_batch times the C call); "
+           "'ms, GPU idle before': the GPU synchronised first (the host's time to the first "
+           "launch counts too). ") +
           "GB/s = the batch's uint8 bytes / time. "
           "imghist/peer = imghist (opencv for equalize) time / the row's (< 1: imghist faster). "
           "x ref = time / reference (equalize: read + copy; histogram: read).", "",
