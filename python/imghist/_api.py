@@ -312,37 +312,37 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
     return out
 
 
-def _plain_context(p: A.Plain) -> L.Context:
-    ctx = L.context(L.BACKEND_CUDA, p.dev)
-    if p.stream != ctx.stream:
-        ctx.set_stream(p.stream)
-    L.VIEW_PACK.pack_into(ctx.src, 0, p.ptr, p.dt, _DEVICE, p.W, p.H, p.pitch, 1)
+def _plain_context(p) -> L.Context:
+    kind, dt, ptr, H, W, pitch, dev, stream, _ = p
+    ctx = L.context(L.BACKEND_CUDA, dev)
+    if stream != ctx.stream:
+        ctx.set_stream(stream)
+    L.VIEW_PACK.pack_into(ctx.src, 0, ptr, dt, _DEVICE, W, H, pitch, 1)
     return ctx
 
 
-def _plain_histogram(x, p: A.Plain):
+def _plain_histogram(x, p):
     """histogram(x) of a 2-D GPU image, default arguments (A.plain)."""
     ctx = _plain_context(p)
-    n = _LEVELS[p.dt]
-    out = A.new_counts(x, p.kind, n)
+    kind, dt = p[0], p[1]
+    n = _LEVELS[dt]
+    out = A.new_counts(x, kind, n)
     spec = ctx.spec
     spec.bins = 0
     spec.flags = 0
-    counts = ctx.counts
-    counts.data = A.pointer(p.kind, out)
-    counts.len = n
-    counts.mem = _DEVICE
+    L.COUNTS_PACK.pack_into(ctx.counts, 0, A.pointer(kind, out), n, _DEVICE)
     ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, None, ctx.spec_a, ctx.counts_a))
     return out
 
 
-def _plain_equalize(x, p: A.Plain, method: int):
+def _plain_equalize(x, p, method: int):
     """equalize(x, method) of a dense 2-D GPU image into a new array (A.plain)."""
     ctx = _plain_context(p)
     if method != ctx.method:
         ctx.set_method(method)
-    out = A.new_like(x, p.kind)
-    L.VIEW_PACK.pack_into(ctx.dst, 0, A.pointer(p.kind, out), p.dt, _DEVICE, p.W, p.H, p.pitch, 1)
+    kind, dt, _, H, W, pitch = p[:6]
+    out = A.new_like(x, kind)
+    L.VIEW_PACK.pack_into(ctx.dst, 0, A.pointer(kind, out), dt, _DEVICE, W, H, pitch, 1)
     ctx.check(L.lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, None))
     return out
 
@@ -392,7 +392,7 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
         raise ValueError(f"imghist: method={method!r}; want 'opencv' or 'pil'")
     if mask is None and out is None and backend is None:
         p = A.plain(x)
-        if p is not None and p.dense:
+        if p is not None and p[8]:
             return _plain_equalize(x, p, m)
     a = A.describe(x)
     if a.dt == L.F32 or a.is_bool:

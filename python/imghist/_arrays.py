@@ -236,14 +236,8 @@ def stream(a):
 # plain() answers in a few attribute reads what describe() and the layout
 # checks would; anything else (None) takes the general path.
 
-class Plain:
-    __slots__ = ("kind", "dt", "ptr", "H", "W", "pitch", "dev", "stream", "dense")
-
-    def __init__(self, kind, dt, ptr, H, W, pitch, dev, stream, dense):
-        self.kind, self.dt, self.ptr, self.H, self.W = kind, dt, ptr, H, W
-        self.pitch, self.dev, self.stream, self.dense = pitch, dev, stream, dense
-
-
+# plain(x): (kind, library type, first byte, H, W, pitch, device, stream,
+# dense) -- a tuple, cheaper to make than an object.
 _PLAIN_TORCH: dict = {}   # torch dtype -> (library type, sample bytes)
 _PLAIN_CUPY = {np.dtype(np.uint8): (_lib.U8, 1), np.dtype(np.uint16): (_lib.U16, 2)}
 
@@ -281,13 +275,13 @@ def plain(x):
     item = t[1]
     pitch = s0 * item if H > 1 else W * item
     ptr = x.data_ptr() if kind == TORCH else x.data.ptr
-    return Plain(kind, t[0], ptr, H, W, pitch, dev, stream, H == 1 or s0 == W)
+    return kind, t[0], ptr, H, W, pitch, dev, stream, H == 1 or s0 == W
 
 
 def new_counts(x, kind, n):
     """n new int64 counters beside x (a Plain array)."""
     if kind == TORCH:
-        return _torch.empty(n, dtype=_torch.int64, device=x.device)
+        return x.new_empty(n, dtype=_torch.int64)
     return _cupy.empty(n, np.int64)
 
 

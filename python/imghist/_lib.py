@@ -64,6 +64,11 @@ class Counts(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("len", ctypes.c_size_t), ("mem", ctypes.c_int)]
 
 
+# A Counts' fields likewise.
+COUNTS_PACK = struct.Struct("=QQi")
+assert [Counts.data.offset, Counts.len.offset, Counts.mem.offset] == [0, 8, 16]
+
+
 class Spec(ctypes.Structure):
     _fields_ = [("bins", ctypes.c_uint32), ("lo", ctypes.c_double), ("hi", ctypes.c_double),
                 ("flags", ctypes.c_uint32)]
