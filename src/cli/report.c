@@ -60,6 +60,22 @@ static double bin_value(const ih_hist_out *h, uint32_t i)
     return 0.5 * (ih_hist_edge(h, i) + ih_hist_edge(h, i + 1));
 }
 
+const int ih_percentiles[IH_N_PERCENTILES] = {1, 5, 50, 95, 99};
+
+/* Entropy, percentiles and Otsu's threshold through the library's calls;
+ * values as bin_value gives them. */
+static void shape_stats(const ih_hist_out *h, const uint64_t *hist, ih_stats *st)
+{
+    size_t b = 0;
+    (void)imghist_entropy(hist, h->bins, &st->entropy);
+    for (int k = 0; k < IH_N_PERCENTILES; k++) {
+        (void)imghist_percentile(hist, h->bins, ih_percentiles[k], &b);
+        st->percentile[k] = bin_value(h, (uint32_t)b);
+    }
+    (void)imghist_otsu(hist, h->bins, &b);
+    st->otsu = bin_value(h, (uint32_t)b);
+}
+
 int ih_stats_of(const ih_hist_out *h, uint32_t c, ih_stats *st)
 {
     const uint64_t *hist = h->counts + (size_t)c * ih_hist_stride(h);
@@ -111,6 +127,7 @@ int ih_stats_of(const ih_hist_out *h, uint32_t c, ih_stats *st)
     st->median = bin_value(h, (uint32_t)median);
     st->mean = (double)mean;
     st->stddev = sqrt((double)(var / (long double)n));
+    shape_stats(h, hist, st);
     return 0;
 }
 
@@ -225,8 +242,16 @@ static void json_stats(FILE *fp, const ih_hist_out *h, uint32_t c)
         ih_format_number(m, sizeof m, st.median);
         fprintf(fp, "\"min\": %s, \"max\": %s, \"mean\": %.6f, \"median\": %s, \"std\": %.6f", a,
                 b, st.mean, m, st.stddev);
+        fprintf(fp, ", \"entropy\": %.6f, \"percentiles\": {", st.entropy);
+        for (int k = 0; k < IH_N_PERCENTILES; k++) {
+            ih_format_number(m, sizeof m, st.percentile[k]);
+            fprintf(fp, k ? ", \"%d\": %s" : "\"%d\": %s", ih_percentiles[k], m);
+        }
+        ih_format_number(m, sizeof m, st.otsu);
+        fprintf(fp, "}, \"otsu\": %s", m);
     } else {
-        fputs("\"min\": null, \"max\": null, \"mean\": null, \"median\": null, \"std\": null",
+        fputs("\"min\": null, \"max\": null, \"mean\": null, \"median\": null, \"std\": null, "
+              "\"entropy\": null, \"percentiles\": null, \"otsu\": null",
               fp);
     }
     fprintf(fp, ", \"below\": %llu, \"above\": %llu, \"nan\": %llu",
@@ -300,6 +325,18 @@ void ih_print_summary(FILE *fp, const char *name, uint32_t width, uint32_t heigh
             ih_format_number(b, sizeof b, st.max);
             fprintf(fp, "min %s  max %s  mean %.6g  median %.6g  stddev %.6g (from bin midpoints)\n",
                     a, b, st.mean, st.median, st.stddev);
+        }
+        if (!empty) {
+            char v[40];
+            fprintf(fp, "entropy %.4f bits  otsu ", st.entropy);
+            ih_format_number(v, sizeof v, st.otsu);
+            fputs(v, fp);
+            fputs("  percentiles", fp);
+            for (int k = 0; k < IH_N_PERCENTILES; k++) {
+                ih_format_number(v, sizeof v, st.percentile[k]);
+                fprintf(fp, " %d%%: %s", ih_percentiles[k], v);
+            }
+            fputc('\n', fp);
         }
         if (st.below || st.above || st.nan) {
             fprintf(fp, "outside the bins: %llu below, %llu above, %llu NaN\n",

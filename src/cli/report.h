@@ -37,10 +37,17 @@ int ih_hist_out_copy(ih_hist_out *dst, const ih_hist_out *src);
 /* The edge e(i) as the library computes it. */
 double ih_hist_edge(const ih_hist_out *h, uint32_t i);
 
+/* The percentiles the summary and the JSON report. */
+#define IH_N_PERCENTILES 5
+extern const int ih_percentiles[IH_N_PERCENTILES]; /* 1, 5, 50, 95, 99 */
+
 typedef struct ih_stats {
     uint64_t count;      /* samples in the bins */
     uint64_t below, above, nan;
     double min, max, median, mean, stddev;
+    double entropy;                    /* bits, over the bins */
+    double percentile[IH_N_PERCENTILES]; /* imghist_percentile's bins' values */
+    double otsu;                       /* imghist_otsu's bin's value */
     int exact;           /* from levels, not from bin midpoints */
 } ih_stats;
 
