@@ -18,6 +18,7 @@ for b in build build-asan; do
     echo "== $b"
     ninja -C "$b" || { status=1; continue; }
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+        LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
         meson test -C "$b" --print-errorlogs || status=1
 done
 python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'

@@ -1,5 +1,7 @@
 #include "args.h"
 
+#include "plot.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +32,10 @@ const char ih_usage_text[] =
     "                      (1, 5, 50, 95, 99; numpy's inverted_cdf), otsu (OpenCV's\n"
     "                      THRESH_OTSU), bins, range, below, above, nan, histogram\n"
     "  --total FILE|-      every image's counts added up, as CSV bin,lower,upper,count\n"
+    "  --plot FILE         a picture of the histogram (FILE.png or FILE.svg): bars, axes,\n"
+    "                      the cumulative distribution; with --equalize the equalized\n"
+    "                      image's histogram beside it (one input image only)\n"
+    "  --log               the plot's count axis on a log scale\n"
     "  -r, --recursive     descend into sub-folders\n"
     "  -j, --jobs N        worker threads for a batch run (default: every core)\n"
     "  --gpus LIST         GPUs for a batch run's workers, in turn: e.g. 0,1 (default:\n"
@@ -320,6 +326,15 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             out->mask = v;
             continue;
         }
+        if ((v = take_value(argc, argv, &i, "--plot", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            out->plot = v;
+            continue;
+        }
+        if (strcmp(a, "--log") == 0) {
+            out->log_scale = 1;
+            continue;
+        }
         if ((v = take_value(argc, argv, &i, "--joint", &matched, err, errlen)) || matched) {
             if (v == NULL) return -1;
             out->joint = v;
@@ -356,16 +371,37 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
         return -1;
     }
     /* Two outputs naming one file (standard output is one file too). */
-    const char *names[] = {"--equalize", "--csv", "--json", "--total"};
-    const char *paths[] = {out->equalize_out, out->csv_out, out->json_out, out->total_out};
-    for (int x = 0; x < 4; x++) {
-        for (int y = x + 1; y < 4; y++) {
+    const char *names[] = {"--equalize", "--csv", "--json", "--total", "--plot"};
+    const char *paths[] = {out->equalize_out, out->csv_out, out->json_out, out->total_out,
+                           out->plot};
+    for (int x = 0; x < 5; x++) {
+        for (int y = x + 1; y < 5; y++) {
             if (paths[x] != NULL && paths[y] != NULL && strcmp(paths[x], paths[y]) == 0) {
                 snprintf(err, errlen, "%s and %s name the same file '%s'", names[x], names[y],
                          paths[y]);
                 return -1;
             }
         }
+    }
+    if (out->plot != NULL) {
+        int svg;
+        if (ih_plot_kind(out->plot, &svg, err, errlen) != 0) {
+            return -1;
+        }
+        if (!ih_plot_available()) {
+            snprintf(err, errlen, "--plot: this imghist was built without cairo "
+                                  "(install libcairo2-dev and build again)");
+            return -1;
+        }
+        if (out->joint != NULL || out->n_inputs > 1) {
+            snprintf(err, errlen, "--plot draws the histogram of one input image (not with "
+                                  "--joint or several inputs)");
+            return -1;
+        }
+    }
+    if (out->log_scale && out->plot == NULL) {
+        snprintf(err, errlen, "--log sets the count axis of --plot: give --plot FILE");
+        return -1;
     }
     if (out->scale.n_gpus > 0 && out->backend == IMGHIST_BACKEND_CPU) {
         snprintf(err, errlen, "--gpus and --backend cpu contradict each other");

@@ -17,6 +17,7 @@
 #include "merge.h"
 #include "mpi_run.h"
 #include "outputs.h"
+#include "plot.h"
 #include "read_all.h"
 #include "report.h"
 #include "sanitize.h"
@@ -327,8 +328,8 @@ static int run_one(const ih_cli_args *a)
 {
     char msg[1200];
     const char *name = strcmp(a->input, "-") == 0 ? "<stdin>" : a->input;
-    const char *outs[4] = {a->equalize_out, a->csv_out, a->json_out, a->total_out};
-    for (int i = 0; i < 4; i++) {
+    const char *outs[5] = {a->equalize_out, a->csv_out, a->json_out, a->total_out, a->plot};
+    for (int i = 0; i < 5; i++) {
         if (names_input(a->input, outs[i])) {
             snprintf(msg, sizeof msg, "%s: refusing to overwrite the input file", outs[i]);
             return fail(msg);
@@ -345,7 +346,7 @@ static int run_one(const ih_cli_args *a)
     }
     imghist_image *img = NULL, *mask_img = NULL;
     void *eq_pixels = NULL;
-    ih_hist_out hist = {0};
+    ih_hist_out hist = {0}, after = {0};
     int reported = 0;
     imghist_status st = load(ctx, a->input, &img, &reported);
     if (st != IMGHIST_OK) {
@@ -400,13 +401,28 @@ static int run_one(const ih_cli_args *a)
         ih_say("the LUT comes from the pixels where %s is not 0", a->mask);
     }
 
+    /* With --plot and --equalize, the equalized image's histogram beside the
+     * original's, counted with the same options (and mask). */
+    if (a->plot != NULL && a->equalize_out != NULL) {
+        st = ih_measure(ctx, a, &eq, mask, NULL, &after, why, sizeof why);
+        if (st != IMGHIST_OK) {
+            snprintf(msg, sizeof msg, "%s: %s", name, why);
+            rc = fail(msg);
+            goto done;
+        }
+    }
     if (a->equalize_out != NULL || a->csv_out != NULL || a->json_out != NULL ||
-        a->total_out != NULL) {
+        a->total_out != NULL || a->plot != NULL) {
         const json_arg j = {name, &img->view, &hist};
-        const text_output text[3] = {{a->csv_out, write_csv, &hist},
+        ih_plot plot = {name, &hist, a->equalize_out != NULL ? &after : NULL, a->log_scale, 0};
+        if (a->plot != NULL) {
+            (void)ih_plot_kind(a->plot, &plot.svg, msg, sizeof msg); /* checked with the options */
+        }
+        const text_output text[4] = {{a->csv_out, write_csv, &hist},
                                      {a->json_out, write_json, &j},
-                                     {a->total_out, write_csv, &hist}};
-        rc = write_outputs(ctx, a->equalize_out, &eq, text, 3);
+                                     {a->total_out, write_csv, &hist},
+                                     {a->plot, ih_write_plot, &plot}};
+        rc = write_outputs(ctx, a->equalize_out, &eq, text, 4);
     } else if (ih_verbosity >= 0) {
         char shown[1024];
         snprintf(shown, sizeof shown, "%s", name);
@@ -418,6 +434,7 @@ static int run_one(const ih_cli_args *a)
     }
 
 done:
+    ih_hist_out_free(&after);
     ih_hist_out_free(&hist);
     free(eq_pixels);
     imghist_image_free(mask_img);
@@ -456,7 +473,12 @@ int main(int argc, char **argv)
     } else {
         ih_verbosity = a.verbosity;
         ih_catch_signals();
-        rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
+        if (ih_is_batch(&a) && a.plot != NULL) {
+            rc = fail("--plot draws the histogram of one image; a folder or several inputs are "
+                      "a batch run (plot each image on its own)");
+        } else {
+            rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
+        }
     }
     ih_free_args(&a);
     ih_mpi_stop();

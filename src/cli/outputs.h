@@ -11,7 +11,7 @@
 
 #include "output_file.h"
 
-#define IH_MAX_OUTPUTS 4
+#define IH_MAX_OUTPUTS 5
 
 typedef struct ih_outputs {
     ih_output_file files[IH_MAX_OUTPUTS];
