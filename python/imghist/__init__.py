@@ -12,7 +12,7 @@ dimension, (N, H, W), is one batched call.
     array([20,  0])
 
 Functions: histogram, equalize, histogram2d, mutual_information, load,
-cuda_available, device_count. Errors of the library raise ImghistError
+entropy, percentile, otsu (of a histogram), cuda_available, device_count. Errors of the library raise ImghistError
 (ImghistArgumentError, also a ValueError, for refused arguments) with the
 library's message; bad arguments found in Python raise ValueError or
 TypeError. The library is the bundled libimghist.so.1, or the file named by
@@ -21,9 +21,10 @@ the environment variable IMGHIST_LIBRARY.
 from ._lib import ImghistArgumentError, ImghistError
 from ._lib import library_path as _library_path
 from ._lib import version_string as __version__
-from ._api import (cuda_available, device_count, equalize, histogram, histogram2d, load,
-                   mutual_information)
+from ._api import (cuda_available, device_count, entropy, equalize, histogram, histogram2d,
+                   load, mutual_information, otsu, percentile)
 
 __all__ = ["histogram", "equalize", "histogram2d", "mutual_information", "load",
+           "entropy", "percentile", "otsu",
            "cuda_available", "device_count", "ImghistError", "ImghistArgumentError",
            "__version__"]

@@ -625,6 +625,63 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
         L.lib.imghist_image_free(img.value)
 
 
+def _counts(hist) -> np.ndarray:
+    """hist as a C-contiguous uint64 NumPy vector on the host (torch and CuPy
+    counts are copied back), for the statistics calls."""
+    if not L.HAVE_STATS:
+        raise ImghistError(f"imghist: the statistics need a libimghist with imghist_otsu "
+                           f"(0.3.2); {L.library_path} is {L.version_string} without it")
+    if hasattr(hist, "get") and hasattr(hist, "__cuda_array_interface__"):
+        hist = hist.get()  # CuPy
+    elif hasattr(hist, "detach") and hasattr(hist, "cpu"):
+        hist = hist.detach().cpu().numpy()  # torch
+    h = np.asarray(hist)
+    if h.ndim != 1 or h.size == 0 or h.dtype.kind not in "iu":
+        raise ValueError("imghist: want one histogram: a non-empty 1-D array of integer counts")
+    if h.dtype.kind == "i" and (h < 0).any():
+        raise ValueError("imghist: counts must not be negative")
+    return np.ascontiguousarray(h, dtype=np.uint64)
+
+
+def _stat(call, h, *args):
+    st = call(h.ctypes.data, h.size, *args)
+    if st != L.OK:
+        raise L.error(st, "imghist: no count in the histogram" if st == L.E_INVALID_ARG
+                      else "")
+
+
+def entropy(hist) -> float:
+    """Shannon entropy in bits of a histogram's bins (a 1-D array of counts,
+    e.g. histogram(x)): -sum(p log2 p), p = count / total."""
+    h = _counts(hist)
+    out = ctypes.c_double()
+    _stat(L.lib.imghist_entropy, h, ctypes.addressof(out))
+    return out.value
+
+
+def percentile(hist, p: float) -> int:
+    """The bin of the p-th percentile (0 <= p <= 100) of a histogram, by the
+    inverted empirical CDF (numpy.percentile(x, p, method="inverted_cdf")):
+    with one bin per level, the k-th smallest sample, k = max(1, ceil(N p / 100))."""
+    h = _counts(hist)
+    p = float(p)
+    if not 0.0 <= p <= 100.0:
+        raise ValueError(f"imghist: p={p}; want 0 to 100")
+    out = ctypes.c_size_t()
+    _stat(L.lib.imghist_percentile, h, p, ctypes.addressof(out))
+    return out.value
+
+
+def otsu(hist) -> int:
+    """Otsu's threshold of a histogram as a bin t (classes: bins 0..t and
+    t+1..), equal to cv2.threshold(img, 0, max, THRESH_BINARY | THRESH_OTSU)'s
+    for the 256 bins of an 8-bit image (or the 65536 of a 16-bit one)."""
+    h = _counts(hist)
+    out = ctypes.c_size_t()
+    _stat(L.lib.imghist_otsu, h, ctypes.addressof(out))
+    return out.value
+
+
 def cuda_available() -> bool:
     """True when this libimghist has the CUDA backend and a usable GPU."""
     return L.device_count() > 0

@@ -137,6 +137,9 @@ _sigs = {
 _optional = {
     "imghist_equalize_lut_pil": (_i, [_p, _p]),
     "imghist_equalize_batch": (_i, [_p, _p, _p, ctypes.c_size_t, _p]),
+    "imghist_entropy": (_i, [_p, ctypes.c_size_t, _p]),
+    "imghist_percentile": (_i, [_p, ctypes.c_size_t, ctypes.c_double, _p]),
+    "imghist_otsu": (_i, [_p, ctypes.c_size_t, _p]),
 }
 for _name, (_res, _args) in _sigs.items():
     _f = getattr(lib, _name)
@@ -150,6 +153,7 @@ for _name, (_res, _args) in _optional.items():
 
 HAVE_PIL = hasattr(lib, "imghist_equalize_lut_pil")
 HAVE_EQUALIZE_BATCH = hasattr(lib, "imghist_equalize_batch")
+HAVE_STATS = hasattr(lib, "imghist_otsu")
 
 version_string = lib.imghist_version_string().decode()
 

@@ -491,3 +491,32 @@ def test_torch_cpu(rng):
     e = imghist.equalize(t)
     assert isinstance(e, torch.Tensor)
     np.testing.assert_array_equal(e.numpy(), ref.equalize(x))
+
+
+@pytest.mark.skipif(not _lib.HAVE_STATS, reason="libimghist without imghist_otsu (0.3.2)")
+def test_statistics_of_a_histogram(rng):
+    cv2 = pytest.importorskip("cv2")
+    bimodal = np.concatenate([rng.normal(60, 12, 5000), rng.normal(190, 20, 3000)])
+    images = [np.clip(bimodal, 0, 255).astype(np.uint8).reshape(80, 100),
+              rng.integers(0, 256, (50, 70), dtype=np.uint8),
+              np.full((9, 9), 77, np.uint8),
+              (rng.integers(0, 8, (40, 30)) * 32).astype(np.uint8),
+              rng.integers(0, 65536, (40, 50), dtype=np.uint16)]
+    for x in images:
+        h = imghist.histogram(x)
+        top = 255 if x.dtype == np.uint8 else 65535
+        assert imghist.otsu(h) == cv2.threshold(x, 0, top, cv2.THRESH_BINARY | cv2.THRESH_OTSU)[0]
+        for p in (0, 1, 5, 50, 95, 99, 100, 33.3):
+            assert imghist.percentile(h, p) == np.percentile(x, p, method="inverted_cdf")
+        c = np.bincount(x.ravel()).astype(float)
+        q = c[c > 0] / c.sum()
+        assert imghist.entropy(h) == pytest.approx(float(-(q * np.log2(q)).sum()), abs=1e-12)
+    assert imghist.entropy([5, 0, 5]) == pytest.approx(1.0)
+    assert imghist.percentile(np.array([0, 3, 1], np.uint32), 80) == 2
+    for bad in ([], [[1, 2]], [1.5, 2.0], [-1, 3]):
+        with pytest.raises(ValueError):
+            imghist.entropy(bad)
+    with pytest.raises(imghist.ImghistArgumentError, match="no count"):
+        imghist.otsu(np.zeros(256, np.int64))
+    with pytest.raises(ValueError, match="0 to 100"):
+        imghist.percentile([1, 2], 101)
