@@ -844,6 +844,24 @@ void section_batch()
                     imghist_histogram_batch(g.ctx, imgs.data(), imgs.size(), nullptr, &out), err);
             },
             g.d_h64, 8, bins, ref.data()));
+        /* The same call with the blocks taking shorter runs of chunks in
+         * turn (IMGHIST_P_EXP_BATCH_RUN), for comparison with the library's
+         * choice (the last row, which the targets use, stays that one). */
+        for (int64_t run : {4, 16}) {
+            impls.insert(impls.end() - 1,
+                hist_impl("imghist batch, runs of " + std::to_string(run),
+                          [&imgs, run, out = device_counts(imgs.size())](std::string *err) {
+                              const bool ok =
+                                  imghist_ok(imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_RUN, run),
+                                             err) &&
+                                  imghist_ok(imghist_histogram_batch(g.ctx, imgs.data(), imgs.size(),
+                                                                     nullptr, &out),
+                                             err);
+                              imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_RUN, 0);
+                              return ok;
+                          },
+                          g.d_h64, 8, bins, ref.data()));
+        }
 
         const std::vector<Result> res = measure_rows(impls, ts, p, (double)total);
         for (size_t i = 1; i < impls.size(); i++) {

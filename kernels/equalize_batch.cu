@@ -22,8 +22,6 @@ namespace {
 
 using namespace ih_u8;
 
-constexpr uint32_t LUT_WORDS = 64 * LANES; /* the per-lane LUT table: 8 KiB */
-
 /* Where byte col of row r goes in a block's copy of g: granule by granule,
  * granule i at byte 16 i, as they are read. */
 __device__ __forceinline__ size_t copy_offset(const ih_geom &g, uint32_t r, uint32_t col)
@@ -59,15 +57,15 @@ __device__ void equalize_small(const ih_eq_batch_launch &l, uint32_t *sh)
     zero_counters(sh); /* its barrier publishes s_d */
     const ih_geom g = s_d.src;
     uint8_t *copy = reinterpret_cast<uint8_t *>(sh + SH_WORDS);
-    uint32_t *shl = sh + (t & 31);
+    const uint32_t lane_col = lane_column(sh);
     walk_granules(
         g, 0, 1, UINT32_MAX,
         [&](uint4 v, uint32_t r, uint32_t col) {
-            count_vec(shl, v);
+            count_vec(lane_col, v);
             *reinterpret_cast<uint4 *>(copy + copy_offset(g, r, col)) = v;
         },
         [&](uint32_t b, uint32_t r, uint32_t col) {
-            atomicAdd(shl + (b << 5), 1u);
+            inc_shared(lane_col + (b << 7), 1u);
             copy[copy_offset(g, r, col)] = (uint8_t)b;
         });
     const unsigned long long h = replica_sum(sh);
@@ -80,7 +78,7 @@ __device__ void equalize_small(const ih_eq_batch_launch &l, uint32_t *sh)
     }
     __syncthreads();
     load_lut(sh, reinterpret_cast<const unsigned char *>(s_lut8)); /* over the counters */
-    const uint32_t *lutl = sh + (t & 31);
+    const uint8_t *lutl = lane_lut(sh);
     uint8_t *dst = s_d.dst;
     const size_t dst_pitch = s_d.dst_pitch;
     const bool aligned = s_d.same_phase != 0;
@@ -110,7 +108,7 @@ __device__ void apply_large(const ih_eq_batch_launch &l, uint32_t block, uint32_
                             uint32_t *sh)
 {
     __shared__ ih_eq_image s_d;
-    const uint32_t *lutl = sh + (threadIdx.x & 31);
+    const uint8_t *lutl = lane_lut(sh);
     for_each_segment(l.chunk_start, l.n_large, l.apply_run, block, blocks,
                      [&](uint32_t img, uint32_t c0, uint32_t c1) {
                          __syncthreads(); /* the last piece's lookups are done */
@@ -152,7 +150,7 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
     __shared__ ih_geom s_geom;
     __shared__ bool s_last;
-    uint32_t *shl = sh + (threadIdx.x & 31);
+    const uint32_t col = lane_column(sh);
     for_each_segment(
         l.chunk_start, l.n_large, l.count_run, blockIdx.x, gridDim.x,
         [&](uint32_t img, uint32_t c0, uint32_t c1) {
@@ -160,7 +158,7 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
                 s_geom = l.large[img].src;
             }
             zero_counters(sh); /* its barrier publishes s_geom */
-            count_granules(shl, s_geom, c0, 1, c1);
+            count_granules(col, s_geom, c0, 1, c1);
             unsigned long long *ws = l.ws + (size_t)img * 256;
             fold_replicas(sh, ws);
             /* Release the fold, take the image's ticket: one per run that

@@ -5,8 +5,11 @@
  * every bin, laid out so that lane L of any warp only touches bank L:
  * counter(bin, L) lives at word bin*32 + L. A warp's 32 increments therefore
  * never conflict, whatever the data (constant images, values that are all
- * multiples of 32, noise all run at the same speed), and the only cost per byte
- * is one shared-memory atomic. Blocks read 16-byte granules (granules.cuh),
+ * multiples of 32, noise all run at the same speed). The SM runs such atomics
+ * at about one warp instruction per clock; what limited the kernel on the
+ * H200 was the integer work around them, now one PRMT and one address a byte
+ * (bench_shared.cu, bench/RESULTS.md), and warps whose granules are each one
+ * repeated byte add 16 at once. Blocks read 16-byte granules (granules.cuh),
  * several loads in flight per thread, over a persistent grid; at the end each
  * block folds its 32 replicas and adds them to a 64-bit global workspace.
  *
@@ -53,7 +56,7 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
     __shared__ unsigned int s_ticket;
 
     zero_counters(sh);
-    count_granules(sh + (threadIdx.x & 31), g, blockIdx.x, gridDim.x, UINT32_MAX);
+    count_granules(lane_column(sh), g, blockIdx.x, gridDim.x, UINT32_MAX);
     fold_replicas(sh, l.ws + (blockIdx.x % IH_WS_COPIES) * 256);
     if (!l.finalize) {
         return;
@@ -99,14 +102,14 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
      * addresses): 78-81 % of the read ceiling; from shared memory 83-87 %.
      * A copy in registers measured 77-80 %. */
     __shared__ ih_geom s_geom;
-    uint32_t *shl = sh + (threadIdx.x & 31);
+    const uint32_t col = lane_column(sh);
     for_each_segment(chunk_start, count, run, blockIdx.x, gridDim.x,
                      [&](uint32_t img, uint32_t c0, uint32_t c1) {
                          if (threadIdx.x == 0) {
                              s_geom = geoms[img];
                          }
                          zero_counters(sh); /* its barrier publishes s_geom */
-                         count_granules(shl, s_geom, c0, 1, c1);
+                         count_granules(col, s_geom, c0, 1, c1);
                          fold_replicas(sh, hists + (size_t)img * 256);
                          __syncthreads(); /* the fold's reads before the next zeroing */
                      });
@@ -118,9 +121,9 @@ __global__ void __launch_bounds__(THREADS) apply_lut_kernel(ih_geom g, uint8_t *
                                                             size_t dst_pitch,
                                                             const unsigned char *lut)
 {
-    __shared__ uint32_t s_lut[64 * LANES];
+    __shared__ uint32_t s_lut[LUT_WORDS];
     load_lut(s_lut, lut);
-    const uint32_t *lutl = s_lut + (threadIdx.x & 31);
+    const uint8_t *lutl = lane_lut(s_lut);
     walk_granules(
         g, blockIdx.x, gridDim.x, UINT32_MAX,
         [=](uint4 v, uint32_t r, uint32_t col) {
@@ -139,9 +142,9 @@ __global__ void __launch_bounds__(THREADS) apply_lut_bytes_kernel(const uint8_t 
                                                                   uint32_t height,
                                                                   const unsigned char *lut)
 {
-    __shared__ uint32_t s_lut[64 * LANES];
+    __shared__ uint32_t s_lut[LUT_WORDS];
     load_lut(s_lut, lut);
-    const uint32_t *lutl = s_lut + (threadIdx.x & 31);
+    const uint8_t *lutl = lane_lut(s_lut);
     for (uint32_t y = blockIdx.y; y < height; y += gridDim.y) {
         const uint8_t *s = src + (size_t)y * src_pitch;
         uint8_t *d = dst + (size_t)y * dst_pitch;

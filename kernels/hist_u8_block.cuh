@@ -35,20 +35,58 @@ constexpr int SH_WORDS = 256 * LANES;     /* 32 KiB of counters */
 
 static_assert(THREADS == 512, "fold_replicas assumes 512 threads");
 
-__device__ __forceinline__ void count_word(uint32_t *shl, uint32_t w)
+/*
+ * One increment of the counter at shared-memory address a (a 32-bit shared
+ * address: the lane's column plus bin * 128).
+ */
+__device__ __forceinline__ void inc_shared(uint32_t a, uint32_t n)
 {
-    atomicAdd(shl + ((w & 0xffu) << 5), 1u);
-    atomicAdd(shl + (((w >> 8) & 0xffu) << 5), 1u);
-    atomicAdd(shl + (((w >> 16) & 0xffu) << 5), 1u);
-    atomicAdd(shl + ((w >> 24) << 5), 1u);
+    asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(a), "r"(n) : "memory");
 }
 
-__device__ __forceinline__ void count_vec(uint32_t *shl, uint4 v)
+/*
+ * The four bytes of w, each to its bin in the lane's column (col: the 32-bit
+ * shared address of the lane's counter of bin 0). Each byte costs one PRMT
+ * (the byte, zero-extended), one address computation and the atomic: the
+ * integer pipe, not the atomics, was what held the H200 back (about four ALU
+ * instructions a byte before; bench_shared.cu).
+ */
+__device__ __forceinline__ void count_word(uint32_t col, uint32_t w)
 {
-    count_word(shl, v.x);
-    count_word(shl, v.y);
-    count_word(shl, v.z);
-    count_word(shl, v.w);
+    inc_shared(col + (__byte_perm(w, 0, 0x4440) << 7), 1u);
+    inc_shared(col + (__byte_perm(w, 0, 0x4441) << 7), 1u);
+    inc_shared(col + (__byte_perm(w, 0, 0x4442) << 7), 1u);
+    inc_shared(col + (__byte_perm(w, 0, 0x4443) << 7), 1u);
+}
+
+/*
+ * A granule's 16 bytes. Where every lane of the (converged) warp holds a
+ * granule of one repeated byte (constant images, flat regions, runs of 16
+ * bytes or more), each lane adds 16 at once: one atomic instruction where the
+ * bytes would take sixteen, so such data reads at the memory's speed. The
+ * test costs a few integer instructions and a vote on other data. A warp
+ * whose lanes disagree takes the byte-by-byte path in every lane, so mixed
+ * data never pays for both.
+ */
+__device__ __forceinline__ void count_vec(uint32_t col, uint4 v)
+{
+    const uint32_t r = __byte_perm(v.x, 0, 0); /* byte 0 in all four places */
+    const bool flat = ((v.x ^ r) | (v.y ^ r) | (v.z ^ r) | (v.w ^ r)) == 0;
+    if (__all_sync(__activemask(), flat)) {
+        inc_shared(col + ((r & 0xffu) << 7), 16u);
+        return;
+    }
+    count_word(col, v.x);
+    count_word(col, v.y);
+    count_word(col, v.z);
+    count_word(col, v.w);
+}
+
+/* The 32-bit shared address of the lane's column of sh (the replicas of
+ * lane L: words bin*32 + L). */
+__device__ __forceinline__ uint32_t lane_column(const uint32_t *sh)
+{
+    return (uint32_t)__cvta_generic_to_shared(sh + (threadIdx.x & 31));
 }
 
 __device__ __forceinline__ void zero_counters(uint32_t *sh)
@@ -60,15 +98,15 @@ __device__ __forceinline__ void zero_counters(uint32_t *sh)
     __syncthreads();
 }
 
-/*
- * Walk chunks first, first + step, ... (below end) of g's granules. Whole granules are loaded UNROLL at a time,
- * all loads in flight before the first use, then handed to
- * on_vec(v, row, col); the bytes of granules at a row's edges go one by one to
- * on_byte(value, row, col). row is the row index, col the byte offset in it.
- */
-template <class OnVec, class OnByte>
-__device__ __forceinline__ void walk_granules(const ih_geom &g, uint32_t first, uint32_t step,
-                                              uint32_t end, OnVec on_vec, OnByte on_byte)
+/* How walk_granules finds a granule: GENERIC any geometry (a row's edge
+ * granules go byte by byte); FULL a 16-byte aligned base, pitch and width, so
+ * that every granule lies wholly inside its row; FLAT those rows packed as
+ * well (or one row), so that granule i starts at base + 16 i. */
+enum WalkMode { WALK_GENERIC, WALK_FULL, WALK_FLAT };
+
+template <int MODE, class OnVec, class OnByte>
+__device__ __forceinline__ void walk_granules_as(const ih_geom &g, uint32_t first, uint32_t step,
+                                                 uint32_t end, OnVec on_vec, OnByte on_byte)
 {
     const uint32_t stop = end < (g.total + CHUNK - 1) / CHUNK ? end : (g.total + CHUNK - 1) / CHUNK;
     for (uint32_t c = first; c < stop; c += step) {
@@ -83,9 +121,16 @@ __device__ __forceinline__ void walk_granules(const ih_geom &g, uint32_t first, 
             if (i < g.total) {
                 uint32_t r;
                 const uint8_t *row, *gp;
-                ih_locate(g, i, r, row, gp);
+                if constexpr (MODE == WALK_FLAT) {
+                    /* r and the column only where the caller uses them */
+                    r = ih_div(g.per_row, i);
+                    gp = g.base + (size_t)i * 16;
+                    row = g.base + (size_t)r * g.pitch;
+                } else {
+                    ih_locate(g, i, r, row, gp);
+                }
                 const uint8_t *end = row + g.width;
-                if (gp >= row && gp + 16 <= end) {
+                if (MODE != WALK_GENERIC || (gp >= row && gp + 16 <= end)) {
                     v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
                     row_of[k] = r;
                     col_of[k] = (uint32_t)(gp - row);
@@ -109,13 +154,37 @@ __device__ __forceinline__ void walk_granules(const ih_geom &g, uint32_t first, 
     }
 }
 
-/* Count chunks first, first + step, ... (below end) of g into the lane's replicas. */
-__device__ __forceinline__ void count_granules(uint32_t *shl, const ih_geom &g, uint32_t first,
+/*
+ * Walk chunks first, first + step, ... (below end) of g's granules. Whole
+ * granules are loaded UNROLL at a time, all loads in flight before the first
+ * use, then handed to on_vec(v, row, col); the bytes of granules at a row's
+ * edges go one by one to on_byte(value, row, col). row is the row index, col
+ * the byte offset in it. Aligned geometries skip the edge tests and, packed,
+ * the division that finds a granule's row (bench_shared.cu: the integer
+ * instructions around the atomics are what limits the H200).
+ */
+template <class OnVec, class OnByte>
+__device__ __forceinline__ void walk_granules(const ih_geom &g, uint32_t first, uint32_t step,
+                                              uint32_t end, OnVec on_vec, OnByte on_byte)
+{
+    const bool one_row = g.total == g.per_row.d;
+    if ((((uintptr_t)g.base | g.width) & 15) != 0 || (!one_row && (g.pitch & 15) != 0)) {
+        walk_granules_as<WALK_GENERIC>(g, first, step, end, on_vec, on_byte);
+    } else if (one_row || g.pitch == (size_t)g.per_row.d * 16) {
+        walk_granules_as<WALK_FLAT>(g, first, step, end, on_vec, on_byte);
+    } else {
+        walk_granules_as<WALK_FULL>(g, first, step, end, on_vec, on_byte);
+    }
+}
+
+/* Count chunks first, first + step, ... (below end) of g into the lane's
+ * replicas (col: lane_column). */
+__device__ __forceinline__ void count_granules(uint32_t col, const ih_geom &g, uint32_t first,
                                                uint32_t step, uint32_t end)
 {
     walk_granules(
-        g, first, step, end, [shl](uint4 v, uint32_t, uint32_t) { count_vec(shl, v); },
-        [shl](uint32_t b, uint32_t, uint32_t) { atomicAdd(shl + (b << 5), 1u); });
+        g, first, step, end, [col](uint4 v, uint32_t, uint32_t) { count_vec(col, v); },
+        [col](uint32_t b, uint32_t, uint32_t) { inc_shared(col + (b << 7), 1u); });
 }
 
 /* Fold the 32 replicas of every bin and add them to dst[0..255]. Two threads
@@ -162,20 +231,39 @@ __device__ __forceinline__ unsigned long long scan256(unsigned long long v,
     return v;
 }
 
-/* LUT lookups from a table replicated per lane (bank = lane, no conflicts):
- * entry v of lane L is byte v&3 of word (v>>2)*32 + L. */
-__device__ __forceinline__ uint32_t map_byte(const uint32_t *lutl, uint32_t v)
+/*
+ * LUT lookups from a table replicated per lane: entry v of lane L is the low
+ * byte of word v*32 + L (bank L: no conflicts, whatever the bytes), 32 KiB.
+ * lutl is the lane's byte 0 (lane_lut); a lookup is one byte load at
+ * lutl + v*128. Each byte costs one PRMT to take it out of its word, one
+ * address computation and the load, and its share of the three PRMT that put
+ * four results back together: about a quarter of the integer instructions of
+ * a table of packed bytes (shift, mask and shift again), which held the H200's
+ * lookups below the speed of a copy.
+ */
+constexpr int LUT_WORDS = 256 * LANES;
+
+__device__ __forceinline__ const uint8_t *lane_lut(const uint32_t *s_lut)
 {
-    return (lutl[(v >> 2) << 5] >> ((v & 3) << 3)) & 0xffu;
+    return reinterpret_cast<const uint8_t *>(s_lut + (threadIdx.x & 31));
 }
 
-__device__ __forceinline__ uint32_t map_word(const uint32_t *lutl, uint32_t w)
+__device__ __forceinline__ uint32_t map_byte(const uint8_t *lutl, uint32_t v)
 {
-    return map_byte(lutl, w & 0xffu) | (map_byte(lutl, (w >> 8) & 0xffu) << 8) |
-           (map_byte(lutl, (w >> 16) & 0xffu) << 16) | (map_byte(lutl, w >> 24) << 24);
+    return lutl[v << 7];
 }
 
-__device__ __forceinline__ uint4 map_vec(const uint32_t *lutl, uint4 v)
+__device__ __forceinline__ uint32_t map_word(const uint8_t *lutl, uint32_t w)
+{
+    const uint32_t b0 = map_byte(lutl, __byte_perm(w, 0, 0x4440));
+    const uint32_t b1 = map_byte(lutl, __byte_perm(w, 0, 0x4441));
+    const uint32_t b2 = map_byte(lutl, __byte_perm(w, 0, 0x4442));
+    const uint32_t b3 = map_byte(lutl, __byte_perm(w, 0, 0x4443));
+    /* [b0 b1 . .] and [b2 b3 . .], then their low halves side by side */
+    return __byte_perm(__byte_perm(b0, b1, 0x0040), __byte_perm(b2, b3, 0x0040), 0x5410);
+}
+
+__device__ __forceinline__ uint4 map_vec(const uint8_t *lutl, uint4 v)
 {
     uint4 o;
     o.x = map_word(lutl, v.x);
@@ -185,13 +273,12 @@ __device__ __forceinline__ uint4 map_vec(const uint32_t *lutl, uint4 v)
     return o;
 }
 
-/* The per-lane table of a 256-byte LUT (global or shared, 4-byte aligned);
+/* The per-lane table (LUT_WORDS words) of a 256-byte LUT (global or shared);
  * ends with a barrier. */
 __device__ __forceinline__ void load_lut(uint32_t *s_lut, const unsigned char *lut)
 {
-    const uint32_t *lut32 = reinterpret_cast<const uint32_t *>(lut);
-    for (int i = threadIdx.x; i < 64 * LANES; i += blockDim.x) {
-        s_lut[i] = lut32[i >> 5];
+    for (int i = threadIdx.x; i < LUT_WORDS; i += blockDim.x) {
+        s_lut[i] = lut[i >> 5];
     }
     __syncthreads();
 }

@@ -251,6 +251,10 @@ static void test_hist_patterns_large(void **state)
     for (int p = 0; p < N_PATTERNS; p++) {
         check_hist_case(4099, quick ? 307 : 10007, 4099, (unsigned)p % 16, (enum pattern)p);
         check_hist_case(4096, quick ? 64 : 2048, 4096 + 512, 0, (enum pattern)p);
+        /* Aligned and packed, widths a multiple of 16: the flat walk, whole
+         * chunks and a last partial one. */
+        check_hist_case(4096, quick ? 64 : 2048, 4096, 0, (enum pattern)p);
+        check_hist_case(48, quick ? 333 : 3333, 48, 0, (enum pattern)p);
     }
 }
 
@@ -322,6 +326,8 @@ static void test_equalize_random(void **state)
     }
     for (int p = 0; p < N_PATTERNS; p++) {
         check_equalize_case(3001, quick ? 53 : 2003, 3008, 0, 3008, 0, (enum pattern)p, 0);
+        check_equalize_case(2048, quick ? 40 : 1001, 2048, 0, 2048, 0, (enum pattern)p, 0);
+        check_equalize_case(2048, quick ? 40 : 1001, 2560, 0, 2048, 0, (enum pattern)p, 0);
         check_equalize_case(777, 333, 800, 3, 0, 0, (enum pattern)p, 1);
     }
     check_equalize_case(1, 1, 1, 0, 1, 0, UNIFORM, 0);
