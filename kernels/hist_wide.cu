@@ -499,12 +499,14 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
     }
     if constexpr (STORE == IH_WIDE_S16) {
         /* z = the old half inverted, zero where it was 0xffff before the add
-         * (it may have wrapped): the smallest z says whether to look. */
+         * (it may have wrapped): the smallest z says whether to look. The
+         * add (1 or 65536) and the half's mask come from multiply-adds, which
+         * run beside the integer pipe that bounds this loop. */
         uint32_t old[NPER];
         uint32_t least = 1;
 #pragma unroll
         for (int j = 0; j < NPER; j++) {
-            const uint32_t delta = 1u << ((b[j] & 1u) << 4);
+            const uint32_t delta = (b[j] & 1u) * 0xffffu + 1u;
             old[j] = 0;
             if (in[j]) {
                 old[j] = atomicAdd(cnt + swz(b[j] >> 1), delta);
