@@ -658,6 +658,78 @@ static void test_load_errors(void **state)
     imghist_destroy(ctx);
 }
 
+/* Netpbm files that end early or break the format are refused with a reason
+ * (stb_image, which read them before src/io/decode_pnm.c, returned a truncated raw file as
+ * an image of uninitialised pixels); every cut of a valid file is refused. */
+static void test_pnm_errors(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    static const struct {
+        const char *bytes, *why;
+    } bad[] = {
+        {"P6 1 1 1000\n\x01\x02\x03", "ends early"},  /* 17 bytes, 6 needed */
+        {"P5 2 2 255\n\x01\x02\x03", "ends early"},
+        {"P4 9 2\n\xff\x00\xff", "ends early"},       /* rows of 2 bytes */
+        {"P2 3 1 255\n1 2", "ends early"},
+        {"P1 3 1\n1 0", "ends early"},
+        {"P1 3 1\n1 0 2", "other than 0 and 1"},
+        {"P2 2 1 255\n1 -2", "other than a number"},
+        {"P3 1 1 255\n1 2 x", "other than a number"},
+        {"P5 0 1 255\n", "size is 0x1"},
+        {"P5 1 1 0\n\x00", "maxval 0"},
+        {"P5 1 1 65536\n\x00\x00", "maxval 65536"},
+        {"P5 1 1 255", "malformed"},                      /* no byte after maxval */
+        {"P5 1 1 255#\n\x07", "malformed"},
+        {"P5 1 x 255\n\x07", "malformed"},
+        {"P5 1234567890 1 255\n\x07", "malformed"},     /* ten digits */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        imghist_image *img = (imghist_image *)1;
+        const imghist_status st =
+            imghist_load_memory(ctx, bad[i].bytes, strlen(bad[i].bytes), "bad.pnm", &img);
+        if (st != IMGHIST_E_DECODE || strstr(imghist_last_error(ctx), bad[i].why) == NULL ||
+            strstr(imghist_last_error(ctx), "bad.pnm") == NULL) {
+            fail_msg("case %zu: status %d, message '%s' (want '%s')", i, (int)st,
+                     imghist_last_error(ctx), bad[i].why);
+        }
+        assert_null(img);
+    }
+    /* A valid plain and a valid raw file, then every cut of them but the
+     * plain file's trailing newline (its last number is complete without). */
+    static const char plain[] = "P2\n# c\n3 2\n9\n0 3 9\n9 12 1\n";
+    static const char raw[] = "P6 2 1 255\n\x01\x02\x03\x04\x05\x06";
+    const struct {
+        const char *bytes;
+        size_t size, full;
+    } ok[] = {{plain, sizeof plain - 1, sizeof plain - 2}, {raw, sizeof raw - 1, sizeof raw - 1}};
+    for (size_t k = 0; k < 2; k++) {
+        imghist_image *img = NULL;
+        assert_int_equal(imghist_load_memory(ctx, ok[k].bytes, ok[k].size, "ok.pnm", &img),
+                         IMGHIST_OK);
+        imghist_image_free(img);
+        for (size_t cut = 0; cut < ok[k].full; cut++) {
+            img = (imghist_image *)1;
+            assert_int_not_equal(imghist_load_memory(ctx, ok[k].bytes, cut, "cut.pnm", &img),
+                                 IMGHIST_OK);
+            assert_null(img);
+        }
+    }
+    /* The plain file's samples: 9 is maxval, 12 is clamped to it, and
+     * 8-bit plain samples scale to 255 (v * 255 / 9, rounded down). */
+    imghist_image *img = NULL;
+    assert_int_equal(imghist_load_memory(ctx, plain, sizeof plain - 1, "ok.pgm", &img), IMGHIST_OK);
+    static const uint8_t want[6] = {0, 85, 255, 255, 255, 28};
+    assert_int_equal(img->view.width, 3);
+    assert_int_equal(img->view.height, 2);
+    for (int y = 0; y < 2; y++) {
+        assert_memory_equal((const uint8_t *)img->view.data + (size_t)y * img->view.pitch,
+                            want + 3 * y, 3);
+    }
+    imghist_image_free(img);
+    imghist_destroy(ctx);
+}
+
 /* Written PNG reads back bit for bit; a failed write leaves nothing behind. */
 /* libpng checks CRCs (stb_image would not): a flipped byte anywhere in a
  * chunk is an error, never a silently different image. */
@@ -1194,6 +1266,7 @@ int main(void)
         cmocka_unit_test(test_psd_alpha_ignored),
         cmocka_unit_test(test_orientations),
         cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_pnm_errors),
         cmocka_unit_test(test_png_crc_errors),
         cmocka_unit_test(test_jpeg_truncated),
         cmocka_unit_test(test_write_png_roundtrip),

@@ -198,6 +198,52 @@ def synthetic(workdir, seed):
     return paths
 
 
+def netpbm(workdir, seed):
+    """Netpbm files written here, byte by byte, in the forms imwrite does not
+    make: plain (P1-P3) with comments and uneven whitespace, raw PBM (P4) of
+    odd widths, maxvals other than 255 (OpenCV 4.6 scales plain 8-bit samples
+    to 255 and keeps raw ones as stored), plain samples above maxval, and
+    16-bit samples, plain and raw."""
+    rng = np.random.default_rng(seed + 2)
+    paths = []
+
+    def plain(magic, w, h, maxval, values, per_line=7):
+        head = f"{magic}\n# written by test_opencv_ref.py\n{w}  {h}\n"
+        if maxval is not None:
+            head += f"{maxval}\n"
+        nums = [str(int(v)) for v in values.ravel()]
+        lines = [" ".join(nums[i:i + per_line]) for i in range(0, len(nums), per_line)]
+        return (head + "\n".join(lines) + "\n").encode()
+
+    def add(name, data):
+        p = os.path.join(workdir, name)
+        with open(p, "wb") as f:
+            f.write(data)
+        paths.append(p)
+
+    bits = rng.integers(0, 2, (37, 29))
+    add("plain-bits.pbm", plain("P1", 29, 37, None, bits, per_line=70))
+    add("plain-bits-touching.pbm", b"P1 5 2\n01101\n10010\n")
+    for w in (1, 7, 8, 9, 61):
+        rows = rng.integers(0, 256, (13, (w + 7) // 8), dtype=np.uint8)
+        add(f"raw-bits-{w}.pbm", f"P4\n{w} 13\n".encode() + rows.tobytes())
+    for maxval in (1, 7, 100, 255, 1000, 65535):
+        # a few samples above maxval: clamped in plain files
+        g = rng.integers(0, maxval + 1 + maxval // 8, (19, 23))
+        add(f"plain-gray-{maxval}.pgm", plain("P2", 23, 19, maxval, g))
+        c = rng.integers(0, maxval + 1, (17, 11, 3))
+        add(f"plain-rgb-{maxval}.ppm", plain("P3", 11, 17, maxval, c))
+    for maxval in (100, 255):
+        g = rng.integers(0, maxval + 1, (21, 33), dtype=np.uint8)
+        add(f"raw-gray-{maxval}.pgm", f"P5 33 21 {maxval}\n".encode() + g.tobytes())
+        c = rng.integers(0, maxval + 1, (9, 14, 3), dtype=np.uint8)
+        add(f"raw-rgb-{maxval}.ppm", f"P6\n14\n9\n{maxval}\n".encode() + c.tobytes())
+    for maxval in (300, 4095):
+        g = rng.integers(0, maxval + 1, (15, 27)).astype(">u2")
+        add(f"raw-gray-{maxval}.pgm", f"P5 27 15 {maxval}\n".encode() + g.tobytes())
+    return paths
+
+
 SAMPLES = None
 MAKE_JPEG = None
 
@@ -213,6 +259,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         inputs = [os.path.join(samples, p) for p in PHOTOS]
         inputs += synthetic(work, seed)
+        inputs += netpbm(work, seed)
         luma_inputs = luma_only(work, seed)
         for backend in ("cpu", "auto"):
             for mode in GRAY_MODES:

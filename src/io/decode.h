@@ -35,6 +35,8 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
                               const char *name, const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_tiff(imghist_ctx *ctx, const uint8_t *data, size_t size,
                               const char *name, const ih_load_opts *opts, ih_raw *out);
+imghist_status ih_decode_pnm(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
+                             const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const char *name, const ih_load_opts *opts, ih_raw *out);
 

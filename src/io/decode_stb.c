@@ -1,6 +1,6 @@
 /*
- * Every format but PNG, JPEG and TIFF, through stb_image, 8 bits per sample
- * (IMGHIST_P_LOAD_DEPTH = 1: 16-bit PNM and PSD as 16 bits, Radiance HDR as
+ * Every format but PNG, JPEG, TIFF and PNM, through stb_image, 8 bits per
+ * sample (IMGHIST_P_LOAD_DEPTH = 1: 16-bit PSD as 16 bits, Radiance HDR as
  * float); with guards in front of the stb_image 2.27 loaders that fuzzing
  * found unsafe.
  */
@@ -179,80 +179,6 @@ static int psd_colour_only(const uint8_t *d, size_t n, uint8_t **copy, size_t *c
     return 1;
 }
 
-/*
- * Binary PNM (P5/P6) headers, checked here because stb_image's integer parser
- * overflows on long numbers: width, height and maxval must be plain decimal
- * numbers that fit, maxval 1..65535. Returns a reason or NULL.
- */
-static const char *bad_pnm_header(const uint8_t *d, size_t n)
-{
-    if (n < 2 || d[0] != 'P' || (d[1] != '5' && d[1] != '6')) {
-        return NULL;
-    }
-    size_t p = 2;
-    for (int field = 0; field < 3; field++) {
-        for (;;) { /* whitespace and comments */
-            while (p < n && (d[p] == ' ' || d[p] == '\t' || d[p] == '\n' || d[p] == '\r' ||
-                             d[p] == '\v' || d[p] == '\f')) {
-                p++;
-            }
-            if (p < n && d[p] == '#') {
-                while (p < n && d[p] != '\n' && d[p] != '\r') {
-                    p++;
-                }
-                continue;
-            }
-            break;
-        }
-        uint64_t v = 0;
-        size_t digits = 0;
-        while (p < n && d[p] >= '0' && d[p] <= '9') {
-            v = v * 10 + (uint64_t)(d[p++] - '0');
-            if (++digits > 9) {
-                return "PNM header number too large";
-            }
-        }
-        if (digits == 0) {
-            return "PNM header is malformed";
-        }
-        if (field == 2 && (v == 0 || v > 65535)) {
-            return "PNM maxval out of range";
-        }
-    }
-    return NULL;
-}
-
-/*
- * A binary PNM with 16-bit samples (maxval over 255). stb_image 2.27 copies
- * such samples as they are stored, big-endian, into its 16-bit buffer (it
- * does not swap them), and reads them back as native uint16 when it reduces
- * them to 8 bits (>> 8), so on a little-endian machine stbi_load gives every
- * sample's low byte. OpenCV 4.6 takes the high byte (grfmt_pxm.cpp), and so
- * does this (both gray modes; 0.2 kept stb's low byte in the BGR2GRAY mode):
- * the samples are taken as the file's bytes, on any machine. wide = 1: the
- * 16-bit values in host order, else their high bytes. Returns the samples or
- * NULL, like stbi_load_from_memory.
- */
-static void *load_pnm16(const uint8_t *data, size_t size, int *w, int *h, int *comp, int wide)
-{
-    uint8_t *bytes = (uint8_t *)stbi_load_16_from_memory(data, (int)size, w, h, comp, 0);
-    if (bytes == NULL) {
-        return NULL;
-    }
-    const size_t n = (size_t)*w * (size_t)*h * (size_t)*comp;
-    if (wide) {
-        uint16_t *v = (uint16_t *)bytes;
-        for (size_t i = 0; i < n; i++) {
-            v[i] = (uint16_t)(bytes[2 * i] << 8 | bytes[2 * i + 1]);
-        }
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            bytes[i] = bytes[2 * i];
-        }
-    }
-    return bytes; /* the first part holds the samples; freed as a whole */
-}
-
 /* Keep the first `keep` of every pixel's `comp` samples of `size` bytes, in
  * place. */
 static void drop_channels(uint8_t *p, size_t pixels, int comp, int keep, size_t size)
@@ -267,9 +193,6 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const char *name, const ih_load_opts *opts, ih_raw *out)
 {
     const char *refused = refused_format(data, size);
-    if (refused == NULL) {
-        refused = bad_pnm_header(data, size);
-    }
     if (refused != NULL) {
         return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name, refused);
     }
@@ -299,8 +222,6 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
     if (psd_changed < 0) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name);
     }
-    const int is16 = stbi_is_16_bit_from_memory(data, (int)size);
-    const int pnm16 = size >= 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6') && is16;
     const int psd = size >= 4 && memcmp(data, "8BPS", 4) == 0;
     /* stbi_is_16_bit cannot tell a 16-bit PSD (2.27's stbi__psd_is16 reads
      * the depth from the wrong offset: its STBI_NOTUSED(get32be) does not
@@ -311,10 +232,7 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
     const size_t src_size = psd_changed ? psd_size : size;
     imghist_dtype dtype = IMGHIST_U8;
     void *decoded;
-    if (pnm16) {
-        decoded = load_pnm16(data, size, &w, &h, &comp, opts->native_depth);
-        dtype = opts->native_depth ? IMGHIST_U16 : IMGHIST_U8;
-    } else if (psd16) {
+    if (psd16) {
         decoded = stbi_load_16_from_memory(src, (int)src_size, &w, &h, &comp, 0);
         dtype = IMGHIST_U16;
     } else if (hdrf) {

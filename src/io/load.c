@@ -94,6 +94,9 @@ static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size
     if (ih_is_tiff(bytes, size)) {
         return ih_decode_tiff(ctx, bytes, size, name, opts, raw);
     }
+    if (size >= 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6') {
+        return ih_decode_pnm(ctx, bytes, size, name, opts, raw);
+    }
     return ih_decode_stb(ctx, bytes, size, name, opts, raw);
 }
 
