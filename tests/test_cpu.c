@@ -659,8 +659,9 @@ static void test_load_errors(void **state)
 }
 
 /* Netpbm files that end early or break the format are refused with a reason
- * (stb_image, which read them before src/io/decode_pnm.c, returned a truncated raw file as
- * an image of uninitialised pixels); every cut of a valid file is refused. */
+ * (stb_image, which read them before src/io/decode_pnm.c, returned a
+ * truncated raw file as an image of uninitialised pixels); every cut of a
+ * valid file is refused. */
 static void test_pnm_errors(void **state)
 {
     (void)state;

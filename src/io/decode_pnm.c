@@ -89,7 +89,8 @@ static const char *read_plain(pnm_reader *r, int pbm, uint32_t maxval, size_t co
         }
         if (read_number(r, &v) != 0) {
             skip_blanks(r);
-            return r->at >= r->n ? "PNM data ends early" : "PNM data holds something other than a number";
+            return r->at >= r->n ? "PNM data ends early"
+                                 : "PNM data holds something other than a number";
         }
         v = v > maxval ? maxval : v;
         if (!wide) {
@@ -164,7 +165,8 @@ imghist_status ih_decode_pnm(imghist_ctx *ctx, const uint8_t *data, size_t size,
     }
     if (maxval == 0 || maxval > 65535) {
         return ih_fail(ctx, IMGHIST_E_DECODE,
-                       "%s: not a readable image (PNM maxval %u is outside 1..65535)", name, maxval);
+                       "%s: not a readable image (PNM maxval %u is outside 1..65535)", name,
+                       maxval);
     }
     /* One whitespace character ends the header. */
     if (r.at >= r.n || !is_space(data[r.at])) {
