@@ -3,8 +3,6 @@
  * so that a folder run can skip what is not an image. */
 #include <string.h>
 
-#include <stb_image.h>
-
 #include "decode.h"
 
 static int starts_with(const uint8_t *d, size_t n, const char *magic, size_t len)
@@ -28,14 +26,10 @@ const char *imghist_detect_format(const void *head, size_t size)
     if (starts_with(d, size, "#?RADIANCE\n", 11) || starts_with(d, size, "#?RGBE\n", 7)) {
         return "hdr";
     }
-    /* TGA has no magic number: stb_image's header check is what decides. The
-     * formats above were ruled out, and so is Softimage PIC (refused). */
-    if (starts_with(d, size, "\x53\x80\xf6\x34", 4) || size > INT32_MAX) {
+    /* TGA has no magic number: its header is what decides (decode_tga.c).
+     * The formats above were ruled out, and so is Softimage PIC (refused). */
+    if (starts_with(d, size, "\x53\x80\xf6\x34", 4)) {
         return NULL;
     }
-    int w, h, comp;
-    if (size >= 18 && d[1] <= 1 && stbi_info_from_memory(d, (int)size, &w, &h, &comp)) {
-        return "tga";
-    }
-    return NULL;
+    return ih_is_tga(d, size) ? "tga" : NULL;
 }

@@ -97,6 +97,12 @@ static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size
     if (size >= 2 && bytes[0] == 'P' && bytes[1] >= '1' && bytes[1] <= '6') {
         return ih_decode_pnm(ctx, bytes, size, name, opts, raw);
     }
+    /* TGA has no magic number: what is left that starts like none of
+     * stb_image's other formats and has a TGA header. */
+    const char *format = imghist_detect_format(bytes, size);
+    if (format != NULL && strcmp(format, "tga") == 0) {
+        return ih_decode_tga(ctx, bytes, size, name, opts, raw);
+    }
     return ih_decode_stb(ctx, bytes, size, name, opts, raw);
 }
 
