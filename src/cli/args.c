@@ -16,6 +16,8 @@ const char ih_usage_text[] =
     "and float samples with --depth native, colour channels with --channels.\n"
     "Each INPUT is an image file (PNG, JPEG, TIFF, BMP, TGA, GIF, PNM, PSD, HDR; told by\n"
     "its content), a folder of them, or - for standard input (one image only).\n"
+    "Gray ignores alpha. A GIF is its first frame, with no alpha: transparent pixels\n"
+    "in their palette colour, the screen around the frame in the background colour.\n"
     "One file: with no --equalize, --csv, --json or --total, prints a summary and a\n"
     "picture of the histogram. Several inputs or a folder: a batch run over every\n"
     "image found (files that are not images are skipped), on -j threads.\n"

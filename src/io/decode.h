@@ -37,6 +37,8 @@ imghist_status ih_decode_tiff(imghist_ctx *ctx, const uint8_t *data, size_t size
                               const char *name, const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_pnm(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out);
+imghist_status ih_decode_gif(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
+                             const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_tga(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out);
 /* 1 when the first 18 bytes are a TGA header that ih_decode_tga takes (TGA

@@ -103,6 +103,9 @@ static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size
     if (format != NULL && strcmp(format, "tga") == 0) {
         return ih_decode_tga(ctx, bytes, size, name, opts, raw);
     }
+    if (format != NULL && strcmp(format, "gif") == 0) {
+        return ih_decode_gif(ctx, bytes, size, name, opts, raw);
+    }
     return ih_decode_stb(ctx, bytes, size, name, opts, raw);
 }
 
