@@ -72,8 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
 
-    /* IMGHIST_FUZZ_FORMATS=png,jpeg,tiff replays only those formats (the valgrind
-     * replay, until the stb_image formats are free of uninitialised reads). */
+    /* IMGHIST_FUZZ_FORMATS=png,jpeg,... replays only those formats (the
+     * valgrind replay leaves out those stb_image still decodes). */
     static const char *formats = NULL;
     static int formats_read = 0;
     if (!formats_read) {
