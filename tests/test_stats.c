@@ -111,6 +111,60 @@ static void test_refusals(void **state)
     assert_int_equal(imghist_otsu(NULL, 4, &b), IMGHIST_E_INVALID_ARG);
 }
 
+/* imghist_match_lut on histograms worked out by hand. */
+static void test_match_lut(void **state)
+{
+    (void)state;
+    uint64_t src[256] = {0}, ref[256] = {0};
+    uint8_t lut[256];
+    /* The same histogram: every present level maps to itself. */
+    src[3] = 5;
+    src[90] = 1;
+    src[250] = 7;
+    assert_int_equal(imghist_match_lut(src, src, lut), IMGHIST_OK);
+    assert_int_equal(lut[3], 3);
+    assert_int_equal(lut[90], 90);
+    assert_int_equal(lut[250], 250);
+    /* A constant reference: everything maps to its level. */
+    ref[200] = 9;
+    assert_int_equal(imghist_match_lut(src, ref, lut), IMGHIST_OK);
+    for (int v = 0; v < 256; v++) {
+        assert_int_equal(lut[v], 200);
+    }
+    /* Interpolation: ref {0: 1, 100: 3} has quantiles 0.25, 1; a source
+     * quantile of 0.5 is 100 / 0.75 * 0.25 = 33.3 -> 33; levels below the
+     * source's first (quantile 0, left of 0.25) -> 0; the last -> 100. */
+    memset(src, 0, sizeof src);
+    memset(ref, 0, sizeof ref);
+    ref[0] = 1;
+    ref[100] = 3;
+    src[10] = 1;
+    src[20] = 1;
+    assert_int_equal(imghist_match_lut(src, ref, lut), IMGHIST_OK);
+    assert_int_equal(lut[5], 0);
+    assert_int_equal(lut[10], 33);
+    assert_int_equal(lut[20], 100);
+    assert_int_equal(lut[255], 100);
+    /* Halves go to even: ref {L: 1, L+1: 1} (quantiles 0.5, 1) and a source
+     * quantile of 0.75 give L + 0.5. */
+    for (int level = 0; level < 4; level++) {
+        memset(src, 0, sizeof src);
+        memset(ref, 0, sizeof ref);
+        ref[level] = 1;
+        ref[level + 1] = 1;
+        src[0] = 3;
+        src[1] = 1;
+        assert_int_equal(imghist_match_lut(src, ref, lut), IMGHIST_OK);
+        assert_int_equal(lut[0], level % 2 == 0 ? level : level + 1);
+    }
+    /* Refusals. */
+    const uint64_t zero[256] = {0};
+    assert_int_equal(imghist_match_lut(zero, ref, lut), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_match_lut(ref, zero, lut), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_match_lut(NULL, ref, lut), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_match_lut(ref, ref, NULL), IMGHIST_E_INVALID_ARG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -118,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_percentile),
         cmocka_unit_test(test_otsu),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_match_lut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

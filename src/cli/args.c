@@ -59,6 +59,9 @@ const char ih_usage_text[] =
     "  --mask FILE         count only pixels where the mask image is not 0; with\n"
     "                      --equalize the LUT comes from those pixels and is applied\n"
     "                      to the whole image (scikit-image's equalize_hist(mask=))\n"
+    "  --match REF         --equalize writes INPUT's histogram matched to REF's (an\n"
+    "                      image, or a 256-row CSV of this program's): scikit-image's\n"
+    "                      match_histograms, rounded to a level (halves to even)\n"
     "  --joint FILE        joint histogram of INPUT and FILE (same size), --bins per\n"
     "                      axis (default 256): CSV a,b,count (non-zero cells), and\n"
     "                      the mutual information in bits and its normalised form\n"
@@ -337,6 +340,11 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             out->log_scale = 1;
             continue;
         }
+        if ((v = take_value(argc, argv, &i, "--match", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            out->match = v;
+            continue;
+        }
         if ((v = take_value(argc, argv, &i, "--joint", &matched, err, errlen)) || matched) {
             if (v == NULL) return -1;
             out->joint = v;
@@ -407,6 +415,15 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
     }
     if (out->scale.n_gpus > 0 && out->backend == IMGHIST_BACKEND_CPU) {
         snprintf(err, errlen, "--gpus and --backend cpu contradict each other");
+        return -1;
+    }
+    if (out->match != NULL &&
+        (out->equalize_out == NULL || out->n_inputs > 1 || out->mask != NULL ||
+         out->joint != NULL || out->channels || out->native_depth || out->bins != 0 ||
+         out->has_range)) {
+        snprintf(err, errlen, "--match maps one 8-bit gray image for --equalize OUT (not with "
+                              "several inputs, --mask, --joint, --channels, --depth native, "
+                              "--bins or --range)");
         return -1;
     }
     if ((out->mask != NULL || out->joint != NULL) && out->n_inputs > 1) {

@@ -30,6 +30,7 @@ typedef struct ih_cli_args {
     int channels;             /* --channels: R, G, B (A) counted separately */
     const char *mask;         /* --mask FILE: count only where it is non-zero */
     const char *joint;        /* --joint FILE: joint histogram with this image */
+    const char *match;        /* --match REF: --equalize writes the image matched to REF */
     const char *plot;         /* --plot FILE.png|.svg: a picture of the histogram */
     int log_scale;            /* --log: the plot's counts on a log axis */
     int help;

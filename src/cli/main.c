@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -324,14 +325,83 @@ done:
     return rc;
 }
 
+/* A histogram CSV of this program's (bin,lower,upper,count, 256 rows) into
+ * ref: 0, or -1 with the reason in msg. */
+static int read_hist_csv(const char *path, uint64_t ref[256], char *msg, size_t msglen)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(msg, msglen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[512];
+    int rows = 0, bad = 0;
+    memset(ref, 0, 256 * sizeof ref[0]);
+    if (fgets(line, sizeof line, f) == NULL || strncmp(line, "bin,", 4) != 0) {
+        bad = 1;
+    }
+    while (!bad && fgets(line, sizeof line, f) != NULL) {
+        unsigned bin = 0;
+        unsigned long long count = 0;
+        double lo = 0, hi = 0;
+        char end = 0;
+        if (sscanf(line, "%u,%lf,%lf,%llu%c", &bin, &lo, &hi, &count, &end) < 4 ||
+            (end != '\n' && end != '\r' && end != 0) || bin != (unsigned)rows || rows >= 256) {
+            bad = 1;
+            break;
+        }
+        ref[rows++] = count;
+    }
+    fclose(f);
+    if (bad || rows != 256) {
+        snprintf(msg, msglen, "%s: not a 256-row histogram CSV (bin,lower,upper,count) of "
+                              "an 8-bit image", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* --match REF: REF's gray 256-bin histogram (an image, or a CSV). */
+static int match_reference(imghist_ctx *ctx, const char *path, uint64_t ref[256])
+{
+    char msg[1200];
+    const size_t n = strlen(path);
+    if (n >= 4 && strcasecmp(path + n - 4, ".csv") == 0) {
+        if (read_hist_csv(path, ref, msg, sizeof msg) != 0) {
+            return fail(msg);
+        }
+    } else {
+        imghist_image *img = NULL;
+        imghist_status st = load_second(ctx, path, 0, &img);
+        if (st != IMGHIST_OK) {
+            return fail_lib(ctx, st);
+        }
+        const imghist_counts c = {.data = ref, .len = 256, .mem = IMGHIST_MEM_HOST};
+        st = imghist_histogram(ctx, &img->view, NULL, NULL, &c);
+        imghist_image_free(img);
+        if (st != IMGHIST_OK) {
+            return fail_lib(ctx, st);
+        }
+    }
+    uint64_t total = 0;
+    for (int v = 0; v < 256; v++) {
+        total += ref[v];
+    }
+    if (total == 0) {
+        snprintf(msg, sizeof msg, "%s: the reference histogram is empty", path);
+        return fail(msg);
+    }
+    return IH_EXIT_OK;
+}
+
 static int run_one(const ih_cli_args *a)
 {
     char msg[1200];
     const char *name = strcmp(a->input, "-") == 0 ? "<stdin>" : a->input;
     const char *outs[5] = {a->equalize_out, a->csv_out, a->json_out, a->total_out, a->plot};
     for (int i = 0; i < 5; i++) {
-        if (names_input(a->input, outs[i])) {
-            snprintf(msg, sizeof msg, "%s: refusing to overwrite the input file", outs[i]);
+        if (names_input(a->input, outs[i]) || (a->match && names_input(a->match, outs[i]))) {
+            snprintf(msg, sizeof msg, "%s: refusing to overwrite an input file", outs[i]);
             return fail(msg);
         }
     }
@@ -388,14 +458,39 @@ static int run_one(const ih_cli_args *a)
         eq.data = eq_pixels;
         eq.pitch = row;
     }
+    uint64_t ref_hist[256];
+    if (a->match != NULL) {
+        rc = match_reference(ctx, a->match, ref_hist);
+        if (rc != IH_EXIT_OK) {
+            goto done;
+        }
+    }
     char why[600];
-    st = ih_measure(ctx, a, &img->view, mask, a->equalize_out ? &eq : NULL, &hist, why,
-                    sizeof why);
+    st = ih_measure(ctx, a, &img->view, mask, a->equalize_out && !a->match ? &eq : NULL, &hist,
+                    why, sizeof why);
     report_note(ctx);
     if (st != IMGHIST_OK) {
         snprintf(msg, sizeof msg, "%s: %s", name, why);
         rc = fail(msg);
         goto done;
+    }
+    if (a->match != NULL) {
+        /* 8-bit gray (the options allow nothing else): the LUT from the two
+         * histograms, applied on the host. */
+        uint8_t lut[256];
+        if (img->view.dtype != IMGHIST_U8 || hist.bins != 256 ||
+            imghist_match_lut(hist.counts, ref_hist, lut) != IMGHIST_OK) {
+            snprintf(msg, sizeof msg, "%s: --match needs an 8-bit image", name);
+            rc = fail(msg);
+            goto done;
+        }
+        for (uint32_t y = 0; y < img->view.height; y++) {
+            const uint8_t *s = (const uint8_t *)img->view.data + (size_t)y * img->view.pitch;
+            uint8_t *d = (uint8_t *)eq.data + (size_t)y * eq.pitch;
+            for (uint32_t x = 0; x < img->view.width; x++) {
+                d[x] = lut[s[x]];
+            }
+        }
     }
     if (a->equalize_out != NULL && mask != NULL && ih_verbosity > 0) {
         ih_say("the LUT comes from the pixels where %s is not 0", a->mask);
@@ -476,6 +571,8 @@ int main(int argc, char **argv)
         if (ih_is_batch(&a) && a.plot != NULL) {
             rc = fail("--plot draws the histogram of one image; a folder or several inputs are "
                       "a batch run (plot each image on its own)");
+        } else if (ih_is_batch(&a) && a.match != NULL) {
+            rc = fail("--match maps one image; a folder is a batch run");
         } else {
             rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
         }
