@@ -682,6 +682,45 @@ def otsu(hist) -> int:
     return out.value
 
 
+def match_lut(hist, ref_hist) -> np.ndarray:
+    """The 256-entry uint8 lookup table that maps an 8-bit image with
+    histogram hist onto the distribution of ref_hist (both 256 counts):
+    scikit-image's match_histograms for unsigned images, rounded to a level
+    with halves to even (np.rint)."""
+    if not L.HAVE_MATCH:
+        raise ImghistError(f"imghist: matching needs a libimghist with imghist_match_lut "
+                           f"(0.3.3); {L.library_path} is {L.version_string} without it")
+    h, r = _counts(hist), _counts(ref_hist)
+    if h.size != 256 or r.size != 256:
+        raise ValueError("imghist: match_lut wants two histograms of 256 counts")
+    lut = np.empty(256, np.uint8)
+    st = L.lib.imghist_match_lut(h.ctypes.data, r.ctypes.data, lut.ctypes.data)
+    if st != L.OK:
+        raise L.error(st, "imghist: no count in a histogram" if st == L.E_INVALID_ARG else "")
+    return lut
+
+
+def match_histograms(x: Array, reference: Array, *, backend: Optional[str] = None) -> Array:
+    """x (uint8, any shape; NumPy, torch or CuPy) with its histogram matched
+    to reference's (uint8, any shape and library), as
+    np.rint(skimage.exposure.match_histograms(x, reference)).astype(np.uint8):
+    both histograms counted by imghist (on the GPU for device arrays), the
+    table from match_lut, looked up in x's own library and device."""
+    for a, what in ((x, "x"), (reference, "reference")):
+        if str(getattr(a, "dtype", "")).split(".")[-1] != "uint8":
+            raise ValueError(f"imghist: match_histograms takes uint8 arrays; {what} is "
+                             f"{getattr(a, 'dtype', type(a).__name__)}")
+    lut = match_lut(histogram(x.reshape(1, -1), backend=backend),
+                    histogram(reference.reshape(1, -1), backend=backend))
+    if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):  # CuPy
+        import cupy
+        return cupy.asarray(lut)[x]
+    if hasattr(x, "detach") and hasattr(x, "long"):  # torch
+        import torch
+        return torch.as_tensor(lut, device=x.device)[x.long()]
+    return lut[np.asarray(x)]
+
+
 def cuda_available() -> bool:
     """True when this libimghist has the CUDA backend and a usable GPU."""
     return L.device_count() > 0

@@ -140,6 +140,7 @@ _optional = {
     "imghist_entropy": (_i, [_p, ctypes.c_size_t, _p]),
     "imghist_percentile": (_i, [_p, ctypes.c_size_t, ctypes.c_double, _p]),
     "imghist_otsu": (_i, [_p, ctypes.c_size_t, _p]),
+    "imghist_match_lut": (_i, [_p, _p, _p]),
 }
 for _name, (_res, _args) in _sigs.items():
     _f = getattr(lib, _name)
@@ -154,6 +155,7 @@ for _name, (_res, _args) in _optional.items():
 HAVE_PIL = hasattr(lib, "imghist_equalize_lut_pil")
 HAVE_EQUALIZE_BATCH = hasattr(lib, "imghist_equalize_batch")
 HAVE_STATS = hasattr(lib, "imghist_otsu")
+HAVE_MATCH = hasattr(lib, "imghist_match_lut")
 
 version_string = lib.imghist_version_string().decode()
 

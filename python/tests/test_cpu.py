@@ -520,3 +520,40 @@ def test_statistics_of_a_histogram(rng):
         imghist.otsu(np.zeros(256, np.int64))
     with pytest.raises(ValueError, match="0 to 100"):
         imghist.percentile([1, 2], 101)
+
+
+# ---- histogram matching ----
+
+@pytest.mark.skipif(not _lib.HAVE_MATCH, reason="libimghist without imghist_match_lut (0.3.3)")
+def test_match_histograms(rng):
+    """Against scikit-image's match_histograms (rounded with np.rint) where it
+    is installed, and against the definition (NumPy's interp over the
+    cumulative quantiles) everywhere."""
+    try:
+        from skimage.exposure import match_histograms as sk_match
+    except ImportError:  # pragma: no cover
+        sk_match = None
+    cases = [
+        (u8(rng, 120, 77), u8(rng, 33, 41)),
+        (np.full((9, 13), 90, np.uint8), u8(rng, 50, 50)),
+        (u8(rng, 40, 40), np.full((3, 3), 17, np.uint8)),
+        (rng.integers(100, 104, (31, 7), dtype=np.uint8), rng.integers(0, 3, (5, 5), dtype=np.uint8)),
+        (np.array([[201]], np.uint8), u8(rng, 2, 2)),
+        (u8(rng, 4, 6, 5), u8(rng, 7, 3)),  # any shape
+    ]
+    for x, ref in cases:
+        got = imghist.match_histograms(x, ref)
+        assert got.dtype == np.uint8 and got.shape == x.shape
+        hs = np.bincount(x.ravel(), minlength=256)
+        hr = np.bincount(ref.ravel(), minlength=256)
+        levels = np.nonzero(hr)[0]
+        want_lut = np.rint(np.interp(np.cumsum(hs) / x.size, np.cumsum(hr[levels]) / ref.size,
+                                     levels)).astype(np.uint8)
+        assert np.array_equal(got, want_lut[x])
+        assert np.array_equal(imghist.match_lut(hs, hr), want_lut)
+        if sk_match is not None and x.ndim == ref.ndim:  # scikit-image wants equal ndim
+            assert np.array_equal(got, np.rint(sk_match(x, ref)).astype(np.uint8))
+    with pytest.raises(ValueError):
+        imghist.match_histograms(np.zeros((2, 2), np.uint16), u8(rng, 2, 2))
+    with pytest.raises(imghist.ImghistError):
+        imghist.match_lut(np.zeros(256, np.uint64), np.ones(256, np.uint64))

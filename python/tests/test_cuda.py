@@ -219,6 +219,17 @@ def test_equalize_pil_matches_torchvision(rng):
     torch.testing.assert_close(imghist.equalize(b, method="pil"), F.equalize(b), rtol=0, atol=0)
 
 
+@pytest.mark.skipif(not _lib.HAVE_MATCH, reason="no imghist_match_lut")
+def test_match_histograms(xp, rng):
+    """Device arrays in, the same array library and device out, the same
+    pixels as the NumPy call."""
+    for shape_x, shape_r in (((123, 77), (40, 51)), ((3, 20, 31), (9,)), ((1, 1), (5, 5))):
+        x = rng.integers(0, 256, shape_x, dtype=np.uint8)
+        r = rng.integers(30, 90, shape_r, dtype=np.uint8)
+        got = imghist.match_histograms(xp.dev(x), xp.dev(r))
+        assert np.array_equal(xp.host(got), imghist.match_histograms(x, r))
+
+
 def test_joint_and_mi(xp, rng):
     a = rng.integers(0, 256, (300, 200), dtype=np.uint8)
     b = ((a.astype(np.uint16) * 3) // 4 + rng.integers(0, 32, (300, 200))).astype(np.uint8)
