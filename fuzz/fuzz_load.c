@@ -21,7 +21,11 @@
  *  - every channel's histogram sums to width * height (natural bins for
  *    integers; 64 bins over [0, 1) with the outlier counters for float);
  *  - small U8 and U16 images survive imghist_encode_png and a native load
- *    bit for bit.
+ *    bit for bit;
+ *  - with IMGHIST_FUZZ_TWICE=1 set, a second native load of the same bytes,
+ *    made after a block of the image's size was filled with 0x5a and freed
+ *    (so that a decoder leaving bytes unwritten would likely see other
+ *    garbage), gives the same image byte for byte.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +38,21 @@
 static void check_native(const uint8_t *data, size_t size, imghist_status gray_status,
                          uint32_t gray_w, uint32_t gray_h);
 
-#define FUZZ_MAX_PIXELS (UINT64_C(1) << 16)
+/* The pixel limit: 2^16, or IMGHIST_FUZZ_MAX_PIXELS (the replay of the
+ * conformance suites, whose images are larger). */
+static uint64_t fuzz_max_pixels(void)
+{
+    static uint64_t limit = 0;
+    if (limit == 0) {
+        const char *e = getenv("IMGHIST_FUZZ_MAX_PIXELS");
+        limit = e != NULL ? strtoull(e, NULL, 10) : 0;
+        if (limit == 0) {
+            limit = UINT64_C(1) << 16;
+        }
+    }
+    return limit;
+}
+#define FUZZ_MAX_PIXELS fuzz_max_pixels()
 
 /* Non-empty, short, and no control character at all: the message may quote
  * bytes from the file, which the library must have made printable. */
@@ -194,6 +212,26 @@ static void check_native(const uint8_t *data, size_t size, imghist_status gray_s
         CHECK(sum == npix);
     }
     free(hist);
+
+    static int twice = -1;
+    if (twice < 0) {
+        const char *t = getenv("IMGHIST_FUZZ_TWICE");
+        twice = t != NULL && strcmp(t, "1") == 0;
+    }
+    if (twice) {
+        const size_t bytes = v->pitch * v->height;
+        void *scribble = malloc(bytes);
+        CHECK(scribble != NULL);
+        memset(scribble, 0x5a, bytes);
+        free(scribble);
+        imghist_image *again = NULL;
+        CHECK(imghist_load_memory(ctx, data, size, "fuzz", &again) == IMGHIST_OK);
+        CHECK(again->view.dtype == v->dtype && again->view.channels == v->channels &&
+              again->view.width == v->width && again->view.height == v->height &&
+              again->view.pitch == v->pitch);
+        CHECK(memcmp(again->view.data, v->data, bytes) == 0);
+        imghist_image_free(again);
+    }
 
     if (v->dtype != IMGHIST_F32 && npix <= 4096) {
         void *png = NULL;

@@ -39,11 +39,16 @@ imghist_status ih_decode_pnm(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_gif(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out);
+imghist_status ih_decode_bmp(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
+                             const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_tga(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out);
 /* 1 when the first 18 bytes are a TGA header that ih_decode_tga takes (TGA
  * has no magic number: the caller rules out the formats that have one). */
 int ih_is_tga(const uint8_t *d, size_t n);
+/* Why bytes that look like a format imghist refuses (Softimage PIC, a JPEG
+ * behind 0xFF fill bytes) are not read, or NULL. */
+const char *ih_stb_refused_reason(const uint8_t *d, size_t n);
 imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const char *name, const ih_load_opts *opts, ih_raw *out);
 

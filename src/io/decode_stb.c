@@ -1,5 +1,6 @@
 /*
- * Every format but PNG, JPEG, TIFF and PNM, through stb_image, 8 bits per
+ * PSD and Radiance HDR (the formats without a reader of imghist's or a
+ * library's own) through stb_image, 8 bits per
  * sample (IMGHIST_P_LOAD_DEPTH = 1: 16-bit PSD as 16 bits, Radiance HDR as
  * float); with guards in front of the stb_image 2.27 loaders that fuzzing
  * found unsafe.
@@ -90,7 +91,7 @@ static int hdr_would_hang(const uint8_t *d, size_t n, uint32_t w, uint32_t h)
  * (its loader crashed under fuzzing, tests/crashers/). Returns a reason or
  * NULL.
  */
-static const char *refused_format(const uint8_t *d, size_t n)
+const char *ih_stb_refused_reason(const uint8_t *d, size_t n)
 {
     static const uint8_t pic[4] = {0x53, 0x80, 0xf6, 0x34};
     if (n >= 4 && memcmp(d, pic, 4) == 0) {
@@ -192,7 +193,7 @@ static void drop_channels(uint8_t *p, size_t pixels, int comp, int keep, size_t 
 imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const char *name, const ih_load_opts *opts, ih_raw *out)
 {
-    const char *refused = refused_format(data, size);
+    const char *refused = ih_stb_refused_reason(data, size);
     if (refused != NULL) {
         return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name, refused);
     }

@@ -1,7 +1,7 @@
 /*
  * Loading: a file or a buffer, the decoder chosen by the first bytes (PNG with
- * libpng, JPEG with libjpeg-turbo, TIFF with libtiff, the rest with
- * stb_image), then depth reduction, gray conversion and EXIF orientation, as
+ * libpng, JPEG with libjpeg-turbo, TIFF with libtiff, GIF with giflib, BMP,
+ * TGA and PNM with readers of imghist's own, PSD and HDR with stb_image), then depth reduction, gray conversion and EXIF orientation, as
  * IMGHIST_P_LOAD_DEPTH, _CHANNELS and _GRAY ask. Standard input is the CLI's business.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -103,10 +103,22 @@ static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size
     if (format != NULL && strcmp(format, "tga") == 0) {
         return ih_decode_tga(ctx, bytes, size, name, opts, raw);
     }
+    if (format != NULL && strcmp(format, "bmp") == 0) {
+        return ih_decode_bmp(ctx, bytes, size, name, opts, raw);
+    }
     if (format != NULL && strcmp(format, "gif") == 0) {
         return ih_decode_gif(ctx, bytes, size, name, opts, raw);
     }
-    return ih_decode_stb(ctx, bytes, size, name, opts, raw);
+    if (format != NULL && (strcmp(format, "psd") == 0 || strcmp(format, "hdr") == 0)) {
+        return ih_decode_stb(ctx, bytes, size, name, opts, raw);
+    }
+    /* Nothing else goes to stb_image: its loaders would take headers the
+     * readers above refuse (a TGA-like header with a gray depth of 32 bits
+     * came back with uninitialised pixels). */
+    const char *why = ih_stb_refused_reason(bytes, size);
+    return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name,
+                   why != NULL ? why
+                               : "not PNG, JPEG, TIFF, BMP, GIF, PNM, TGA, PSD or Radiance HDR");
 }
 
 /* A float sample in 8 bits: clamp(v, 0, 1) * 255, rounded half up; NaN is 0. */
