@@ -118,7 +118,8 @@ static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size
     const char *why = ih_stb_refused_reason(bytes, size);
     return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name,
                    why != NULL ? why
-                               : "not PNG, JPEG, TIFF, BMP, GIF, PNM, TGA, PSD or Radiance HDR");
+                               : "unrecognised format: not PNG, JPEG, TIFF, BMP, GIF, PNM, TGA, "
+                                 "PSD or Radiance HDR");
 }
 
 /* A float sample in 8 bits: clamp(v, 0, 1) * 255, rounded half up; NaN is 0. */
