@@ -36,6 +36,10 @@ GRAY_MODES = ("bgr2gray", "luma")
 def opencv_gray(path, gray):
     if gray == "luma":
         img = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
+        if path.endswith(".hdr") and img is not None and img.ndim == 3:
+            # OpenCV 4.6 returns an HDR file's IMREAD_GRAYSCALE in 3 channels
+            # (grfmt_hdr.cpp means cvtColor(BGR2GRAY); imghist does that).
+            img = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
         assert img is not None and img.ndim == 2, path
         return img
     img = cv2.imread(path, cv2.IMREAD_COLOR)  # BGR, alpha dropped, gray replicated
@@ -135,6 +139,10 @@ def synthetic(workdir, seed):
         "narrow-range-rgba.png": np.dstack([rng.integers(100, 110, (50, 77), dtype=np.uint8)
                                             for _ in range(4)]),
     }
+    # Radiance HDR (float, RLE-coded by imwrite): OpenCV scales it linearly
+    # to 8 bits, values above 1 saturate; gray modes both use cvtColor.
+    cases["float-rgb.hdr"] = (rng.random((37, 61, 3)) * 1.3).astype(np.float32)
+    cases["float-dark.hdr"] = (rng.random((20, 133, 3)) * 0.02).astype(np.float32)
     cases["rgb16.png"] = rng.integers(0, 65536, (45, 67, 3), dtype=np.uint16)
     cases["gray16.png"] = rng.integers(0, 65536, (23, 99), dtype=np.uint16)
     paths = []

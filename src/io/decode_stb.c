@@ -5,6 +5,7 @@
  * float); with guards in front of the stb_image 2.27 loaders that fuzzing
  * found unsafe.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,46 @@ static void drop_channels(uint8_t *p, size_t pixels, int comp, int keep, size_t 
     }
 }
 
-/* Every other format through stb_image. */
+/* A float sample in 8 bits as OpenCV's convertTo(CV_8U, 255) makes it:
+ * v * 255 in float, rounded half to even, saturated. */
+static uint8_t hdr_sample_u8(float v)
+{
+    const float x = v * 255.0f;
+    if (!(x > 0.0f)) {
+        return 0;
+    }
+    if (x >= 255.0f) {
+        return 255;
+    }
+    return (uint8_t)lrintf(x);
+}
+
+/*
+ * A Radiance HDR image (float RGB, or gray) in 8 bits, in place, as OpenCV
+ * 4.6's imread makes it (grfmt_hdr.cpp): every sample scaled linearly, and
+ * for IMREAD_GRAYSCALE (gray = 1) the gray of cvtColor(BGR2GRAY) on those 8-bit
+ * samples, the same as the IMREAD_COLOR path gives. (stb_image's own 8-bit
+ * result is gamma-corrected: a different picture.)
+ */
+static void hdr_to_u8(void *samples, size_t pixels, int *comp, int gray)
+{
+    const float *f = samples;
+    uint8_t *o = samples;
+    const size_t n = pixels * (size_t)*comp;
+    for (size_t i = 0; i < n; i++) {
+        o[i] = hdr_sample_u8(f[i]);
+    }
+    if (gray && *comp >= 3) {
+        const size_t step = (size_t)*comp;
+        for (size_t i = 0; i < pixels; i++) {
+            const uint8_t *p = o + i * step;
+            o[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
+        }
+        *comp = 1;
+    }
+}
+
+/* PSD and HDR through stb_image. */
 imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const char *name, const ih_load_opts *opts, ih_raw *out)
 {
@@ -228,7 +268,10 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
      * the depth from the wrong offset: its STBI_NOTUSED(get32be) does not
      * evaluate the call), so the header is read here. */
     const int psd16 = opts->native_depth && psd && size >= 26 && be16(data + 22) == 16;
-    const int hdrf = opts->native_depth && stbi_is_hdr_from_memory(data, (int)size);
+    /* Radiance HDR is always decoded as float: 8 bits are made here as OpenCV
+     * 4.6 makes them (below), not by stb_image's gamma curve. */
+    const int hdr = stbi_is_hdr_from_memory(data, (int)size);
+    const int hdrf = hdr;
     const uint8_t *src = psd_changed ? psd_data : data;
     const size_t src_size = psd_changed ? psd_size : size;
     imghist_dtype dtype = IMGHIST_U8;
@@ -260,6 +303,11 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
     if (psd && comp == 4) {
         drop_channels(decoded, (size_t)pixels, 4, 3, ih_dtype_size(dtype));
         comp = 3;
+    }
+    if (hdr && !opts->native_depth) {
+        hdr_to_u8(decoded, (size_t)pixels, &comp,
+                  opts->mode == IMGHIST_GRAY_LUMA && !opts->keep_channels);
+        dtype = IMGHIST_U8;
     }
     out->width = (uint32_t)w;
     out->height = (uint32_t)h;
