@@ -22,9 +22,9 @@ from ._lib import ImghistArgumentError, ImghistError
 from ._lib import library_path as _library_path
 from ._lib import version_string as __version__
 from ._api import (cuda_available, device_count, entropy, equalize, histogram, histogram2d,
-                   load, match_histograms, match_lut, mutual_information, otsu, percentile)
+                   clahe, load, match_histograms, match_lut, mutual_information, otsu, percentile)
 
 __all__ = ["histogram", "equalize", "histogram2d", "mutual_information", "load",
-           "entropy", "percentile", "otsu", "match_lut", "match_histograms",
+           "entropy", "percentile", "otsu", "match_lut", "match_histograms", "clahe",
            "cuda_available", "device_count", "ImghistError", "ImghistArgumentError",
            "__version__"]

@@ -363,6 +363,30 @@ def _masked_loop(ctx, a, lay, mlay, per_image, out):
                                           ctx.counts_a))
 
 
+def _image_out(a: A.Arr, out: Array):
+    """The destination of an image-to-image call: a new array like a when out
+    is None, else out checked against a. Returns (its Arr, what to return,
+    its layout)."""
+    if out is None:
+        o_obj = A.empty(a, tuple(a.shape), a.np_dtype)
+        o = A.describe(o_obj, "out")
+        if a.kind == A.TORCH_HOST:
+            o.kind = A.TORCH_HOST
+        o_res = A.result(a, o_obj)
+    else:
+        o = A.describe(out, "out")
+        if (o.kind != a.kind or o.mem != a.mem or o.dev != a.dev or o.dt != a.dt
+                or tuple(o.shape) != tuple(a.shape)):
+            raise ValueError("imghist: out must be of x's kind, shape, dtype and device")
+        if o.mem == _HOST and not o.obj.flags.writeable:
+            raise ValueError("imghist: out is read-only")
+        o_res = out
+    olay = _layout(o, 2)
+    if not olay[0]:
+        raise ValueError("imghist: out must have packed rows (last axis contiguous)")
+    return o, o_res, olay
+
+
 def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = None, *,
              backend: Optional[str] = None):
     """Histogram equalization of a one-channel uint8 or uint16 image, or of
@@ -401,23 +425,7 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     ctx.set_method(m)
     a, lay = _image_layout(a, 2)
     _, lead, lst, H, W, C, pitch = lay
-    if out is None:
-        o_obj = A.empty(a, tuple(a.shape), a.np_dtype)
-        o = A.describe(o_obj, "out")
-        if a.kind == A.TORCH_HOST:
-            o.kind = A.TORCH_HOST
-        o_res = A.result(a, o_obj)
-    else:
-        o = A.describe(out, "out")
-        if (o.kind != a.kind or o.mem != a.mem or o.dev != a.dev or o.dt != a.dt
-                or tuple(o.shape) != tuple(a.shape)):
-            raise ValueError("imghist: out must be of x's kind, shape, dtype and device")
-        if o.mem == _HOST and not o.obj.flags.writeable:
-            raise ValueError("imghist: out is read-only")
-        o_res = out
-    olay = _layout(o, 2)
-    if not olay[0]:
-        raise ValueError("imghist: out must have packed rows (last axis contiguous)")
+    o, o_res, olay = _image_out(a, out)
     mlay = _mask(mask, a, lead, H, W, ctx)
     n_img = 1
     for n in lead:
@@ -462,6 +470,49 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
             _set_view(ctx.mask, ma.ptr + moffs[i], ma, H, W, 1, ml[6])
             ctx.check(lib.imghist_equalize_masked(ctx.ptr, ctx.src_a, ctx.mask_a, ctx.dst_a,
                                                   None))
+    return o_res
+
+
+def clahe(x: Array, clip_limit: float = 40.0, tiles: Tuple[int, int] = (8, 8),
+          out: Array = None, *, backend: Optional[str] = None):
+    """Contrast-limited adaptive histogram equalization of a one-channel
+    uint8 or uint16 image, or of a batch of them (any leading dimensions),
+    identical to OpenCV's cv2.createCLAHE(clip_limit, tiles).apply(x) image by
+    image. tiles: (columns, rows) of the grid, as OpenCV's tileGridSize.
+    NumPy runs on the CPU threads, PyTorch and CuPy GPU arrays on their GPU
+    (tile histograms, clipping, LUTs and the blend on the device, queued on
+    the current stream). out: None (a new array) or an array of x's kind,
+    shape, dtype and device with packed rows; x itself works in place.
+    Returns the result."""
+    if not L.HAVE_CLAHE:
+        raise ImghistError(f"imghist: clahe needs a libimghist with imghist_clahe (0.3.4); "
+                           f"{L.library_path} is {L.version_string}")
+    try:
+        tx, ty = (int(tiles[0]), int(tiles[1]))
+    except (TypeError, ValueError, IndexError):
+        raise ValueError(f"imghist: tiles={tiles!r}; want (columns, rows)") from None
+    a = A.describe(x)
+    if a.dt == L.F32 or a.is_bool:
+        raise TypeError(f"imghist: clahe takes uint8 or uint16, not {a.np_dtype}")
+    ctx = _context(a, backend)
+    a, lay = _image_layout(a, 2)
+    _, lead, lst, H, W, C, pitch = lay
+    o, o_res, olay = _image_out(a, out)
+    n_img = 1
+    for n in lead:
+        n_img *= n
+    if n_img == 0 or H == 0 or W == 0:
+        return o_res
+    lib = L.lib
+    if not lead:
+        _set_view(ctx.src, a.ptr, a, H, W, 1, pitch)
+        _set_view(ctx.dst, o.ptr, o, H, W, 1, olay[6])
+        ctx.check(lib.imghist_clahe(ctx.ptr, ctx.src_a, ctx.dst_a, float(clip_limit), tx, ty))
+        return o_res
+    sv = _views(ctx, "src", a, lead, lst, H, W, 1, pitch)
+    dv = _views(ctx, "dst", o, olay[1], olay[2], H, W, 1, olay[6])
+    ctx.check(lib.imghist_clahe_batch(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n_img,
+                                      float(clip_limit), tx, ty))
     return o_res
 
 

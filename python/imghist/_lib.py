@@ -141,6 +141,9 @@ _optional = {
     "imghist_percentile": (_i, [_p, ctypes.c_size_t, ctypes.c_double, _p]),
     "imghist_otsu": (_i, [_p, ctypes.c_size_t, _p]),
     "imghist_match_lut": (_i, [_p, _p, _p]),
+    "imghist_clahe": (_i, [_p, _p, _p, ctypes.c_double, ctypes.c_uint32, ctypes.c_uint32]),
+    "imghist_clahe_batch": (_i, [_p, _p, _p, ctypes.c_size_t, ctypes.c_double, ctypes.c_uint32,
+                                 ctypes.c_uint32]),
 }
 for _name, (_res, _args) in _sigs.items():
     _f = getattr(lib, _name)
@@ -156,6 +159,7 @@ HAVE_PIL = hasattr(lib, "imghist_equalize_lut_pil")
 HAVE_EQUALIZE_BATCH = hasattr(lib, "imghist_equalize_batch")
 HAVE_STATS = hasattr(lib, "imghist_otsu")
 HAVE_MATCH = hasattr(lib, "imghist_match_lut")
+HAVE_CLAHE = hasattr(lib, "imghist_clahe")
 
 version_string = lib.imghist_version_string().decode()
 

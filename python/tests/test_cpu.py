@@ -557,3 +557,35 @@ def test_match_histograms(rng):
         imghist.match_histograms(np.zeros((2, 2), np.uint16), u8(rng, 2, 2))
     with pytest.raises(imghist.ImghistError):
         imghist.match_lut(np.zeros(256, np.uint64), np.ones(256, np.uint64))
+
+
+# ---- CLAHE ----
+
+@pytest.mark.skipif(not _lib.HAVE_CLAHE, reason="libimghist without imghist_clahe (0.3.4)")
+@pytest.mark.skipif(cv2 is None, reason="python3-opencv is missing")
+def test_clahe_against_opencv(rng):
+    """cv2.createCLAHE(clip, tiles).apply() bit for bit: 8- and 16-bit, odd
+    sizes, tiles larger than the image, a stack (imghist_clahe_batch), in
+    place, out=."""
+    cases = [u8(rng, 240, 321), np.full((17, 9), 77, np.uint8), u8(rng, 1, 40), u8(rng, 33, 1),
+             rng.integers(0, 65536, (70, 45), dtype=np.uint16),
+             (rng.integers(0, 1024, (64, 64)) * 64).astype(np.uint16)]
+    for x in cases:
+        for clip, tiles in ((40.0, (8, 8)), (2.0, (3, 7)), (0.0, (2, 2)), (3.0, (16, 1))):
+            want = cv2.createCLAHE(clip, tiles).apply(x)
+            got = imghist.clahe(x, clip, tiles)
+            assert got.dtype == x.dtype and np.array_equal(got, want), (x.shape, clip, tiles)
+    stack = u8(rng, 5, 48, 61)
+    got = imghist.clahe(stack, 3.0, (4, 4))
+    for i in range(5):
+        assert np.array_equal(got[i], cv2.createCLAHE(3.0, (4, 4)).apply(stack[i]))
+    x = u8(rng, 50, 60)
+    want = cv2.createCLAHE(40.0, (8, 8)).apply(x)
+    out = np.empty_like(x)
+    assert imghist.clahe(x, out=out) is out and np.array_equal(out, want)
+    imghist.clahe(x, out=x)
+    assert np.array_equal(x, want)
+    with pytest.raises(ValueError):
+        imghist.clahe(x, tiles=(0, 8))
+    with pytest.raises(TypeError):
+        imghist.clahe(np.zeros((4, 4), np.float32))

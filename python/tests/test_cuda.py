@@ -278,3 +278,20 @@ def test_numpy_on_cuda_backend(rng):
     assert isinstance(h, np.ndarray)
     np.testing.assert_array_equal(h, ref.natural(x, 256))
     np.testing.assert_array_equal(imghist.equalize(x, backend="auto"), ref.equalize(x))
+
+
+@pytest.mark.skipif(not _lib.HAVE_CLAHE, reason="libimghist without imghist_clahe (0.3.4)")
+def test_clahe(xp, rng):
+    """Device arrays: the same pixels as the NumPy call (itself OpenCV's, in
+    test_cpu.py), 8- and 16-bit, a stack, in place."""
+    for x in (rng.integers(0, 256, (480, 640), dtype=np.uint8),
+              rng.integers(0, 256, (3, 37, 29), dtype=np.uint8),
+              rng.integers(0, 65536, (101, 77), dtype=np.uint16),
+              np.full((16, 16), 9, np.uint8)):
+        for clip, tiles in ((40.0, (8, 8)), (2.0, (3, 5))):
+            got = imghist.clahe(xp.dev(x), clip, tiles)
+            assert np.array_equal(xp.host(got), imghist.clahe(x, clip, tiles))
+    x = rng.integers(0, 256, (64, 48), dtype=np.uint8)
+    d = xp.dev(x)
+    imghist.clahe(d, out=d)
+    assert np.array_equal(xp.host(d), imghist.clahe(x))

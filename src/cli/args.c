@@ -58,6 +58,11 @@ const char ih_usage_text[] =
     "  --mask FILE         count only pixels where the mask image is not 0; with\n"
     "                      --equalize the LUT comes from those pixels and is applied\n"
     "                      to the whole image (scikit-image's equalize_hist(mask=))\n"
+    "  --clahe             --equalize writes CLAHE's result instead (contrast-limited\n"
+    "                      adaptive equalization, the same as OpenCV's\n"
+    "                      createCLAHE(clip, tiles).apply(); 16-bit with --depth native)\n"
+    "  --clip X            CLAHE's clip limit (default 40; 0: no limit)\n"
+    "  --tiles CxR         CLAHE's grid of tile columns x rows (default 8x8)\n"
     "  --match REF         --equalize writes INPUT's histogram matched to REF's (an\n"
     "                      image, or a 256-row CSV of this program's): scikit-image's\n"
     "                      match_histograms, rounded to a level (halves to even)\n"
@@ -191,6 +196,8 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
     memset(out, 0, sizeof *out);
     out->backend = IMGHIST_BACKEND_AUTO;
     out->gray = IMGHIST_GRAY_BGR2GRAY;
+    out->clip = 40.0;
+    out->tiles_x = out->tiles_y = 8;
     if (errlen > 0) {
         err[0] = '\0';
     }
@@ -358,6 +365,42 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             out->log_scale = 1;
             continue;
         }
+        if (strcmp(a, "--clahe") == 0) {
+            out->clahe = 1;
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--clip", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            char *end = NULL;
+            out->clip = strtod(v, &end);
+            if (end == v || *end != '\0' || !(out->clip == out->clip)) {
+                snprintf(err, errlen, "--clip needs a number (CLAHE's clip limit), not '%s'", v);
+                return -1;
+            }
+            continue;
+        }
+        if ((v = take_value(argc, argv, &i, "--tiles", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            char *end = NULL;
+            const unsigned long tx = strtoul(v, &end, 10);
+            unsigned long ty = tx;
+            if (end != v && (*end == 'x' || *end == 'X')) {
+                const char *h = end + 1;
+                ty = strtoul(h, &end, 10);
+                if (end == h) {
+                    end = (char *)v;
+                }
+            }
+            if (end == v || *end != '\0' || v[0] == '-' || tx < 1 || ty < 1 || tx > 256 ||
+                ty > 256) {
+                snprintf(err, errlen, "--tiles needs COLSxROWS, each 1 to 256 (e.g. 8x8), not '%s'",
+                         v);
+                return -1;
+            }
+            out->tiles_x = (uint32_t)tx;
+            out->tiles_y = (uint32_t)ty;
+            continue;
+        }
         if ((v = take_value(argc, argv, &i, "--match", &matched, err, errlen)) || matched) {
             if (v == NULL) return -1;
             out->match = v;
@@ -442,6 +485,15 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
         snprintf(err, errlen, "--match maps one 8-bit gray image for --equalize OUT (not with "
                               "several inputs, --mask, --joint, --channels, --depth native, "
                               "--bins or --range)");
+        return -1;
+    }
+    if (out->clahe &&
+        (out->equalize_out == NULL || out->n_inputs > 1 || out->mask != NULL ||
+         out->joint != NULL || out->channels || out->match != NULL || out->bins != 0 ||
+         out->has_range)) {
+        snprintf(err, errlen, "--clahe transforms one gray image for --equalize OUT (not with "
+                              "several inputs, --mask, --joint, --channels, --match, --bins or "
+                              "--range)");
         return -1;
     }
     if ((out->mask != NULL || out->joint != NULL) && out->n_inputs > 1) {

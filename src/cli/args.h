@@ -31,6 +31,9 @@ typedef struct ih_cli_args {
     const char *mask;         /* --mask FILE: count only where it is non-zero */
     const char *joint;        /* --joint FILE: joint histogram with this image */
     const char *match;        /* --match REF: --equalize writes the image matched to REF */
+    int clahe;                /* --clahe: --equalize writes CLAHE's result */
+    double clip;              /* --clip (CLAHE's clip limit; default 40) */
+    uint32_t tiles_x, tiles_y; /* --tiles WxH (default 8x8) */
     const char *plot;         /* --plot FILE.png|.svg: a picture of the histogram */
     int log_scale;            /* --log: the plot's counts on a log axis */
     int help;

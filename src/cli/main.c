@@ -466,8 +466,9 @@ static int run_one(const ih_cli_args *a)
         }
     }
     char why[600];
-    st = ih_measure(ctx, a, &img->view, mask, a->equalize_out && !a->match ? &eq : NULL, &hist,
-                    why, sizeof why);
+    st = ih_measure(ctx, a, &img->view, mask,
+                    a->equalize_out && !a->match && !a->clahe ? &eq : NULL, &hist, why,
+                    sizeof why);
     report_note(ctx);
     if (st != IMGHIST_OK) {
         snprintf(msg, sizeof msg, "%s: %s", name, why);
@@ -490,6 +491,15 @@ static int run_one(const ih_cli_args *a)
             for (uint32_t x = 0; x < img->view.width; x++) {
                 d[x] = lut[s[x]];
             }
+        }
+    }
+    if (a->clahe) {
+        st = imghist_clahe(ctx, &img->view, &eq, a->clip, a->tiles_x, a->tiles_y);
+        report_note(ctx);
+        if (st != IMGHIST_OK) {
+            snprintf(msg, sizeof msg, "%s: CLAHE: %s", name, imghist_last_error(ctx));
+            rc = fail(msg);
+            goto done;
         }
     }
     if (a->equalize_out != NULL && mask != NULL && ih_verbosity > 0) {
@@ -573,6 +583,9 @@ int main(int argc, char **argv)
                       "a batch run (plot each image on its own)");
         } else if (ih_is_batch(&a) && a.match != NULL) {
             rc = fail("--match maps one image; a folder is a batch run");
+        } else if (ih_is_batch(&a) && a.clahe) {
+            rc = fail("--clahe transforms one image; a folder is a batch run (use the library's "
+                      "imghist_clahe_batch or imghist.clahe on a stack)");
         } else {
             rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
         }

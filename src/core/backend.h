@@ -16,6 +16,8 @@ extern "C" {
  * core runs the call on ctx->fallback instead and says so in the note. */
 #define IH_E_GPU_OOM ((imghist_status)100)
 
+struct ih_clahe_geom;
+
 struct ih_backend_ops {
     imghist_backend id;
     int device_memory; /* takes IMGHIST_MEM_DEVICE views and counts */
@@ -59,6 +61,12 @@ struct ih_backend_ops {
     imghist_status (*equalize_batch)(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *dst, size_t count,
                                      const imghist_counts *hists);
+    /* CLAHE of one-channel U8 or U16 views src, dst of one size and type
+     * (dst == src allowed), geometry from ih_clahe_geometry. Device views;
+     * host views too on the CUDA backend. NULL: the core runs host views
+     * itself (core/clahe.c). */
+    imghist_status (*clahe)(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+                            const struct ih_clahe_geom *geom);
 };
 
 /* A new context on `ops`, parameters at their defaults; NULL when out of memory. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "clahe.h"
 
 /* Device memory needs a backend that takes it. */
 static imghist_status check_memory(imghist_ctx *ctx, imghist_mem mem, const char *role)
@@ -495,6 +496,98 @@ imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
             one.len = IH_U8_BINS;
         }
         st = dispatch_equalize(ctx, &src[i], NULL, &dst[i], hists != NULL ? &one : NULL);
+    }
+    return st;
+}
+
+/* ---- CLAHE (core/clahe.c) ---- */
+
+static imghist_status check_clahe_args(imghist_ctx *ctx, double clip_limit, uint32_t tiles_x,
+                                       uint32_t tiles_y)
+{
+    if (tiles_x < 1 || tiles_y < 1 || tiles_x > 256 || tiles_y > 256) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "CLAHE tile grid %ux%u: each side must be 1 to 256", tiles_x, tiles_y);
+    }
+    if (!(clip_limit == clip_limit)) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "CLAHE clip limit is NaN");
+    }
+    return IMGHIST_OK;
+}
+
+static imghist_status clahe_one(imghist_ctx *ctx, const imghist_view *src,
+                                const imghist_view *dst, double clip_limit, uint32_t tiles_x,
+                                uint32_t tiles_y)
+{
+    ih_clahe_geom g;
+    ih_clahe_geometry(src->width, src->height, tiles_x, tiles_y, clip_limit,
+                      src->dtype == IMGHIST_U8 ? 256 : 65536, &g);
+    if (ctx->ops->clahe != NULL) {
+        imghist_status st = ctx->ops->clahe(ctx, src, dst, &g);
+        if (st != IH_E_GPU_OOM) {
+            return st;
+        }
+        st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+    }
+    if (src->mem == IMGHIST_MEM_DEVICE) {
+        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "CLAHE of device views needs the CUDA backend");
+    }
+    return ih_clahe_host(ctx, src, dst, &g);
+}
+
+/* Checks of one source / destination pair of a CLAHE call. */
+static imghist_status check_clahe_pair(imghist_ctx *ctx, const imghist_view *src,
+                                       const imghist_view *dst)
+{
+    imghist_status st = ih_check_view(ctx, src, "source");
+    if (st == IMGHIST_OK) st = ih_check_view(ctx, dst, "destination");
+    if (st == IMGHIST_OK && (src->channels > 1 || src->dtype == IMGHIST_F32)) {
+        st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "CLAHE takes one channel of 8- or 16-bit samples");
+    }
+    if (st == IMGHIST_OK) st = check_pair(ctx, src, dst);
+    if (st == IMGHIST_OK) st = check_memory(ctx, src->mem, "images");
+    return st;
+}
+
+imghist_status imghist_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+                             double clip_limit, uint32_t tiles_x, uint32_t tiles_y)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st == IMGHIST_OK) st = check_clahe_args(ctx, clip_limit, tiles_x, tiles_y);
+    if (st == IMGHIST_OK) st = check_clahe_pair(ctx, src, dst);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    return clahe_one(ctx, src, dst, clip_limit, tiles_x, tiles_y);
+}
+
+imghist_status imghist_clahe_batch(imghist_ctx *ctx, const imghist_view *src,
+                                   const imghist_view *dst, size_t count, double clip_limit,
+                                   uint32_t tiles_x, uint32_t tiles_y)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st == IMGHIST_OK) st = check_clahe_args(ctx, clip_limit, tiles_x, tiles_y);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (src == NULL || dst == NULL || count == 0) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "CLAHE batch: no images");
+    }
+    for (size_t i = 0; i < count; i++) {
+        st = check_clahe_pair(ctx, &src[i], &dst[i]);
+        if (st == IMGHIST_OK && (src[i].mem != src[0].mem || src[i].dtype != src[0].dtype)) {
+            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                         "CLAHE batch: image %zu differs from image 0 in memory or type", i);
+        }
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+    }
+    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+        st = clahe_one(ctx, &src[i], &dst[i], clip_limit, tiles_x, tiles_y);
     }
     return st;
 }

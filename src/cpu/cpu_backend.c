@@ -496,4 +496,5 @@ const ih_backend_ops ih_cpu_backend = {
     .mutual_information = NULL,
     .equalize = cpu_equalize,
     .equalize_batch = cpu_equalize_batch,
+    .clahe = NULL,
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clahe.h"
 #include "cuda_state.h"
 #include "equalize_batch.cuh"
 #include "hist_u8.cuh"
@@ -102,6 +103,8 @@ static void cuda_close(imghist_ctx *ctx)
     if (s->stream != NULL || s->own_stream != NULL) {
         (void)cudaStreamSynchronize(s->stream);
     }
+    cudaFree(s->clahe_ws);
+    cudaFree(s->clahe_img);
     cudaFree(s->workspace);
     cudaFree(s->ticket);
     cudaFree(s->hist);
@@ -285,6 +288,13 @@ static imghist_status cuda_mutual_information(imghist_ctx *ctx, const imghist_co
     return ih_cuda_mutual_information(ctx, joint, bins_a, bins_b, result, result_mem);
 }
 
+static imghist_status cuda_clahe(imghist_ctx *ctx, const imghist_view *src,
+                                 const imghist_view *dst, const ih_clahe_geom *g)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_clahe(ctx, src, dst, g);
+}
+
 extern "C" const ih_backend_ops ih_cuda_backend = {
     IMGHIST_BACKEND_CUDA,
     1,
@@ -299,4 +309,5 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_mutual_information,
     cuda_equalize,
     cuda_equalize_batch,
+    cuda_clahe,
 };

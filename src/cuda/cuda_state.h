@@ -54,6 +54,11 @@ struct ih_cuda_state {
     void *eqb_ws;                       /* counters and tickets (zero between launches), LUTs */
     size_t eqb_ws_cap;                  /* bytes */
     uint32_t eqb_ws_images;             /* large images it is laid out for */
+    /* cuda_clahe_ops.cu */
+    void *clahe_ws;                     /* tile counters, then tile LUTs */
+    size_t clahe_ws_cap;
+    void *clahe_img;                    /* host images on the GPU */
+    size_t clahe_img_cap;
 };
 
 static inline struct ih_cuda_state *ih_cuda(imghist_ctx *ctx)
@@ -118,6 +123,10 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
                                          const imghist_counts *out);
 imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src,
                                        const imghist_view *dst, const imghist_counts *hist);
+/* cuda_clahe_ops.cu: CLAHE of a device view, or of a host view through a
+ * device copy (synchronised before it returns). */
+imghist_status ih_cuda_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+                             const struct ih_clahe_geom *g);
 /* Grow a stream-ordered device buffer to `need` bytes (contents lost); no
  * host synchronisation. */
 imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, size_t need);

@@ -1,0 +1,39 @@
+/* CLAHE's geometry and per-tile arithmetic, shared by the host code
+ * (core/clahe.c) and the CUDA backend, which must give the same bits. */
+#ifndef IMGHIST_CLAHE_H
+#define IMGHIST_CLAHE_H
+
+#include <stdint.h>
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ih_clahe_geom {
+    uint32_t width, height;   /* the image */
+    uint32_t tiles_x, tiles_y;
+    uint32_t tile_w, tile_h;  /* after OpenCV's extension (see clahe.c) */
+    uint32_t levels;          /* 256 or 65536 */
+    int32_t clip;             /* per-bin limit; 0: none */
+    float lut_scale;          /* (float)(levels - 1) / (float)(tile_w * tile_h) */
+} ih_clahe_geom;
+
+void ih_clahe_geometry(uint32_t w, uint32_t h, uint32_t tiles_x, uint32_t tiles_y, double clip,
+                       uint32_t levels, ih_clahe_geom *g);
+/* Clip and redistribute a tile's histogram (levels counters, changed), then
+ * its LUT (levels uint8_t or uint16_t). */
+void ih_clahe_clip_lut(const ih_clahe_geom *g, int32_t *hist, void *lut);
+/* The two tile columns and the weight of the second for column x (rows: y). */
+void ih_clahe_columns(const ih_clahe_geom *g, uint32_t x, int32_t *t1, int32_t *t2, float *a);
+void ih_clahe_rows(const ih_clahe_geom *g, uint32_t y, int32_t *t1, int32_t *t2, float *b);
+/* CLAHE of a host view into dst on IMGHIST_P_CPU_THREADS threads. */
+imghist_status ih_clahe_host(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+                             const ih_clahe_geom *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
