@@ -58,6 +58,10 @@ const char ih_usage_text[] =
     "  --mask FILE         count only pixels where the mask image is not 0; with\n"
     "                      --equalize the LUT comes from those pixels and is applied\n"
     "                      to the whole image (scikit-image's equalize_hist(mask=))\n"
+    "  --color MODE        what --equalize (or --clahe) writes for a colour image:\n"
+    "                      gray (default: the gray image), luma (a colour PNG: the\n"
+    "                      luminance equalized, as OpenCV's BGR2YCrCb, equalize Y,\n"
+    "                      YCrCb2BGR) or channels (R, G and B each equalized)\n"
     "  --clahe             --equalize writes CLAHE's result instead (contrast-limited\n"
     "                      adaptive equalization, the same as OpenCV's\n"
     "                      createCLAHE(clip, tiles).apply(); 16-bit with --depth native)\n"
@@ -365,6 +369,20 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             out->log_scale = 1;
             continue;
         }
+        if ((v = take_value(argc, argv, &i, "--color", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            if (strcmp(v, "gray") == 0) {
+                out->color = IH_COLOR_GRAY;
+            } else if (strcmp(v, "luma") == 0) {
+                out->color = IH_COLOR_LUMA;
+            } else if (strcmp(v, "channels") == 0) {
+                out->color = IH_COLOR_CHANNELS;
+            } else {
+                snprintf(err, errlen, "--color is gray, luma or channels, not '%s'", v);
+                return -1;
+            }
+            continue;
+        }
         if (strcmp(a, "--clahe") == 0) {
             out->clahe = 1;
             continue;
@@ -485,6 +503,16 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
         snprintf(err, errlen, "--match maps one 8-bit gray image for --equalize OUT (not with "
                               "several inputs, --mask, --joint, --channels, --depth native, "
                               "--bins or --range)");
+        return -1;
+    }
+    if (out->color != IH_COLOR_GRAY &&
+        (out->equalize_out == NULL || out->n_inputs > 1 || out->mask != NULL ||
+         out->joint != NULL || out->channels || out->match != NULL || out->bins != 0 ||
+         out->has_range || out->native_depth || out->plot != NULL ||
+         strcmp(out->inputs[0], "-") == 0)) {
+        snprintf(err, errlen, "--color equalizes one 8-bit image file for --equalize OUT (not "
+                              "with standard input, several inputs, --mask, --joint, "
+                              "--channels, --match, --bins, --range, --depth native or --plot)");
         return -1;
     }
     if (out->clahe &&

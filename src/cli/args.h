@@ -8,6 +8,8 @@
 #include "imghist.h"
 #include "scale.h"
 
+enum { IH_COLOR_GRAY = 0, IH_COLOR_LUMA = 1, IH_COLOR_CHANNELS = 2 };
+
 typedef struct ih_cli_args {
     const char *input;        /* the first input: a path or "-" */
     const char **inputs;      /* every input, in order (malloc'd; ih_free_args) */
@@ -32,6 +34,7 @@ typedef struct ih_cli_args {
     const char *joint;        /* --joint FILE: joint histogram with this image */
     const char *match;        /* --match REF: --equalize writes the image matched to REF */
     int clahe;                /* --clahe: --equalize writes CLAHE's result */
+    int color;                /* --color: IH_COLOR_GRAY (default), _LUMA, _CHANNELS */
     double clip;              /* --clip (CLAHE's clip limit; default 40) */
     uint32_t tiles_x, tiles_y; /* --tiles WxH (default 8x8) */
     const char *plot;         /* --plot FILE.png|.svg: a picture of the histogram */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "color.h"
 #include "batch.h"
 #include "cli_context.h"
 #include "imghist.h"
@@ -493,7 +494,7 @@ static int run_one(const ih_cli_args *a)
             }
         }
     }
-    if (a->clahe) {
+    if (a->clahe && a->color == IH_COLOR_GRAY) {
         st = imghist_clahe(ctx, &img->view, &eq, a->clip, a->tiles_x, a->tiles_y);
         report_note(ctx);
         if (st != IMGHIST_OK) {
@@ -501,6 +502,30 @@ static int run_one(const ih_cli_args *a)
             rc = fail(msg);
             goto done;
         }
+    }
+    uint8_t *color_rgb = NULL;
+    if (a->color != IH_COLOR_GRAY) {
+        /* The file again with its colour, then the colour result replaces
+         * the gray one as what --equalize writes. */
+        imghist_image *colour = NULL;
+        imghist_set_param(ctx, IMGHIST_P_LOAD_DEPTH, 0);
+        imghist_set_param(ctx, IMGHIST_P_LOAD_CHANNELS, 1);
+        st = imghist_load_file(ctx, a->input, &colour);
+        if (st == IMGHIST_OK) {
+            st = ih_color_equalize(ctx, a, &colour->view, &color_rgb);
+        }
+        imghist_image_free(colour);
+        if (st != IMGHIST_OK) {
+            snprintf(msg, sizeof msg, "%s: --color: %s", name,
+                     st == IMGHIST_E_NOMEM ? "out of memory" : imghist_last_error(ctx));
+            rc = fail(msg);
+            goto done;
+        }
+        free(eq_pixels);
+        eq_pixels = color_rgb;
+        eq.data = color_rgb;
+        eq.channels = 3;
+        eq.pitch = (size_t)img->view.width * 3;
     }
     if (a->equalize_out != NULL && mask != NULL && ih_verbosity > 0) {
         ih_say("the LUT comes from the pixels where %s is not 0", a->mask);
