@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """--plot: the files open, have the stated sizes, and a PNG plot of a
-synthetic histogram shows its bars at the right heights; SVG is XML; the
-refusals are one line each and leave no file behind.
+synthetic histogram shows its bars at the right heights; SVG is XML; a batch
+run's --plot-dir (one plot per image, the folders mirrored) and --total
+--plot (the total's bars); the refusals are one line each and leave no file
+behind.
 
 usage: test_plot.py IMGHIST_BINARY SAMPLES_DIR
 Exits 77 (skipped) without numpy and PIL, or when the build has no cairo.
@@ -99,10 +101,41 @@ def main():
             root = ET.parse(svg).getroot()
             if not root.tag.endswith("svg") or root.get("width") not in ("900pt", "900"):
                 fail(f"SVG root {root.tag} width {root.get('width')}")
+        # A batch run: --plot-dir mirrors the folder, one plot per image;
+        # --plot with --total draws the total (4000 x 64, 2000 x 192 and
+        # 1500 x 100).
+        folder = os.path.join(d, "batch")
+        os.makedirs(os.path.join(folder, "sub"))
+        Image.fromarray(img).save(os.path.join(folder, "two.png"))
+        Image.fromarray(np.full((30, 50), 100, np.uint8)).save(
+            os.path.join(folder, "sub", "const.png"))
+        pd = os.path.join(d, "plots")
+        total_png = os.path.join(d, "total.png")
+        p = run("-q", "-r", folder, "--plot-dir", pd, "--total", os.path.join(d, "t.csv"),
+                "--plot", total_png)
+        if p.returncode != 0:
+            fail(f"--plot-dir / --total --plot: exit {p.returncode}: {p.stderr}")
+        else:
+            for rel, want in (("two.png", [round(0.95 * 398), round(0.95 * 398 / 2)]),
+                              (os.path.join("sub", "const.png"), [round(0.95 * 398)]),
+                              ("", [round(0.95 * 398), round(0.95 * 398 * 1500 / 4000),
+                                    round(0.95 * 398 / 2)])):
+                path = os.path.join(pd, rel) if rel else total_png
+                if not os.path.exists(path) or Image.open(path).size != (900, 500):
+                    fail(f"{path}: missing or not 900x500")
+                    continue
+                heights = [h for _, h in bars(path)]
+                if "const" in rel:  # the cumulative line's step splits the one bar
+                    heights = [max(heights)] if heights else []
+                if len(heights) != len(want) or any(abs(h - w) > 1 for h, w in zip(heights, want)):
+                    fail(f"{path}: bar heights {heights}, want {want}")
         # Refusals: one line, exit 2 (usage) or 1, no file left.
         for args, code in (([src, "--plot", os.path.join(d, "x.jpg")], 2),
                            ([src, "--log"], 2),
                            ([SAMPLES, "--plot", os.path.join(d, "dir.png")], 2),
+                           ([src, "--plot-dir", os.path.join(d, "x.d")], 1),
+                           ([SAMPLES, "--plot-dir", os.path.join(d, "x.e"), "--equalize",
+                             os.path.join(d, "x.e")], 2),
                            ([os.path.join(d, "missing.png"), "--plot", os.path.join(d, "m.png")], 1),
                            ([src, "--plot", os.path.join(d, "no", "such", "dir.png")], 1)):
             p = run(*args)

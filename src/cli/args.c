@@ -36,6 +36,8 @@ const char ih_usage_text[] =
     "  --plot FILE         a picture of the histogram (FILE.png or FILE.svg): bars, axes,\n"
     "                      the cumulative distribution; with --equalize the equalized\n"
     "                      image's histogram beside it (one input image only)\n"
+    "  --plot-dir DIR      a batch run: DIR/<path below the input>.png, a plot of each\n"
+    "                      image's histogram (--plot FILE with --total plots the total)\n"
     "  --log               the plot's count axis on a log scale\n"
     "  -r, --recursive     descend into sub-folders\n"
     "  -j, --jobs N        worker threads for a batch run (default: every core)\n"
@@ -360,6 +362,11 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             out->mask = v;
             continue;
         }
+        if ((v = take_value(argc, argv, &i, "--plot-dir", &matched, err, errlen)) || matched) {
+            if (v == NULL) return -1;
+            out->plot_dir = v;
+            continue;
+        }
         if ((v = take_value(argc, argv, &i, "--plot", &matched, err, errlen)) || matched) {
             if (v == NULL) return -1;
             out->plot = v;
@@ -482,14 +489,32 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
                                   "(install libcairo2-dev and build again)");
             return -1;
         }
-        if (out->joint != NULL || out->n_inputs > 1) {
-            snprintf(err, errlen, "--plot draws the histogram of one input image (not with "
-                                  "--joint or several inputs)");
+        if (out->joint != NULL || (out->n_inputs > 1 && out->total_out == NULL)) {
+            snprintf(err, errlen, "--plot draws the histogram of one input image, or with "
+                                  "--total the total of a batch run (not with --joint; for "
+                                  "each image of a batch, --plot-dir DIR)");
             return -1;
         }
     }
-    if (out->log_scale && out->plot == NULL) {
-        snprintf(err, errlen, "--log sets the count axis of --plot: give --plot FILE");
+    if (out->plot_dir != NULL) {
+        if (!ih_plot_available()) {
+            snprintf(err, errlen, "--plot-dir: this imghist was built without cairo "
+                                  "(install libcairo2-dev and build again)");
+            return -1;
+        }
+        if (out->equalize_out != NULL && strcmp(out->equalize_out, out->plot_dir) == 0) {
+            snprintf(err, errlen, "--plot-dir and --equalize name the same folder '%s'",
+                     out->plot_dir);
+            return -1;
+        }
+        if (out->joint != NULL || out->mask != NULL) {
+            snprintf(err, errlen, "--plot-dir plots a batch run's images (not with --joint or "
+                                  "--mask)");
+            return -1;
+        }
+    }
+    if (out->log_scale && out->plot == NULL && out->plot_dir == NULL) {
+        snprintf(err, errlen, "--log sets the count axis of --plot or --plot-dir: give one");
         return -1;
     }
     if (out->scale.n_gpus > 0 && out->backend == IMGHIST_BACKEND_CPU) {

@@ -37,7 +37,9 @@ typedef struct ih_cli_args {
     int color;                /* --color: IH_COLOR_GRAY (default), _LUMA, _CHANNELS */
     double clip;              /* --clip (CLAHE's clip limit; default 40) */
     uint32_t tiles_x, tiles_y; /* --tiles WxH (default 8x8) */
-    const char *plot;         /* --plot FILE.png|.svg: a picture of the histogram */
+    const char *plot;         /* --plot FILE.png|.svg: a picture of the histogram (a batch
+                                 run with --total: of the total) */
+    const char *plot_dir;     /* --plot-dir DIR: a batch run's plot of each image */
     int log_scale;            /* --log: the plot's counts on a log axis */
     int help;
     int version;

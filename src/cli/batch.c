@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "batch.h"
+#include "plot.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -121,6 +122,39 @@ static void write_png(imghist_ctx *ctx, const ih_file *f, const imghist_view *im
     imghist_free(png);
 }
 
+/* --plot-dir: DIR/rel.png, a plot of the image's histogram, written like
+ * the equalized PNGs (beside the target, then renamed). */
+static void write_plot_file(const ih_cli_args *a, const ih_file *f, result *r)
+{
+    char *path = ih_output_path(a->plot_dir, f->path + f->rel);
+    if (path == NULL) {
+        r->status = IMGHIST_E_NOMEM;
+        snprintf(r->msg, sizeof r->msg, "%s: out of memory", f->path);
+        return;
+    }
+    const ih_plot plot = {f->path, &r->hist, NULL, a->log_scale, 0};
+    char why[256];
+    ih_output_file out;
+    r->status = IMGHIST_E_IO;
+    if (make_parents(path) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot create its folder: %s", path,
+                 strerror(errno));
+    } else if (ih_output_open(&out, path, 0, why, sizeof why) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot create: %s", path, why);
+    } else if (ih_write_plot(out.fp, &plot) != 0 || ih_output_close(&out, why, sizeof why)) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot draw or write the plot", path);
+        ih_output_abort(&out);
+    } else if (ih_stop_signal() != 0) {
+        ih_output_abort(&out);
+        snprintf(r->msg, sizeof r->msg, "%s: not written (interrupted)", path);
+    } else if (ih_output_commit(&out, why, sizeof why) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot write: %s", path, why);
+    } else {
+        r->status = IMGHIST_OK;
+    }
+    free(path);
+}
+
 static void process(imghist_ctx *ctx, const ih_cli_args *a, const ih_file *f, result *r)
 {
     imghist_image *img = NULL;
@@ -136,8 +170,13 @@ static void process(imghist_ctx *ctx, const ih_cli_args *a, const ih_file *f, re
                            &r->hist, why, sizeof why); /* equalized in place */
     if (r->status != IMGHIST_OK) {
         snprintf(r->msg, sizeof r->msg, "%s: %s", f->path, why);
-    } else if (a->equalize_out != NULL) {
-        write_png(ctx, f, &img->view, r);
+    } else {
+        if (a->equalize_out != NULL) {
+            write_png(ctx, f, &img->view, r);
+        }
+        if (a->plot_dir != NULL && r->status == IMGHIST_OK) {
+            write_plot_file(a, f, r);
+        }
     }
     imghist_image_free(img);
 }
@@ -498,6 +537,15 @@ int ih_run_batch(const ih_cli_args *a)
     }
     if (total_fp != NULL && total.counts != NULL && ih_write_csv(total_fp, &total) != 0) {
         write_failed = 1;
+    }
+    /* --plot with --total: the total's picture, one of the run's outputs. */
+    ih_plot total_plot = {"total of the run", &total, NULL, a->log_scale, 0};
+    if (root && a->plot != NULL && total.counts != NULL && !write_failed && sig == 0) {
+        (void)ih_plot_kind(a->plot, &total_plot.svg, err, sizeof err); /* checked with the options */
+        if (ih_outputs_stage(&outs, a->plot, ih_write_plot, &total_plot, err, sizeof err) != 0) {
+            ih_say("%s", err);
+            write_failed = 1;
+        }
     }
     ih_hist_out_free(&total);
     if (sig != 0) {

@@ -603,9 +603,12 @@ int main(int argc, char **argv)
     } else {
         ih_verbosity = a.verbosity;
         ih_catch_signals();
-        if (ih_is_batch(&a) && a.plot != NULL) {
-            rc = fail("--plot draws the histogram of one image; a folder or several inputs are "
-                      "a batch run (plot each image on its own)");
+        if (ih_is_batch(&a) && a.plot != NULL && a.total_out == NULL) {
+            rc = fail("--plot draws the histogram of one image, or of a batch run's --total; "
+                      "for each image of a batch, give --plot-dir DIR");
+        } else if (!ih_is_batch(&a) && a.plot_dir != NULL) {
+            rc = fail("--plot-dir is for a batch run (a folder or several inputs); for one "
+                      "image give --plot FILE");
         } else if (ih_is_batch(&a) && a.match != NULL) {
             rc = fail("--match maps one image; a folder is a batch run");
         } else if (ih_is_batch(&a) && a.clahe) {

@@ -144,8 +144,7 @@ static int by_inode(const void *a, const void *b)
     return 0;
 }
 
-/* out_dir/rel with the extension replaced by .png. */
-static char *output_path(const char *out_dir, const char *rel)
+char *ih_output_path(const char *out_dir, const char *rel)
 {
     const char *base = strrchr(rel, '/');
     base = base ? base + 1 : rel;
@@ -174,7 +173,7 @@ static int map_outputs(ih_file_list *list, const char *out_dir, char *err, size_
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         ih_file *f = &list->files[i];
-        f->out = output_path(out_dir, f->path + f->rel);
+        f->out = ih_output_path(out_dir, f->path + f->rel);
         order[i] = f;
         if (f->out == NULL) {
             snprintf(err, errlen, "out of memory");

@@ -35,6 +35,10 @@ typedef void (*ih_skip_fn)(const char *path, const char *why);
  * error (a collision, an input that does not exist), in which case nothing
  * has been written.
  */
+/* out_dir/rel with the extension replaced by .png (malloc'd; NULL when out of
+ * memory). */
+char *ih_output_path(const char *out_dir, const char *rel);
+
 int ih_collect_files(const char *const *inputs, size_t n_inputs, int recursive,
                      const char *out_dir, ih_skip_fn skip, ih_file_list *list, char *err,
                      size_t errlen);
