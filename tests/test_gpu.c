@@ -1253,6 +1253,52 @@ static void test_clahe(void **state)
     }
 }
 
+/* Histogram matching on the GPU through the C API: the device image's
+ * histogram, imghist_match_lut, imghist_apply_lut on the device; the same
+ * bytes as the CPU context, the padding untouched. */
+static void test_match_on_device(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[][2] = {{640, 480}, {333, 517}, {1, 1}, {4097, 3}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        const uint32_t w = sizes[k][0], h = sizes[k][1];
+        img_t a = make_image(w, h, w + 5, 3, (enum pattern)(k % 3));
+        img_t r = make_image(97, 61, 97, 0, NORMALISH);
+        uint64_t ha[BINS], hr[BINS], hc[BINS];
+        const imghist_counts ca = counts_at(ha, BINS, IMGHIST_MEM_HOST);
+        const imghist_counts cr = counts_at(hr, BINS, IMGHIST_MEM_HOST);
+        assert_int_equal(imghist_histogram(gpu, &a.dv, NULL, NULL, &ca), IMGHIST_OK);
+        assert_int_equal(imghist_histogram(gpu, &r.dv, NULL, NULL, &cr), IMGHIST_OK);
+        gpu_sync();
+        cpu_hist(&a.hv, hc);
+        assert_memory_equal(ha, hc, sizeof ha);
+        uint8_t lut[256];
+        assert_int_equal(imghist_match_lut(ha, hr, lut), IMGHIST_OK);
+        /* Device, in place. */
+        assert_int_equal(imghist_apply_lut(gpu, &a.dv, &a.dv, lut), IMGHIST_OK);
+        assert_int_equal(imghist_apply_lut(cpu, &a.hv, &a.hv, lut), IMGHIST_OK);
+        gpu_sync();
+        uint8_t *back = malloc(a.pitch * h);
+        assert_non_null(back);
+        CUDA_OK(cudaMemcpy2D(back, a.pitch, a.dev, a.pitch, a.pitch - (a.pitch - w), h,
+                             cudaMemcpyDeviceToHost));
+        for (uint32_t y = 0; y < h; y++) {
+            assert_memory_equal(back + (size_t)y * a.pitch, a.host + (size_t)y * a.pitch, w);
+        }
+        /* The padding after each row was not written. */
+        if (h > 1) {
+            uint8_t pad[5];
+            CUDA_OK(cudaMemcpy(pad, a.dev + w, 5, cudaMemcpyDeviceToHost));
+            for (int i = 0; i < 5; i++) {
+                assert_int_equal(pad[i], 0xfd);
+            }
+        }
+        free(back);
+        free_image(&a);
+        free_image(&r);
+    }
+}
+
 static void test_cpu_context_refuses_device(void **state)
 {
     (void)state;
@@ -1617,6 +1663,7 @@ int main(int argc, char **argv)
         GPU_TEST(test_experimental_params),
         GPU_TEST(test_gpu_oom_fallback),
         GPU_TEST(test_clahe),
+        GPU_TEST(test_match_on_device),
         GPU_TEST(test_gpu_fault),
     };
 #undef GPU_TEST

@@ -112,6 +112,43 @@ static void test_refusals(void **state)
 }
 
 /* imghist_match_lut on histograms worked out by hand. */
+/* imghist_apply_lut on host views: pitched rows, in place, and refusals;
+ * padding bytes untouched. */
+static void test_apply_lut(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = NULL;
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    enum { W = 37, H = 11, P = 45 };
+    uint8_t src[P * H], dst[P * H], lut[256];
+    for (int i = 0; i < P * H; i++) {
+        src[i] = (uint8_t)(i * 7 + 3);
+    }
+    for (int v = 0; v < 256; v++) {
+        lut[v] = (uint8_t)(255 - v / 2);
+    }
+    memset(dst, 0xee, sizeof dst);
+    const imghist_view s = {src, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, P, 1};
+    const imghist_view d = {dst, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, P, 1};
+    assert_int_equal(imghist_apply_lut(ctx, &s, &d, lut), IMGHIST_OK);
+    for (int y = 0; y < H; y++) {
+        for (int x = 0; x < P; x++) {
+            const uint8_t want = x < W ? lut[src[y * P + x]] : 0xee;
+            assert_int_equal(dst[y * P + x], want);
+        }
+    }
+    assert_int_equal(imghist_apply_lut(ctx, &s, &s, lut), IMGHIST_OK); /* in place */
+    for (int y = 0; y < H; y++) {
+        assert_memory_equal(src + y * P, dst + y * P, W);
+    }
+    assert_int_equal(imghist_apply_lut(ctx, &s, &d, NULL), IMGHIST_E_INVALID_ARG);
+    const imghist_view wide = {src, IMGHIST_U16, IMGHIST_MEM_HOST, 4, 4, 16, 1};
+    assert_int_equal(imghist_apply_lut(ctx, &wide, &wide, lut), IMGHIST_E_UNSUPPORTED);
+    const imghist_view other = {dst, IMGHIST_U8, IMGHIST_MEM_HOST, W - 1, H, P, 1};
+    assert_int_equal(imghist_apply_lut(ctx, &s, &other, lut), IMGHIST_E_INVALID_ARG);
+    imghist_destroy(ctx);
+}
+
 static void test_match_lut(void **state)
 {
     (void)state;
@@ -173,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_otsu),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_match_lut),
+        cmocka_unit_test(test_apply_lut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -478,7 +478,7 @@ static int run_one(const ih_cli_args *a)
     }
     if (a->match != NULL) {
         /* 8-bit gray (the options allow nothing else): the LUT from the two
-         * histograms, applied on the host. */
+         * histograms, applied by the library (the image is in host memory). */
         uint8_t lut[256];
         if (img->view.dtype != IMGHIST_U8 || hist.bins != 256 ||
             imghist_match_lut(hist.counts, ref_hist, lut) != IMGHIST_OK) {
@@ -486,12 +486,10 @@ static int run_one(const ih_cli_args *a)
             rc = fail(msg);
             goto done;
         }
-        for (uint32_t y = 0; y < img->view.height; y++) {
-            const uint8_t *s = (const uint8_t *)img->view.data + (size_t)y * img->view.pitch;
-            uint8_t *d = (uint8_t *)eq.data + (size_t)y * eq.pitch;
-            for (uint32_t x = 0; x < img->view.width; x++) {
-                d[x] = lut[s[x]];
-            }
+        st = imghist_apply_lut(ctx, &img->view, &eq, lut);
+        if (st != IMGHIST_OK) {
+            rc = fail_lib(ctx, st);
+            goto done;
         }
     }
     if (a->clahe && a->color == IH_COLOR_GRAY) {

@@ -67,6 +67,10 @@ struct ih_backend_ops {
      * itself (core/clahe.c). */
     imghist_status (*clahe)(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
                             const struct ih_clahe_geom *geom);
+    /* dst = lut[src] for one-channel U8 device views of one size (dst may be
+     * src); lut is 256 host bytes. NULL without device memory. */
+    imghist_status (*apply_lut)(imghist_ctx *ctx, const imghist_view *src,
+                                const imghist_view *dst, const uint8_t *lut);
 };
 
 /* A new context on `ops`, parameters at their defaults; NULL when out of memory. */

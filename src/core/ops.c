@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "clahe.h"
+#include "cpu_hist.h"
 
 /* Device memory needs a backend that takes it. */
 static imghist_status check_memory(imghist_ctx *ctx, imghist_mem mem, const char *role)
@@ -590,4 +591,30 @@ imghist_status imghist_clahe_batch(imghist_ctx *ctx, const imghist_view *src,
         st = clahe_one(ctx, &src[i], &dst[i], clip_limit, tiles_x, tiles_y);
     }
     return st;
+}
+
+imghist_status imghist_apply_lut(imghist_ctx *ctx, const imghist_view *src,
+                                 const imghist_view *dst, const uint8_t lut[256])
+{
+    imghist_status st = ih_begin(ctx);
+    if (st == IMGHIST_OK) st = ih_check_view(ctx, src, "source");
+    if (st == IMGHIST_OK) st = ih_check_view(ctx, dst, "destination");
+    if (st == IMGHIST_OK && (src->dtype != IMGHIST_U8 || src->channels > 1)) {
+        st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "imghist_apply_lut takes one channel of 8-bit "
+                                                 "samples");
+    }
+    if (st == IMGHIST_OK && lut == NULL) {
+        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "NULL lookup table");
+    }
+    if (st == IMGHIST_OK) st = check_pair(ctx, src, dst);
+    if (st == IMGHIST_OK) st = check_memory(ctx, src->mem, "images");
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (src->mem == IMGHIST_MEM_DEVICE) {
+        return ctx->ops->apply_lut(ctx, src, dst, lut);
+    }
+    ih_cpu_apply_lut_u8(src->data, src->pitch, dst->data, dst->pitch, src->width, src->height,
+                        lut);
+    return IMGHIST_OK;
 }

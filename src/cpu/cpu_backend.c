@@ -497,4 +497,5 @@ const ih_backend_ops ih_cpu_backend = {
     .equalize = cpu_equalize,
     .equalize_batch = cpu_equalize_batch,
     .clahe = NULL,
+    .apply_lut = NULL,
 };

@@ -295,6 +295,23 @@ static imghist_status cuda_clahe(imghist_ctx *ctx, const imghist_view *src,
     return ih_cuda_clahe(ctx, src, dst, g);
 }
 
+/* A caller's LUT on a device image: into the context's LUT buffer (a
+ * pageable 256-byte copy, ordered on the stream), then the lookup kernel. */
+static imghist_status cuda_apply_lut(imghist_ctx *ctx, const imghist_view *src,
+                                     const imghist_view *dst, const uint8_t *lut)
+{
+    IH_ON_DEVICE(ctx);
+    ih_cuda_state *s = ih_cuda(ctx);
+    IH_CUDA_TRY(ctx, "LUT upload",
+                cudaMemcpyAsync(s->lut, lut, 256, cudaMemcpyHostToDevice, s->stream));
+    ih_dev_image img;
+    img.data = (const uint8_t *)src->data;
+    img.pitch = src->pitch;
+    img.width = src->width;
+    img.height = src->height;
+    return ih_cuda_apply(ctx, &img, (uint8_t *)dst->data, dst->pitch);
+}
+
 extern "C" const ih_backend_ops ih_cuda_backend = {
     IMGHIST_BACKEND_CUDA,
     1,
@@ -310,4 +327,5 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_equalize,
     cuda_equalize_batch,
     cuda_clahe,
+    cuda_apply_lut,
 };
