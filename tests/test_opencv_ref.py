@@ -150,6 +150,20 @@ def synthetic(workdir, seed):
         p = os.path.join(workdir, name)
         assert cv2.imwrite(p, img)
         paths.append(p)
+    # Flat (not run-length) HDR scanlines, written here (Radiance's
+    # float-to-RGBE rule: the largest component's frexp).
+    rgb = (rng.random((23, 41, 3)) * 1.5).astype(np.float64)
+    rgb[0, :5] = 0.0
+    top = rgb.max(axis=2)
+    mant, expo = np.frexp(top)
+    scale = np.where(top > 1e-32, mant * 256.0 / np.where(top > 0, top, 1), 0.0)
+    rgbe = np.zeros(rgb.shape[:2] + (4,), np.uint8)
+    rgbe[..., :3] = (rgb * scale[..., None]).astype(np.uint8)
+    rgbe[..., 3] = np.where(top > 1e-32, expo + 128, 0)
+    p = os.path.join(workdir, "float-flat.hdr")
+    with open(p, "wb") as f:
+        f.write(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 23 +X 41\n" + rgbe.tobytes())
+    paths.append(p)
     # JPEGs re-encoded from a photograph: colour, gray, progressive, and an
     # odd size that exercises chroma upsampling at the edges.
     photo = cv2.imread(os.path.join(SAMPLES, "coffee.png"), cv2.IMREAD_COLOR)
@@ -269,6 +283,18 @@ def main():
         inputs += synthetic(work, seed)
         inputs += netpbm(work, seed)
         luma_inputs = luma_only(work, seed)
+        # Truncated HDR files (run-length and flat) are refused with one line.
+        for name in ("float-rgb.hdr", "float-flat.hdr"):
+            data = open(os.path.join(work, name), "rb").read()
+            cut = os.path.join(work, "cut-" + name)
+            with open(cut, "wb") as f:
+                f.write(data[:len(data) - 40])
+            p = subprocess.run([exe, cut, "--csv", os.path.join(work, "cut.csv")],
+                               capture_output=True, text=True)
+            good = (p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and
+                    "ends early" in p.stderr and not os.path.exists(os.path.join(work, "cut.csv")))
+            print(f"{'cut-' + name:32s} refused: {'ok' if good else 'FAIL: ' + p.stderr.strip()}")
+            ok &= good
         for backend in ("cpu", "auto"):
             for mode in GRAY_MODES:
                 for src in inputs + (luma_inputs if mode == "luma" else []):

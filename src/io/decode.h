@@ -39,6 +39,8 @@ imghist_status ih_decode_pnm(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_gif(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out);
+imghist_status ih_decode_hdr(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
+                             const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_bmp(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_tga(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,

@@ -1,11 +1,9 @@
 /*
- * PSD and Radiance HDR (the formats without a reader of imghist's or a
- * library's own) through stb_image, 8 bits per
- * sample (IMGHIST_P_LOAD_DEPTH = 1: 16-bit PSD as 16 bits, Radiance HDR as
- * float); with guards in front of the stb_image 2.27 loaders that fuzzing
- * found unsafe.
+ * Photoshop PSD (the one format without a reader of imghist's or a
+ * library's own) through stb_image, 8 bits per sample (IMGHIST_P_LOAD_DEPTH
+ * = 1: 16-bit PSD as 16 bits); with guards in front of the stb_image 2.27
+ * loaders that fuzzing found unsafe.
  */
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,79 +11,6 @@
 #include <stb_image.h>
 
 #include "decode.h"
-
-/*
- * stb_image 2.27 (Debian 12's libstb) never returns from an RLE Radiance .hdr
- * whose data ends inside a scanline (CVE-2021-42715, fixed in 2.28): past the
- * end every byte reads as 0, a zero-length dump, forever. Walk the scanlines
- * as stbi__hdr_load does, reading 0 past the end like it, and report whether
- * it would reach that loop. Each step consumes a byte, so this is O(size).
- */
-static int hdr_would_hang(const uint8_t *d, size_t n, uint32_t w, uint32_t h)
-{
-    static const char radiance[] = "#?RADIANCE\n", rgbe[] = "#?RGBE\n";
-    if (!(n >= sizeof radiance - 1 && memcmp(d, radiance, sizeof radiance - 1) == 0) &&
-        !(n >= sizeof rgbe - 1 && memcmp(d, rgbe, sizeof rgbe - 1) == 0)) {
-        return 0;
-    }
-    if (w < 8 || w >= 32768) {
-        return 0; /* flat scanlines: stb reads a fixed number of bytes */
-    }
-    /* The pixels start after the line that follows the first empty line;
-     * stb_image reads a line into a C string, so one that starts with a NUL
-     * byte is empty too. */
-    size_t p = 0;
-    int seen_empty = 0;
-    for (;;) {
-        const uint8_t *nl = memchr(d + p, '\n', n - p);
-        if (nl == NULL) {
-            return 0; /* stbi_info would have refused it */
-        }
-        const size_t line_len = (size_t)(nl - (d + p));
-        const int empty = line_len == 0 || d[p] == '\0';
-        p += line_len + 1;
-        if (seen_empty) {
-            break; /* that was the resolution line */
-        }
-        seen_empty = empty;
-    }
-#define HDR_GET8() (p < n ? d[p++] : (p++, 0))
-    for (uint32_t y = 0; y < h; y++) {
-        const unsigned c1 = HDR_GET8(), c2 = HDR_GET8();
-        unsigned len = HDR_GET8();
-        if (c1 != 2 || c2 != 2 || (len & 0x80)) {
-            return 0; /* stb switches to flat scanlines for the rest */
-        }
-        len = (len << 8) | HDR_GET8();
-        if (len != w) {
-            return 0; /* stb fails */
-        }
-        for (int k = 0; k < 4; k++) {
-            uint32_t i = 0;
-            while (i < w) {
-                if (p >= n) {
-                    return 1; /* count reads 0 here, and again, forever */
-                }
-                unsigned count = d[p++];
-                if (count > 128) {
-                    count -= 128;
-                    if (count > w - i) {
-                        return 0; /* stb fails */
-                    }
-                    p++; /* the value */
-                } else {
-                    if (count > w - i) {
-                        return 0;
-                    }
-                    p += count;
-                }
-                i += count;
-            }
-        }
-    }
-#undef HDR_GET8
-    return 0;
-}
 
 /*
  * Formats stb_image would also try but imghist does not take: Softimage PIC
@@ -190,46 +115,7 @@ static void drop_channels(uint8_t *p, size_t pixels, int comp, int keep, size_t 
     }
 }
 
-/* A float sample in 8 bits as OpenCV's convertTo(CV_8U, 255) makes it:
- * v * 255 in float, rounded half to even, saturated. */
-static uint8_t hdr_sample_u8(float v)
-{
-    const float x = v * 255.0f;
-    if (!(x > 0.0f)) {
-        return 0;
-    }
-    if (x >= 255.0f) {
-        return 255;
-    }
-    return (uint8_t)lrintf(x);
-}
-
-/*
- * A Radiance HDR image (float RGB, or gray) in 8 bits, in place, as OpenCV
- * 4.6's imread makes it (grfmt_hdr.cpp): every sample scaled linearly, and
- * for IMREAD_GRAYSCALE (gray = 1) the gray of cvtColor(BGR2GRAY) on those 8-bit
- * samples, the same as the IMREAD_COLOR path gives. (stb_image's own 8-bit
- * result is gamma-corrected: a different picture.)
- */
-static void hdr_to_u8(void *samples, size_t pixels, int *comp, int gray)
-{
-    const float *f = samples;
-    uint8_t *o = samples;
-    const size_t n = pixels * (size_t)*comp;
-    for (size_t i = 0; i < n; i++) {
-        o[i] = hdr_sample_u8(f[i]);
-    }
-    if (gray && *comp >= 3) {
-        const size_t step = (size_t)*comp;
-        for (size_t i = 0; i < pixels; i++) {
-            const uint8_t *p = o + i * step;
-            o[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
-        }
-        *comp = 1;
-    }
-}
-
-/* PSD and HDR through stb_image. */
+/* PSD through stb_image. */
 imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const char *name, const ih_load_opts *opts, ih_raw *out)
 {
@@ -253,9 +139,6 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (hdr_would_hang(data, size, (uint32_t)uw, (uint32_t)uh)) {
-        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (HDR file is truncated)", name);
-    }
     const uint64_t pixels = uw * uh;
     uint8_t *psd_data = NULL;
     size_t psd_size = 0;
@@ -268,10 +151,6 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
      * the depth from the wrong offset: its STBI_NOTUSED(get32be) does not
      * evaluate the call), so the header is read here. */
     const int psd16 = opts->native_depth && psd && size >= 26 && be16(data + 22) == 16;
-    /* Radiance HDR is always decoded as float: 8 bits are made here as OpenCV
-     * 4.6 makes them (below), not by stb_image's gamma curve. */
-    const int hdr = stbi_is_hdr_from_memory(data, (int)size);
-    const int hdrf = hdr;
     const uint8_t *src = psd_changed ? psd_data : data;
     const size_t src_size = psd_changed ? psd_size : size;
     imghist_dtype dtype = IMGHIST_U8;
@@ -279,9 +158,6 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
     if (psd16) {
         decoded = stbi_load_16_from_memory(src, (int)src_size, &w, &h, &comp, 0);
         dtype = IMGHIST_U16;
-    } else if (hdrf) {
-        decoded = stbi_loadf_from_memory(data, (int)size, &w, &h, &comp, 0);
-        dtype = IMGHIST_F32;
     } else {
         decoded = stbi_load_from_memory(src, (int)src_size, &w, &h, &comp, 0);
     }
@@ -303,11 +179,6 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
     if (psd && comp == 4) {
         drop_channels(decoded, (size_t)pixels, 4, 3, ih_dtype_size(dtype));
         comp = 3;
-    }
-    if (hdr && !opts->native_depth) {
-        hdr_to_u8(decoded, (size_t)pixels, &comp,
-                  opts->mode == IMGHIST_GRAY_LUMA && !opts->keep_channels);
-        dtype = IMGHIST_U8;
     }
     out->width = (uint32_t)w;
     out->height = (uint32_t)h;

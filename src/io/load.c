@@ -1,7 +1,7 @@
 /*
  * Loading: a file or a buffer, the decoder chosen by the first bytes (PNG with
  * libpng, JPEG with libjpeg-turbo, TIFF with libtiff, GIF with giflib, BMP,
- * TGA and PNM with readers of imghist's own, PSD and HDR with stb_image), then depth reduction, gray conversion and EXIF orientation, as
+ * TGA, PNM and HDR with readers of imghist's own, PSD with stb_image), then depth reduction, gray conversion and EXIF orientation, as
  * IMGHIST_P_LOAD_DEPTH, _CHANNELS and _GRAY ask. Standard input is the CLI's business.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -109,7 +109,10 @@ static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size
     if (format != NULL && strcmp(format, "gif") == 0) {
         return ih_decode_gif(ctx, bytes, size, name, opts, raw);
     }
-    if (format != NULL && (strcmp(format, "psd") == 0 || strcmp(format, "hdr") == 0)) {
+    if (format != NULL && strcmp(format, "hdr") == 0) {
+        return ih_decode_hdr(ctx, bytes, size, name, opts, raw);
+    }
+    if (format != NULL && strcmp(format, "psd") == 0) {
         return ih_decode_stb(ctx, bytes, size, name, opts, raw);
     }
     /* Nothing else goes to stb_image: its loaders would take headers the
