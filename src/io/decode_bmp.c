@@ -422,6 +422,14 @@ imghist_status ih_decode_bmp(imghist_ctx *ctx, const uint8_t *data, size_t size,
                   ((b.masks[0] == 0x7c00 && b.masks[1] == 0x3e0) ||
                    (b.masks[0] == 0xf800 && b.masks[1] == 0x7e0));
     }
+    if (!rle) { /* the data must hold every row before anything is allocated */
+        const uint64_t stride = ((uint64_t)w * b.bits + 31) / 32 * 4;
+        const uint64_t last = ((uint64_t)w * b.bits + 7) / 8;
+        if ((uint64_t)(size - b.offset) < stride * (h - 1) + last) {
+            return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (BMP pixel data ends early)",
+                           name);
+        }
+    }
     bmp_out o = {w, h, indexed && gray ? 1 : 3, NULL};
     o.px = malloc((size_t)w * h * (size_t)o.channels);
     if (o.px == NULL) {

@@ -172,6 +172,21 @@ imghist_status ih_decode_hdr(imghist_ctx *ctx, const uint8_t *data, size_t size,
         return st;
     }
     const size_t pixels = (size_t)w * h;
+    /* A file too short for its size is refused before anything is allocated:
+     * flat pixels take 4 bytes; a run-length scanline at least its 4-byte
+     * head and 2 bytes per run of up to 127 for each component. */
+    {
+        const uint8_t *q = data + at;
+        const size_t left = size - at;
+        const int rle_head = w >= 8 && w < 32768 && left >= 3 && q[0] == 2 && q[1] == 2 &&
+                             !(q[2] & 0x80);
+        const uint64_t least = rle_head ? (uint64_t)h * (4 + 8 * (((uint64_t)w + 126) / 127))
+                                        : (uint64_t)pixels * 4;
+        if ((uint64_t)left < least) {
+            return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (HDR data ends early)",
+                           name);
+        }
+    }
     float *f = malloc(pixels * 3 * sizeof *f);
     uint8_t *row = malloc((size_t)w * 4);
     if (f == NULL || row == NULL) {
