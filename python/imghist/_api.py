@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import math
 import operator
 import os
 from typing import Any, Optional, Sequence, Tuple, Union
@@ -272,9 +273,7 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
     a, lay = _image_layout(a, 3 if channels else 2)
     _, lead, lst, H, W, C, pitch = lay
     mlay = _mask(mask, a, lead, H, W, ctx)
-    n_img = 1
-    for n in lead:
-        n_img *= n
+    n_img = math.prod(lead)
     flags = (L.OUTLIERS if outliers else 0) | (L.CLOSED if closed else 0)
     empty_input = n_img == 0 or H == 0 or W == 0
     if empty_input and a.dt == L.F32 and range is None:
@@ -427,9 +426,7 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     _, lead, lst, H, W, C, pitch = lay
     o, o_res, olay = _image_out(a, out)
     mlay = _mask(mask, a, lead, H, W, ctx)
-    n_img = 1
-    for n in lead:
-        n_img *= n
+    n_img = math.prod(lead)
     if n_img == 0 or H == 0 or W == 0:
         return o_res
     lib = L.lib
@@ -498,9 +495,7 @@ def clahe(x: Array, clip_limit: float = 40.0, tiles: Tuple[int, int] = (8, 8),
     a, lay = _image_layout(a, 2)
     _, lead, lst, H, W, C, pitch = lay
     o, o_res, olay = _image_out(a, out)
-    n_img = 1
-    for n in lead:
-        n_img *= n
+    n_img = math.prod(lead)
     if n_img == 0 or H == 0 or W == 0:
         return o_res
     lib = L.lib

@@ -135,7 +135,7 @@ static imghist_status upload(imghist_ctx *ctx, size_t bytes)
         return IMGHIST_OK;
     }
     s->eqb_last_bytes = 0; /* until the copy below is queued */
-    imghist_status st = ih_cuda_grow_async(ctx, &s->eqb_desc, &s->eqb_desc_cap, bytes);
+    imghist_status st = ih_cuda_grow_async(ctx, &s->eqb_desc, &s->eqb_desc_cap, bytes, 0);
     if (st != IMGHIST_OK) {
         return st;
     }
@@ -227,7 +227,7 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
         if (p.n_large > s->eqb_ws_images) {
             const size_t need = ws_bytes(p.n_large);
             s->eqb_ws_images = 0; /* until it has grown */
-            st = ih_cuda_grow_async(ctx, &s->eqb_ws, &s->eqb_ws_cap, need);
+            st = ih_cuda_grow_async(ctx, &s->eqb_ws, &s->eqb_ws_cap, need, 0);
             if (st != IMGHIST_OK) {
                 return st;
             }
@@ -248,7 +248,7 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
         l.hists = (unsigned long long *)hists->data;
     } else if (hists != NULL) {
         st = ih_cuda_grow_async(ctx, (void **)&s->batch_hist, &s->batch_hist_cap,
-                                n * sizeof(uint64_t));
+                                n * sizeof(uint64_t), 0);
         if (st != IMGHIST_OK) {
             return st;
         }

@@ -7,28 +7,6 @@
 #include "clahe.cuh"
 #include "cuda_state.h"
 
-/* Grow a stream-ordered buffer to `bytes`; IH_E_GPU_OOM when the GPU has
- * no room and `fallback` (a host call the CPU can take instead). */
-static imghist_status grow(imghist_ctx *ctx, void **buf, size_t *cap, size_t bytes, bool fallback)
-{
-    ih_cuda_state *s = ih_cuda(ctx);
-    if (bytes <= *cap) {
-        return IMGHIST_OK;
-    }
-    const cudaError_t e = *buf != NULL ? cudaFreeAsync(*buf, s->stream) : cudaSuccess;
-    *buf = NULL;
-    *cap = 0;
-    IH_CUDA_TRY(ctx, "free", e);
-    const cudaError_t a = cudaMallocAsync(buf, bytes, s->stream);
-    if (a == cudaErrorMemoryAllocation && fallback) {
-        (void)cudaGetLastError();
-        return IH_E_GPU_OOM;
-    }
-    IH_CUDA_TRY(ctx, "CLAHE buffer allocation", a);
-    *cap = bytes;
-    return IMGHIST_OK;
-}
-
 imghist_status ih_cuda_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
                              const ih_clahe_geom *g)
 {
@@ -37,8 +15,8 @@ imghist_status ih_cuda_clahe(imghist_ctx *ctx, const imghist_view *src, const im
     const size_t tiles = (size_t)g->tiles_x * g->tiles_y;
     const size_t hist_bytes = tiles * g->levels * sizeof(int32_t);
     const bool host = src->mem == IMGHIST_MEM_HOST;
-    imghist_status st = grow(ctx, &s->clahe_ws, &s->clahe_ws_cap,
-                             hist_bytes + tiles * g->levels * es, host);
+    imghist_status st = ih_cuda_grow_async(ctx, &s->clahe_ws, &s->clahe_ws_cap,
+                                           hist_bytes + tiles * g->levels * es, host);
     if (st != IMGHIST_OK) {
         return st;
     }
@@ -51,7 +29,7 @@ imghist_status ih_cuda_clahe(imghist_ctx *ctx, const imghist_view *src, const im
                                     s->sm_count, s->stream));
         return IMGHIST_OK;
     }
-    st = grow(ctx, &s->clahe_img, &s->clahe_img_cap, row * g->height, true);
+    st = ih_cuda_grow_async(ctx, &s->clahe_img, &s->clahe_img_cap, row * g->height, 1);
     if (st != IMGHIST_OK) {
         return st;
     }

@@ -304,11 +304,7 @@ static imghist_status cuda_apply_lut(imghist_ctx *ctx, const imghist_view *src,
     ih_cuda_state *s = ih_cuda(ctx);
     IH_CUDA_TRY(ctx, "LUT upload",
                 cudaMemcpyAsync(s->lut, lut, 256, cudaMemcpyHostToDevice, s->stream));
-    ih_dev_image img;
-    img.data = (const uint8_t *)src->data;
-    img.pitch = src->pitch;
-    img.width = src->width;
-    img.height = src->height;
+    const ih_dev_image img = ih_dev_image_of(src);
     return ih_cuda_apply(ctx, &img, (uint8_t *)dst->data, dst->pitch);
 }
 

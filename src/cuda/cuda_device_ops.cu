@@ -87,16 +87,6 @@ imghist_status ih_cuda_apply(imghist_ctx *ctx, const ih_dev_image *image, uint8_
     return IMGHIST_OK;
 }
 
-static ih_dev_image dev_image(const imghist_view *v)
-{
-    ih_dev_image d;
-    d.data = (const uint8_t *)v->data;
-    d.pitch = v->pitch;
-    d.width = v->width;
-    d.height = v->height;
-    return d;
-}
-
 /*
  * Where the kernel writes results bound for `out`: device counts directly;
  * host counts through `staging` (device), copied back by ih_cuda_deliver(). With
@@ -135,7 +125,7 @@ imghist_status ih_cuda_deliver(imghist_ctx *ctx, const imghist_counts *out, size
 imghist_status ih_cuda_hist_device(imghist_ctx *ctx, const imghist_view *src,
                                    const ih_hist_job *job, const imghist_counts *out)
 {
-    const ih_dev_image img = dev_image(src);
+    const ih_dev_image img = ih_dev_image_of(src);
     unsigned long long *target;
     imghist_status st = result_target(ctx, out, 256, job->accumulate, ih_cuda(ctx)->hist, &target);
     if (st == IMGHIST_OK) st = ih_cuda_count(ctx, &img, target, job->accumulate, NULL, 1);
@@ -147,7 +137,7 @@ imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src
                                        const imghist_view *dst, const imghist_counts *hist)
 {
     ih_cuda_state *s = ih_cuda(ctx);
-    const ih_dev_image img = dev_image(src);
+    const ih_dev_image img = ih_dev_image_of(src);
     unsigned long long *target =
         hist != NULL && hist->mem == IMGHIST_MEM_DEVICE ? (unsigned long long *)hist->data
                                                         : s->hist;
@@ -163,7 +153,8 @@ imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src
     return st;
 }
 
-imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, size_t need)
+imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, size_t need,
+                                  int oom_ok)
 {
     if (need <= *cap) {
         return IMGHIST_OK;
@@ -174,7 +165,13 @@ imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, siz
         *buf = NULL;
         *cap = 0;
     }
-    IH_CUDA_TRY(ctx, "allocation", cudaMallocAsync(buf, need, stream));
+    const cudaError_t e = cudaMallocAsync(buf, need, stream);
+    if (e == cudaErrorMemoryAllocation && oom_ok) {
+        (void)cudaGetLastError(); /* out of memory is not sticky */
+        *buf = NULL;
+        return IH_E_GPU_OOM;
+    }
+    IH_CUDA_TRY(ctx, "allocation", e);
     *cap = need;
     return IMGHIST_OK;
 }
@@ -199,7 +196,7 @@ static imghist_status upload_batch(imghist_ctx *ctx, const imghist_view *src, si
     uint64_t chunks = 0;
     imghist_status st = IMGHIST_OK;
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-        const ih_dev_image img = ih_flat(dev_image(&src[i]), src[i].width);
+        const ih_dev_image img = ih_flat(ih_dev_image_of(&src[i]), src[i].width);
         const uint32_t per_row = ih_granules_per_row(img.data, img.pitch, img.width, img.height);
         if ((uint64_t)per_row * img.height >= IH_MAX_GRANULES) {
             st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
@@ -215,7 +212,7 @@ static imghist_status upload_batch(imghist_ctx *ctx, const imghist_view *src, si
     }
     chunk_start[count] = (uint32_t)chunks;
     if (st == IMGHIST_OK) {
-        st = ih_cuda_grow_async(ctx, &s->batch_desc, &s->batch_desc_cap, desc_bytes);
+        st = ih_cuda_grow_async(ctx, &s->batch_desc, &s->batch_desc_cap, desc_bytes, 0);
     }
     const bool same = st == IMGHIST_OK && s->batch_desc_host != NULL &&
                       s->batch_desc_bytes == desc_bytes &&
@@ -251,7 +248,7 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     unsigned long long *target = (unsigned long long *)out->data;
     if (st == IMGHIST_OK && out->mem == IMGHIST_MEM_HOST) {
         st = ih_cuda_grow_async(ctx, (void **)&s->batch_hist, &s->batch_hist_cap,
-                                n * sizeof(uint64_t));
+                                n * sizeof(uint64_t), 0);
         if (st == IMGHIST_OK) {
             st = result_target(ctx, out, n, job->accumulate, s->batch_hist, &target);
         }

@@ -396,11 +396,7 @@ static imghist_status apply(imghist_ctx *ctx, ih_joint_state *j, const imghist_v
 {
     ih_cuda_state *s = ih_cuda(ctx);
     if (src->dtype == IMGHIST_U8) {
-        ih_dev_image img;
-        img.data = (const uint8_t *)src->data;
-        img.pitch = src->pitch;
-        img.width = src->width;
-        img.height = src->height;
+        const ih_dev_image img = ih_dev_image_of(src);
         return ih_cuda_apply(ctx, &img, (uint8_t *)dst->data, dst->pitch);
     }
     IH_CUDA_TRY(ctx, "LUT launch",

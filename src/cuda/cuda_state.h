@@ -85,6 +85,17 @@ typedef struct ih_dev_image {
     uint32_t width, height;
 } ih_dev_image;
 
+/* A one-channel U8 view as an ih_dev_image. */
+static inline ih_dev_image ih_dev_image_of(const imghist_view *v)
+{
+    ih_dev_image d;
+    d.data = (const uint8_t *)v->data;
+    d.pitch = v->pitch;
+    d.width = v->width;
+    d.height = v->height;
+    return d;
+}
+
 /*
  * img as one row of width * height bytes when its rows are packed (pitch ==
  * width, and dst_pitch == width for a lookup into dst), of a length that is
@@ -128,8 +139,10 @@ imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src
 imghist_status ih_cuda_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
                              const struct ih_clahe_geom *g);
 /* Grow a stream-ordered device buffer to `need` bytes (contents lost); no
- * host synchronisation. */
-imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, size_t need);
+ * host synchronisation. With oom_ok, a GPU out of memory is IH_E_GPU_OOM
+ * (for host calls the core can run on the CPU instead), else an error. */
+imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, size_t need,
+                                  int oom_ok);
 /* Host counts: queue the copy of n counters from target (device); device
  * counts already hold them. */
 imghist_status ih_cuda_deliver(imghist_ctx *ctx, const imghist_counts *out, size_t n,
