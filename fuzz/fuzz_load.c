@@ -88,6 +88,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (gray != NULL && strcmp(gray, "luma") == 0) {
             CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_GRAY, IMGHIST_GRAY_LUMA) == IMGHIST_OK);
         }
+        /* IMGHIST_FUZZ_TRUNCATED=1: JPEGs that end early are read, so that
+         * the part libjpeg-turbo makes up goes through the checks too. */
+        const char *cut = getenv("IMGHIST_FUZZ_TRUNCATED");
+        if (cut != NULL && strcmp(cut, "1") == 0) {
+            CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_TRUNCATED, 1) == IMGHIST_OK);
+        }
     }
 
     /* IMGHIST_FUZZ_FORMATS=png,jpeg,... replays only those formats (the
@@ -175,6 +181,12 @@ static void check_native(const uint8_t *data, size_t size, imghist_status gray_s
         const char *gray = getenv("IMGHIST_FUZZ_GRAY");
         if (gray != NULL && strcmp(gray, "luma") == 0) {
             CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_GRAY, IMGHIST_GRAY_LUMA) == IMGHIST_OK);
+        }
+        /* IMGHIST_FUZZ_TRUNCATED=1: JPEGs that end early are read, so that
+         * the part libjpeg-turbo makes up goes through the checks too. */
+        const char *cut = getenv("IMGHIST_FUZZ_TRUNCATED");
+        if (cut != NULL && strcmp(cut, "1") == 0) {
+            CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_TRUNCATED, 1) == IMGHIST_OK);
         }
     }
     imghist_image *img = (imghist_image *)(uintptr_t)1;

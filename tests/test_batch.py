@@ -225,6 +225,32 @@ def main():
               "moon.png" in flat, f"no -r: exit {r.returncode}, {flat}")
         check(r.stderr.count("\n") == 1, f"-q prints only the error: {r.stderr!r}")
 
+        # A JPEG that ends early: one failure by default; with --read-truncated
+        # it is read as OpenCV reads it, with one warning naming it.
+        cutdir = os.path.join(tmp, "cutjpeg")
+        os.makedirs(cutdir)
+        shutil.copy(os.path.join(SAMPLES, "moon.png"), os.path.join(cutdir, "a.png"))
+        with open(os.path.join(SAMPLES, "hubble_deep_field.jpg"), "rb") as f:
+            data = f.read()
+        cut = os.path.join(cutdir, "b.jpg")
+        with open(cut, "wb") as f:
+            f.write(data[: len(data) * 2 // 3])
+        for flag in ([], ["--read-truncated"]):
+            out = os.path.join(tmp, "cut-eq" + "".join(flag))
+            r = run(cutdir, "--equalize", out, "--backend", "cpu", *flag)
+            lines = [l for l in r.stderr.splitlines() if "b.jpg" in l]
+            made = sorted(os.listdir(out)) if os.path.isdir(out) else []
+            if flag:
+                want = cv2.equalizeHist(opencv_gray(cut, False))
+                got = cv2.imread(os.path.join(out, "b.png"), cv2.IMREAD_UNCHANGED)
+                check(r.returncode == 0 and made == ["a.png", "b.png"] and len(lines) == 1 and
+                      "warning" in lines[0] and "ends early" in lines[0] and
+                      got is not None and np.array_equal(got, want),
+                      f"--read-truncated: exit {r.returncode}, {made}, {r.stderr!r}")
+            else:
+                check(r.returncode == 1 and made == ["a.png"] and len(lines) == 1 and
+                      "truncated" in lines[0], f"cut JPEG: exit {r.returncode}, {made}, {r.stderr!r}")
+
         # Collisions and outputs that are inputs: usage errors, nothing written.
         col = os.path.join(tmp, "collide")
         os.makedirs(col)

@@ -7,7 +7,8 @@ Every image file is listed in tests/conformance/expected.tsv with the class it
 must have, one of:
   opencv      read, and identical to OpenCV's imread: the gray image in both
               gray modes (IMREAD_COLOR + cvtColor(BGR2GRAY), IMREAD_GRAYSCALE)
-              and the colour (channels=True against IMREAD_COLOR);
+              and the colour (channels=True against IMREAD_COLOR); when a
+              reference rendering is named, identical to it as well;
   reference   read, and its colour identical to the named reference rendering
               wherever that is not transparent (16-bit renderings reduced
               as round(v * 255 / 65535)); used where OpenCV 4.6 refuses the
@@ -17,7 +18,10 @@ must have, one of:
   refused     refused: the library raises, and the CLI exits non-zero with one
               line on stderr that names the file and contains the stated
               reason, and writes no output file.
-Each file is also decoded twice and must come out the same both times. A
+A bmpsuite file's references are the renderings bmpsuite's own page pairs
+it with (bmpsuite/references.tsv); every file of bmpsuite's good/ folder must
+name one and be identical to it. Each file is also decoded twice and must
+come out the same both times. A
 file on disk that the list leaves out, or a listed file that is missing,
 fails the test, and so does any file that does not have its class. The
 table printed at the end counts the classes per suite.
@@ -44,9 +48,22 @@ import imghist
 
 SUITES = ("pngsuite", "bmpsuite/g", "bmpsuite/q", "bmpsuite/b", "libjpeg-turbo")
 IMAGE_EXT = (".png", ".bmp", ".jpg", ".ppm", ".pgm")
-# References tried by --write after the file's own (stem-0.png: skipped
-# pixels in palette colour 0; stem.png, stem.jpg): the picture most bmpsuite files show.
+# References tried by --write after those bmpsuite pairs the file with
+# (stem-0.png: skipped pixels in palette colour 0; stem.png, stem.jpg; the
+# picture most bmpsuite files show), for files bmpsuite gives none.
 GENERIC_REFS = ("rgb24.png", "rgb24.jpg", "pal8.png", "pal1.png", "rgba32.png")
+
+
+def bmpsuite_references(root):
+    """{"bmpsuite/g/x.bmp": ["bmpsuite/ref/x.png", ...]} from references.tsv."""
+    refs = {}
+    with open(os.path.join(root, "bmpsuite", "references.tsv")) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            name, alts = line.rstrip("\n").split("\t")
+            refs[f"bmpsuite/{name}"] = [f"bmpsuite/ref/{a}" for a in alts.split(",")]
+    return refs
 
 
 def files_of(root):
@@ -166,7 +183,7 @@ def check_twice(path):
     return None
 
 
-def classify(root, rel):
+def classify(root, rel, paired):
     """The class --write gives a file."""
     path = os.path.join(root, rel)
     got, err = ours(path)
@@ -176,17 +193,21 @@ def classify(root, rel):
         else:  # "PATH: reason"
             reason = err[len(path) + 2:] if err.startswith(path + ": ") else err
         return ("refused", reason)
+    same = [r for r in paired.get(rel, [])
+            if check_reference(path, os.path.join(root, r), 0) is None]
     if check_opencv(path) is None:
-        return ("opencv",)
+        return ("opencv",) + tuple(same[:1])
+    if same:
+        return ("reference", same[0])
     if rel.startswith("bmpsuite/"):
         stem = os.path.splitext(os.path.basename(rel))[0]
-        cands = [f"{stem}-0.png", f"{stem}.png", f"{stem}.jpg"] + list(GENERIC_REFS)
+        cands = paired.get(rel) or [f"bmpsuite/ref/{c}" for c in (
+            [f"{stem}-0.png", f"{stem}.png", f"{stem}.jpg"] + list(GENERIC_REFS))]
         for tol in (0, 1):
-            for c in cands:
-                ref = os.path.join(root, "bmpsuite", "ref", c)
-                if os.path.exists(ref) and check_reference(path, ref, tol) is None:
-                    return ("reference", f"bmpsuite/ref/{c}") if tol == 0 else (
-                        "near", f"bmpsuite/ref/{c}", "1")
+            for ref in cands:
+                full = os.path.join(root, ref)
+                if os.path.exists(full) and check_reference(path, full, tol) is None:
+                    return ("reference", ref) if tol == 0 else ("near", ref, "1")
     return ("differs",)
 
 
@@ -197,11 +218,12 @@ def main():
     exe, root = sys.argv[1], sys.argv[2]
     manifest = os.path.join(root, "expected.tsv")
     files = files_of(root)
+    paired = bmpsuite_references(root)
     if "--write" in sys.argv[3:]:
         with open(manifest, "w") as f:
             f.write("# file\tclass\tdetail (see tests/test_conformance.py)\n")
             for rel in files:
-                f.write("\t".join((rel,) + classify(root, rel)) + "\n")
+                f.write("\t".join((rel,) + classify(root, rel, paired)) + "\n")
         print(f"wrote {manifest}")
         return 0
     expected = {}
@@ -214,6 +236,8 @@ def main():
     failures = []
     for rel in sorted(set(expected) - set(files)):
         failures.append(f"{rel}: listed in expected.tsv but missing")
+    for rel in sorted(set(paired) - set(files)):
+        failures.append(f"{rel}: listed in bmpsuite/references.tsv but missing")
     counts = {}
     with tempfile.TemporaryDirectory() as workdir:
         for rel in files:
@@ -227,8 +251,13 @@ def main():
                 problem, kind = "not listed in expected.tsv", None
             else:
                 kind = want[0]
-                if kind == "opencv":
+                if rel.startswith("bmpsuite/g/") and not (
+                        kind in ("opencv", "reference") and len(want) > 1):
+                    problem = "a good bmpsuite file must be identical to a reference rendering"
+                elif kind == "opencv":
                     problem = check_opencv(path)
+                    if problem is None and len(want) > 1:
+                        problem = check_reference(path, os.path.join(root, want[1]), 0)
                 elif kind == "reference":
                     problem = check_reference(path, os.path.join(root, want[1]), 0)
                 elif kind == "near":

@@ -759,7 +759,8 @@ static void test_png_crc_errors(void **state)
     imghist_destroy(ctx);
 }
 
-/* A JPEG cut anywhere, down to a missing end-of-image marker, is an error. */
+/* A JPEG cut anywhere, down to a missing end-of-image marker, is an error,
+ * unless IMGHIST_P_LOAD_TRUNCATED asks to read it. */
 static void test_jpeg_truncated(void **state)
 {
     (void)state;
@@ -781,6 +782,31 @@ static void test_jpeg_truncated(void **state)
         }
         assert_non_null(strstr(imghist_last_error(ctx), "cut.jpg"));
     }
+    /* IMGHIST_P_LOAD_TRUNCATED = 1: a cut inside the entropy-coded data is
+     * read, flagged, the same twice; cuts in the headers are still errors;
+     * a whole file is not flagged. */
+    assert_int_equal(imghist_set_param(ctx, IMGHIST_P_LOAD_TRUNCATED, 1), IMGHIST_OK);
+    assert_int_equal(imghist_load_memory(ctx, m.data, m.len, "ok.jpg", &img), IMGHIST_OK);
+    assert_int_equal(imghist_image_flags(img), 0u);
+    imghist_image_free(img);
+    assert_int_equal(imghist_image_flags(NULL), 0u);
+    size_t read = 0;
+    for (size_t cut = 1; cut < m.len; cut++) {
+        imghist_image *again = NULL;
+        if (imghist_load_memory(ctx, m.data, cut, "cut.jpg", &img) != IMGHIST_OK) {
+            assert_int_equal(read, 0); /* once the pixel data starts, every cut is read */
+            continue;
+        }
+        read++;
+        assert_int_equal(imghist_image_flags(img), IMGHIST_IMAGE_TRUNCATED);
+        assert_int_equal(img->view.width, 40);
+        assert_int_equal(img->view.height, 24);
+        assert_int_equal(imghist_load_memory(ctx, m.data, cut, "cut.jpg", &again), IMGHIST_OK);
+        assert_memory_equal(img->view.data, again->view.data, 40 * 24);
+        imghist_image_free(again);
+        imghist_image_free(img);
+    }
+    assert_true(read > m.len / 2);
     imghist_destroy(ctx);
 }
 

@@ -50,10 +50,14 @@ def opencv_gray(path, gray):
 def run_imghist(exe, src, workdir, backend, gray):
     eq = os.path.join(workdir, "eq.png")
     csv = os.path.join(workdir, "hist.csv")
+    extra = ["--read-truncated"] if os.path.basename(src).startswith("cut-") else []
     proc = subprocess.run([exe, src, "--backend", backend, "--gray", gray, "--equalize", eq,
-                           "--csv", csv], capture_output=True, text=True)
+                           "--csv", csv] + extra, capture_output=True, text=True)
     if proc.returncode != 0:
         raise AssertionError(f"{src}: imghist exited {proc.returncode}: {proc.stderr.strip()}")
+    warned = [l for l in proc.stderr.splitlines() if "warning" in l]
+    if extra and (len(warned) != 1 or src not in warned[0] or "ends early" not in warned[0]):
+        raise AssertionError(f"{src}: --read-truncated gave no one-line warning: {proc.stderr!r}")
     with open(csv) as f:
         lines = f.read().splitlines()
     assert lines[0] == "bin,lower,upper,count", lines[0]
@@ -270,6 +274,37 @@ SAMPLES = None
 MAKE_JPEG = None
 
 
+def truncated_jpegs(exe, samples, workdir):
+    """JPEGs cut short: baseline (a photograph), progressive (written by
+    OpenCV) and arithmetic-coded (libjpeg-turbo's test image), each cut at a
+    third, a half and 40 bytes before its end (the end-of-image marker and the
+    last blocks missing). Without --read-truncated each is refused with one
+    line and no output; the caller checks that with it imghist reads each as
+    OpenCV does. Returns (paths, ok)."""
+    photo = os.path.join(samples, "hubble_deep_field.jpg")
+    prog = os.path.join(workdir, "progressive.jpg")
+    cv2.imwrite(prog, cv2.imread(photo), [cv2.IMWRITE_JPEG_PROGRESSIVE, 1,
+                                            cv2.IMWRITE_JPEG_QUALITY, 90])
+    ari = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conformance",
+                       "libjpeg-turbo", "testimgari.jpg")
+    out, ok = [], True
+    for src in (photo, prog, ari):
+        data = open(src, "rb").read()
+        for cut in (len(data) // 3, len(data) // 2, len(data) - 40):
+            path = os.path.join(workdir, f"cut-{cut}-{os.path.basename(src)}")
+            with open(path, "wb") as f:
+                f.write(data[:cut])
+            csv = os.path.join(workdir, "refused.csv")
+            p = subprocess.run([exe, path, "--csv", csv], capture_output=True, text=True)
+            good = (p.returncode == 1 and len(p.stderr.strip().splitlines()) == 1 and
+                    path in p.stderr and "truncated" in p.stderr and not os.path.exists(csv))
+            print(f"{os.path.basename(path):32s} refused by default: "
+                  f"{'ok' if good else 'FAIL: ' + p.stderr.strip()}")
+            ok &= good
+            out.append(path)
+    return out, ok
+
+
 def main():
     global SAMPLES, MAKE_JPEG
     exe, samples = sys.argv[1], sys.argv[2]
@@ -283,6 +318,9 @@ def main():
         inputs += synthetic(work, seed)
         inputs += netpbm(work, seed)
         luma_inputs = luma_only(work, seed)
+        cut_jpegs, good = truncated_jpegs(exe, samples, work)
+        inputs += cut_jpegs
+        ok &= good
         # Truncated HDR files (run-length and flat) are refused with one line.
         for name in ("float-rgb.hdr", "float-flat.hdr"):
             data = open(os.path.join(work, name), "rb").read()

@@ -5,6 +5,7 @@ import ctypes
 import math
 import operator
 import os
+import warnings
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -625,7 +626,8 @@ _GRAYS = {"bgr2gray": 0, "luma": 1}
 
 
 def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str = "8",
-         channels: bool = False, gray: str = "bgr2gray") -> np.ndarray:
+         channels: bool = False, gray: str = "bgr2gray",
+         read_truncated: bool = False) -> np.ndarray:
     """Load an image file (PNG, JPEG, TIFF, BMP, TGA, GIF, PNM, PSD, HDR,
     chosen by content) as a NumPy array, as the imghist CLI reads it.
 
@@ -637,8 +639,11 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
     imread(IMREAD_COLOR) + cvtColor(BGR2GRAY), the default) or 'luma'
     (OpenCV's imread(IMREAD_GRAYSCALE)); True gives the file's channels as
     (H, W, C), C = 1 (gray), 2 (gray, alpha), 3 (RGB) or 4 (RGBA). EXIF and
-    TIFF orientations are applied. Raises ImghistError (with the library's
-    message) when the file cannot be read or decoded.
+    TIFF orientations are applied. read_truncated: a JPEG whose data ends
+    early is refused (False, the default) or read as OpenCV's imread reads
+    it, the part the data does not reach made up by libjpeg-turbo, with a
+    RuntimeWarning (True; needs libimghist 0.3.5). Raises ImghistError (with
+    the library's message) when the file cannot be read or decoded.
     """
     d = _DEPTHS.get(depth)
     if d is None:
@@ -650,6 +655,11 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
     ctx.set_param(L.P_LOAD_DEPTH, d)
     ctx.set_param(L.P_LOAD_CHANNELS, 1 if channels else 0)
     ctx.set_param(L.P_LOAD_GRAY, g)
+    if read_truncated:
+        if not L.HAVE_TRUNCATED:
+            raise ImghistError(f"imghist: read_truncated needs libimghist 0.3.5; "
+                               f"{L.library_path} is {L.version_string}")
+        ctx.set_param(L.P_LOAD_TRUNCATED, 1)
     img = ctypes.c_void_p()
     if isinstance(path, (bytes, bytearray, memoryview)):
         buf = np.frombuffer(path, np.uint8)
@@ -659,6 +669,10 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
         st = L.lib.imghist_load_file(ctx.ptr, os.fsencode(path), ctypes.addressof(img))
     ctx.check(st)
     try:
+        if read_truncated and L.lib.imghist_image_flags(img.value) & L.IMAGE_TRUNCATED:
+            name = "<memory>" if isinstance(path, (bytes, bytearray, memoryview)) else os.fspath(path)
+            warnings.warn(f"imghist: {name!s}: JPEG data ends early; read as OpenCV reads it, "
+                          f"the rest of the picture made up", RuntimeWarning, stacklevel=2)
         v = L.Image.from_address(img.value).view
         dtype = {L.U8: np.uint8, L.U16: np.uint16, L.F32: np.float32}[v.dtype]
         C = v.channels or 1

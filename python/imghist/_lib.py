@@ -28,6 +28,8 @@ P_LOAD_GRAY = 5
 P_LOAD_DEPTH = 7
 P_LOAD_CHANNELS = 8
 P_EQUALIZE_METHOD = 9  # 0.4 (issue 12): IMGHIST_EQ_OPENCV = 0, IMGHIST_EQ_PIL = 1
+P_LOAD_TRUNCATED = 10  # 0.3.5
+IMAGE_TRUNCATED = 1  # imghist_image_flags
 EQ_OPENCV, EQ_PIL = 0, 1
 
 
@@ -144,6 +146,7 @@ _optional = {
     "imghist_clahe": (_i, [_p, _p, _p, ctypes.c_double, ctypes.c_uint32, ctypes.c_uint32]),
     "imghist_clahe_batch": (_i, [_p, _p, _p, ctypes.c_size_t, ctypes.c_double, ctypes.c_uint32,
                                  ctypes.c_uint32]),
+    "imghist_image_flags": (ctypes.c_uint, [_p]),
 }
 for _name, (_res, _args) in _sigs.items():
     _f = getattr(lib, _name)
@@ -160,6 +163,7 @@ HAVE_EQUALIZE_BATCH = hasattr(lib, "imghist_equalize_batch")
 HAVE_STATS = hasattr(lib, "imghist_otsu")
 HAVE_MATCH = hasattr(lib, "imghist_match_lut")
 HAVE_CLAHE = hasattr(lib, "imghist_clahe")
+HAVE_TRUNCATED = hasattr(lib, "imghist_image_flags")
 
 version_string = lib.imghist_version_string().decode()
 

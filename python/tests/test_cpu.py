@@ -450,6 +450,28 @@ def test_load_native_depths(tmp_path, rng):
     np.testing.assert_array_equal(got, f)
 
 
+@needs_cv2
+@pytest.mark.skipif(not _lib.HAVE_TRUNCATED, reason="libimghist without read_truncated (0.3.5)")
+def test_load_read_truncated(samples, tmp_path):
+    path = os.path.join(samples, "hubble_deep_field.jpg")
+    with open(path, "rb") as f:
+        data = f.read()
+    cut = tmp_path / "cut.jpg"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(imghist.ImghistError, match="truncated"):
+        imghist.load(cut)
+    with pytest.warns(RuntimeWarning, match="ends early"):
+        g = imghist.load(cut, read_truncated=True)
+    want = cv2.cvtColor(cv2.imread(str(cut), cv2.IMREAD_COLOR), cv2.COLOR_BGR2GRAY)
+    np.testing.assert_array_equal(g, want)
+    with pytest.warns(RuntimeWarning, match="<memory>"):
+        np.testing.assert_array_equal(imghist.load(cut.read_bytes(), read_truncated=True), g)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a whole file gives no warning
+        np.testing.assert_array_equal(imghist.load(path, read_truncated=True), imghist.load(path))
+
+
 def test_load_errors(tmp_path):
     with pytest.raises(imghist.ImghistError, match="nope"):
         imghist.load(str(tmp_path / "nope.png"))

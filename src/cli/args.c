@@ -57,6 +57,10 @@ const char ih_usage_text[] =
     "                      PNM; float TIFF and HDR)\n"
     "  --channels          count R, G, B (and A) separately: CSV bin,lower,upper,r,g,b\n"
     "                      (batch CSV: file,channel,bin,lower,upper,count)\n"
+    "  --read-truncated    read a JPEG whose data ends early as OpenCV's imread does\n"
+    "                      (the part the data does not reach is made up: gray, or a\n"
+    "                      progressive file's coarser scans), with a warning; by\n"
+    "                      default such a file is refused\n"
     "  --mask FILE         count only pixels where the mask image is not 0; with\n"
     "                      --equalize the LUT comes from those pixels and is applied\n"
     "                      to the whole image (scikit-image's equalize_hist(mask=))\n"
@@ -88,14 +92,16 @@ const char ih_usage_text[] =
     "  -h, --help          show this help\n"
     "  --version           show the version\n"
     "\n"
-    "Formats (alpha is always ignored; 16-bit samples keep their high byte and float\n"
-    "ones are clamped to [0, 1] unless --depth native; a file that ends early is\n"
-    "refused):\n"
+    "Formats (alpha and colour profiles are always ignored; 16-bit samples keep\n"
+    "their high byte and float ones are clamped to [0, 1] unless --depth native;\n"
+    "a file that ends early is refused):\n"
     "  PNG   1 to 16 bits; gray, RGB, palette, with or without alpha\n"
     "  JPEG  8-bit baseline, progressive or arithmetic; gray, YCbCr, CMYK, YCCK; the\n"
-    "        EXIF orientation applied; 12-bit JPEG is refused\n"
+    "        EXIF orientation applied; 12-bit JPEG is refused, and so is a file that\n"
+    "        ends early unless --read-truncated\n"
     "  TIFF  8/16-bit integer or 32-bit float, gray or RGB, strips or tiles\n"
-    "  BMP   1/2/4/8-bit palette, 16/24/32-bit with any bit masks, RLE4, RLE8 and\n"
+    "  BMP   1/2/4/8-bit palette, 16/24/32-bit with any bit masks (each field\n"
+    "        scaled to 255: 5-bit white is 255, not OpenCV's 248), RLE4, RLE8 and\n"
     "        OS/2 RLE24, OS/2 1.x/2.x and Windows headers, embedded JPEG or PNG;\n"
     "        pixels that run-length data skips take palette colour 0; OS/2\n"
     "        Huffman 1D and 64-bit BMP are refused\n"
@@ -355,6 +361,10 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
         }
         if (strcmp(a, "--channels") == 0) {
             out->channels = 1;
+            continue;
+        }
+        if (strcmp(a, "--read-truncated") == 0) {
+            out->read_truncated = 1;
             continue;
         }
         if ((v = take_value(argc, argv, &i, "--mask", &matched, err, errlen)) || matched) {

@@ -49,6 +49,7 @@ typedef struct result {
     imghist_status status;
     uint32_t width, height;
     ih_hist_out hist; /* counts malloc'd by the worker, freed once written */
+    int truncated;    /* read with --read-truncated though its data ended early */
     char msg[800];
 } result;
 
@@ -165,6 +166,7 @@ static void process(imghist_ctx *ctx, const ih_cli_args *a, const ih_file *f, re
     }
     r->width = img->view.width;
     r->height = img->view.height;
+    r->truncated = (imghist_image_flags(img) & IMGHIST_IMAGE_TRUNCATED) != 0;
     char why[600];
     r->status = ih_measure(ctx, a, &img->view, NULL, a->equalize_out ? &img->view : NULL,
                            &r->hist, why, sizeof why); /* equalized in place */
@@ -468,6 +470,10 @@ int ih_run_batch(const ih_cli_args *a)
             ih_say("%s", r.msg);
         } else {
             processed++;
+            if (r.truncated && ih_verbosity >= 0) {
+                ih_progress_clear(&progress);
+                ih_say("warning: %s: %s", path, IH_TRUNCATED_WARNING);
+            }
             if (a->total_out != NULL && add_to_total(&total, &r.hist, path, &progress) != 0) {
                 failed++;
             }

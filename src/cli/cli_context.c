@@ -68,6 +68,9 @@ int ih_make_context_on(const ih_cli_args *a, unsigned cpu_threads, int device, i
     if (rc == IH_EXIT_OK) rc = set(ctx, IMGHIST_P_LOAD_DEPTH, a->native_depth ? 1 : 0, "--depth");
     if (rc == IH_EXIT_OK) rc = set(ctx, IMGHIST_P_LOAD_CHANNELS, a->channels ? 1 : 0, "--channels");
     if (rc == IH_EXIT_OK) {
+        rc = set(ctx, IMGHIST_P_LOAD_TRUNCATED, a->read_truncated ? 1 : 0, "--read-truncated");
+    }
+    if (rc == IH_EXIT_OK) {
         int64_t lo = 1, hi = 1;
         imghist_param_bounds(IMGHIST_P_CPU_THREADS, &lo, &hi);
         rc = set(ctx, IMGHIST_P_CPU_THREADS,

@@ -11,6 +11,11 @@ enum { IH_EXIT_OK = 0, IH_EXIT_FILE = 1, IH_EXIT_USAGE = 2 };
 /* -1 quiet, 0 normal, 1 verbose. */
 extern int ih_verbosity;
 
+/* What --read-truncated says of a JPEG that ended early. */
+#define IH_TRUNCATED_WARNING \
+    "JPEG data ends early; read as OpenCV reads it, the rest of the picture made up"
+
+
 /* One line on stderr, "imghist: " first; control characters that came with a
  * file name or an argument are shown as '?'. */
 void ih_say(const char *fmt, ...)

@@ -425,6 +425,9 @@ static int run_one(const ih_cli_args *a)
                                                                     : fail_lib(ctx, st);
         goto done;
     }
+    if ((imghist_image_flags(img) & IMGHIST_IMAGE_TRUNCATED) && ih_verbosity >= 0) {
+        ih_say("warning: %s: %s", a->input, IH_TRUNCATED_WARNING);
+    }
     const imghist_view *mask = NULL;
     if (a->mask != NULL) {
         st = load_second(ctx, a->mask, 0, &mask_img);

@@ -33,6 +33,8 @@ static const param_info params[] = {
      offsetof(ih_params, load_channels)},
     {IMGHIST_P_EQUALIZE_METHOD, "IMGHIST_P_EQUALIZE_METHOD", IMGHIST_EQ_OPENCV, IMGHIST_EQ_PIL,
      IMGHIST_EQ_OPENCV, offsetof(ih_params, equalize_method)},
+    {IMGHIST_P_LOAD_TRUNCATED, "IMGHIST_P_LOAD_TRUNCATED", 0, 1, 0,
+     offsetof(ih_params, load_truncated)},
     {IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, "IMGHIST_P_EXP_HIST_BLOCKS_PER_SM", 0, 64, 0,
      offsetof(ih_params, hist_blocks_per_sm)},
     {IMGHIST_P_EXP_BATCH_RUN, "IMGHIST_P_EXP_BATCH_RUN", 0, INT64_C(1) << 24, 0,

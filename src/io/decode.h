@@ -12,6 +12,7 @@ typedef struct ih_raw {
     imghist_dtype dtype; /* U8; U16 (host order) or F32 only when asked for */
     void *samples;       /* width * height * channels samples, malloc'd */
     int orientation;     /* EXIF orientation 2..8 to apply; 0 or 1: none */
+    int truncated;       /* the data ended early and the decoder read it anyway */
 } ih_raw;
 
 /* What the context asks of a load (its IMGHIST_P_LOAD_* parameters). */
@@ -19,6 +20,7 @@ typedef struct ih_load_opts {
     imghist_gray_mode mode; /* IMGHIST_P_LOAD_GRAY */
     int native_depth;       /* IMGHIST_P_LOAD_DEPTH = 1: U16 and F32 kept */
     int keep_channels;      /* IMGHIST_P_LOAD_CHANNELS = 1: no gray, alpha kept */
+    int read_truncated;     /* IMGHIST_P_LOAD_TRUNCATED = 1: a JPEG that ends early is read */
 } ih_load_opts;
 
 /* Each returns IMGHIST_OK or an error with "<name>: reason" on ctx. The pixel

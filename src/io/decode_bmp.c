@@ -16,10 +16,11 @@
  *    an index past its last entry is black, as OpenCV's zero-filled palette
  *    gives it;
  *  - 16 and 32 bits per pixel, by the default masks or BI_BITFIELDS and
- *    BI_ALPHABITFIELDS masks (each contiguous). OpenCV's 5-5-5
- *    and 5-6-5 expansion, v << 3 (and << 2), is kept for those two layouts
- *    without an alpha mask (the ones OpenCV reads); any other field of n bits
- *    is scaled as v * 255 / (2^n - 1), rounded;
+ *    BI_ALPHABITFIELDS masks (each contiguous). A field of n bits is scaled
+ *    as v * 255 / (2^n - 1), rounded, so that its largest value is 255, as
+ *    bmpsuite's renderings show it. OpenCV 4.6 shifts 5-5-5 and 5-6-5 fields
+ *    instead (v << 3, v << 2), which reads 5-bit white as 248: imghist
+ *    differs from it there by up to 7 levels;
  *  - 24 bits per pixel, and OS/2 2.x run-length 24-bit (RLE24);
  *  - run-length 8- and 4-bit (RLE8, RLE4) with end-of-line, delta and an
  *    early end of bitmap: pixels the data skips take palette entry 0, as in
@@ -196,17 +197,13 @@ static int make_field(uint32_t mask, uint32_t bits, field *f)
     return mask == 0 ? 0 : -1;
 }
 
-/* One field of a pixel in 8 bits. OpenCV's 5-5-5 / 5-6-5 expansion (a shift)
- * when `shifted`, else v * 255 / (2^n - 1) rounded. */
-static uint8_t field_value(const field *f, uint32_t px, int shifted)
+/* One field of a pixel in 8 bits: v * 255 / (2^n - 1), rounded. */
+static uint8_t field_value(const field *f, uint32_t px)
 {
     if (f->bits == 0) {
         return 0;
     }
     const uint32_t v = (px & f->mask) >> f->shift;
-    if (shifted) {
-        return (uint8_t)(v << (8 - f->bits));
-    }
     const uint64_t max = ((uint64_t)1 << f->bits) - 1;
     return (uint8_t)(((uint64_t)v * 255u + max / 2) / max);
 }
@@ -408,7 +405,6 @@ imghist_status ih_decode_bmp(imghist_ctx *ctx, const uint8_t *data, size_t size,
         gray = read_palette(data, size, &b, pal);
     }
     field f[3] = {{0}};
-    int shifted = 0;
     if (b.bits == 16 || b.bits == 32) {
         for (int k = 0; k < 3; k++) {
             if (make_field(b.masks[k], b.bits, &f[k]) != 0) {
@@ -417,10 +413,6 @@ imghist_status ih_decode_bmp(imghist_ctx *ctx, const uint8_t *data, size_t size,
                                name);
             }
         }
-        /* OpenCV's two 16-bit layouts, 5-5-5 and 5-6-5, without alpha. */
-        shifted = b.bits == 16 && b.masks[2] == 0x1f && b.masks[3] == 0 &&
-                  ((b.masks[0] == 0x7c00 && b.masks[1] == 0x3e0) ||
-                   (b.masks[0] == 0xf800 && b.masks[1] == 0x7e0));
     }
     if (!rle) { /* the data must hold every row before anything is allocated */
         const uint64_t stride = ((uint64_t)w * b.bits + 31) / 32 * 4;
@@ -484,7 +476,7 @@ imghist_status ih_decode_bmp(imghist_ctx *ctx, const uint8_t *data, size_t size,
                     const uint32_t v = b.bits == 16 ? le16(src + (size_t)x * 2)
                                                     : le32(src + (size_t)x * 4);
                     for (int k = 0; k < 3; k++) {
-                        px[k] = field_value(&f[k], v, shifted);
+                        px[k] = field_value(&f[k], v);
                     }
                 }
             }

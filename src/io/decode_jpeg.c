@@ -1,8 +1,11 @@
 /*
  * JPEG through libjpeg-turbo with its default settings (integer slow DCT,
  * fancy upsampling), the decoder OpenCV uses, so the decoded pixels are the
- * same as cv::imread's. A file that ends early is an error here (libjpeg
- * would pad it with gray and only warn). The EXIF orientation is reported
+ * same as cv::imread's. A file that ends early is an error here unless
+ * IMGHIST_P_LOAD_TRUNCATED asks to read it: then, as in cv::imread,
+ * libjpeg-turbo ends the data with a made-up end-of-image marker and the
+ * blocks it does not reach keep no coefficients (gray, or for a progressive
+ * file what the scans read so far show). The EXIF orientation is reported
  * for the caller to apply, as cv::imread applies it.
  *
  * Gray, as OpenCV 4.6's JPEG decoder makes it (grfmt_jpeg.cpp, readData):
@@ -120,6 +123,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     uint8_t *volatile samples = NULL;
     uint8_t *volatile cmyk_row = NULL;
     volatile imghist_status st = IMGHIST_E_DECODE;
+    volatile int said = 0; /* the error is already on ctx */
 
     memset(&cinfo, 0, sizeof cinfo);
     cinfo.err = jpeg_std_error(&err.mgr);
@@ -129,13 +133,13 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     err.truncated = 0;
     if (setjmp(err.jump)) {
         char why[JMSG_LENGTH_MAX] = "";
-        if (st == IMGHIST_E_DECODE) {
+        if (!said) {
             err.mgr.format_message((j_common_ptr)&cinfo, why);
         }
         jpeg_destroy_decompress(&cinfo);
         free(samples);
         free(cmyk_row);
-        if (st == IMGHIST_E_DECODE) {
+        if (!said) {
             return ih_fail(ctx, st, "%s: invalid JPEG (%s)", name, why);
         }
         return st;
@@ -147,6 +151,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     const int orientation = exif_orientation(&cinfo);
     if (ih_check_pixel_limit(ctx, name, cinfo.image_width, cinfo.image_height) != IMGHIST_OK) {
         st = IMGHIST_E_LIMIT;
+        said = 1;
         longjmp(err.jump, 1);
     }
     const int cmyk = cinfo.num_components == 4;
@@ -172,6 +177,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
         st = samples == NULL ? ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name)
                              : ih_fail(ctx, IMGHIST_E_DECODE, "%s: unsupported JPEG colour layout",
                                        name);
+        said = 1;
         longjmp(err.jump, 1);
     }
     while (cinfo.output_scanline < h) {
@@ -187,17 +193,19 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
                 cmyk_to_rgb(cmyk_row, dst, w);
             }
         }
-        if (err.truncated) {
+        if (err.truncated && !opts->read_truncated) {
             break;
         }
     }
-    if (err.truncated || cinfo.output_scanline < h) {
+    if ((err.truncated && !opts->read_truncated) || cinfo.output_scanline < h) {
         st = ih_fail(ctx, IMGHIST_E_DECODE, "%s: invalid JPEG (file is truncated)", name);
+        said = 1;
         longjmp(err.jump, 1);
     }
     jpeg_finish_decompress(&cinfo);
-    if (err.truncated) { /* the end-of-image marker is missing */
+    if (err.truncated && !opts->read_truncated) { /* the end-of-image marker is missing */
         st = ih_fail(ctx, IMGHIST_E_DECODE, "%s: invalid JPEG (file is truncated)", name);
+        said = 1;
         longjmp(err.jump, 1);
     }
     jpeg_destroy_decompress(&cinfo);
@@ -207,5 +215,6 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     out->channels = channels;
     out->samples = samples;
     out->orientation = orientation;
+    out->truncated = err.truncated;
     return IMGHIST_OK;
 }

@@ -15,6 +15,13 @@
 #include "orient.h"
 #include "read_all.h"
 
+/* A loaded image: the public part first, so that the caller's pointer is the
+ * allocation's. */
+typedef struct ih_image {
+    imghist_image pub;
+    unsigned flags; /* IMGHIST_IMAGE_* */
+} ih_image;
+
 static imghist_status over_byte_limit(imghist_ctx *ctx, const char *name)
 {
     return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: file is larger than the limit of %lld bytes", name,
@@ -243,6 +250,7 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
         .mode = (imghist_gray_mode)ctx->params.load_gray,
         .native_depth = ctx->params.load_depth != 0,
         .keep_channels = ctx->params.load_channels != 0,
+        .read_truncated = ctx->params.load_truncated != 0,
     };
     st = decode(ctx, data, size, name, &opts, &raw);
     if (st != IMGHIST_OK) {
@@ -253,7 +261,8 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
     if (!opts.native_depth && raw.dtype != IMGHIST_U8) {
         reduce_to_u8(&raw);
     }
-    imghist_image *img = calloc(1, sizeof *img);
+    ih_image *full = calloc(1, sizeof *full);
+    imghist_image *img = full ? &full->pub : NULL;
     int failed = img == NULL || (!opts.keep_channels && to_gray(&raw, opts.mode) != 0);
     if (!failed && raw.orientation >= 2 && raw.orientation <= 8) {
         void *upright = ih_orient_pixels(raw.samples, &raw.width, &raw.height, raw.orientation,
@@ -274,8 +283,14 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
     img->view.height = raw.height;
     img->view.pitch = (size_t)raw.width * (size_t)raw.channels * ih_dtype_size(raw.dtype);
     img->view.channels = (uint32_t)raw.channels;
+    full->flags = raw.truncated ? IMGHIST_IMAGE_TRUNCATED : 0u;
     *out = img;
     return IMGHIST_OK;
+}
+
+unsigned imghist_image_flags(const imghist_image *img)
+{
+    return img == NULL ? 0u : ((const ih_image *)img)->flags;
 }
 
 void imghist_image_free(imghist_image *img)
