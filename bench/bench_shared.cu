@@ -307,7 +307,14 @@ __global__ void __launch_bounds__(THREADS) bench_kernel(Params q, Probe p)
         }
         /* a warp's sum, spread over 32 counters (one address for every
          * thread took longer than the reads) */
+#if __CUDA_ARCH__ >= 800
         const uint32_t warp_vecs = __reduce_add_sync(0xffffffffu, (uint32_t)vecs);
+#else /* sm_75: no redux.sync */
+        uint32_t warp_vecs = (uint32_t)vecs;
+        for (int o = 16; o > 0; o >>= 1) {
+            warp_vecs += __shfl_xor_sync(0xffffffffu, warp_vecs, o);
+        }
+#endif
         if ((threadIdx.x & 31) == 0) {
             atomicAdd(p.sink + 2 + ((blockIdx.x * 16 + threadIdx.x / 32) & 31),
                       (unsigned long long)warp_vecs);

@@ -467,11 +467,9 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
                                              const uint32_t *lut, const float *tab, const uint4 &v)
 {
     constexpr int NPER = 16 / (int)sizeof(T);
-    if constexpr (VOTE && (STORE != IH_WIDE_S32 || KIND == K_FTAB)) {
+    if constexpr (VOTE && STORE != IH_WIDE_S32) {
         /* A warp whose 32 granules are one sample repeated (constant data)
-         * makes one add: ATOMS.ADD, unlike POPC.INC, pays for equal lanes,
-         * and a float on a bin edge (a constant 0.5 in 10000 bins) takes the
-         * edge path in every lane. */
+         * makes one add: ATOMS.ADD, unlike POPC.INC, pays for equal lanes. */
         const uint32_t x0 = __shfl_sync(FULL, v.x, 0); /* every lane, before the test */
         if (__all_sync(FULL, ih_repeats<sizeof(T)>(v) && v.x == x0)) {
             uint32_t b0;
@@ -483,16 +481,74 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
     }
     uint32_t b[NPER];
     bool in[NPER];
+    if constexpr (KIND == K_FTAB) {
+        if (a.eps < 0.5f) {
+            /* Without a branch: the edge nearest the estimate t, e, and one
+             * compare with it. |t - t*| <= eps < 1/2 puts the sample's bin
+             * at e or e - 1, and the table's smallest float >= edge e says
+             * which (f >= tab[e] <=> f >= edge e), bit for bit as binning.h.
+             * Below the range e is 0 and f < tab[0]; at or above it e is
+             * `bins` and f >= tab[bins]; NaN gives e = 0 and fails the
+             * compare: all three give a code outside [0, bins). Those (and
+             * the closed range's end) go
+             * through lean_bin. A fast path that trusted floor(t) away from
+             * the edges sent 60 % of warps down a second path with 10000
+             * bins over [0, 1), where eps (0.004) is eight ulps of t. */
+            bool all_in = true;
 #pragma unroll
-    for (int j = 0; j < NPER; j++) {
-        in[j] = lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, j), b[j]);
-    }
-    if constexpr (STORE == IH_WIDE_S32) {
-        /* Literal increments (ATOMS.POPC.INC merges equal lanes). */
+            for (int j = 0; j < NPER; j++) {
+                const float f = (float)sample_of<T>(v, j);
+                const float t = __fmul_rn(__fsub_rn(f, a.lo_f), a.inv_f);
+                /* cvt.rni.u32 saturates: t < 0 and NaN give 0. */
+                const uint32_t e = min(__float2uint_rn(t), a.bins);
+                b[j] = e - 1u + (f >= tab[e] ? 1u : 0u); /* NaN: e - 1 */
+                in[j] = b[j] < a.bins;
+                all_in = all_in & in[j];
+            }
+            if (!all_in) {
+#pragma unroll
+                for (int j = 0; j < NPER; j++) {
+                    if (!in[j]) {
+                        in[j] = lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, j), b[j]);
+                    }
+                }
+            }
+        } else { /* no usable estimate (eps 2): binning.h's way */
+#pragma unroll
+            for (int j = 0; j < NPER; j++) {
+                in[j] = lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, j), b[j]);
+            }
+        }
+    } else {
 #pragma unroll
         for (int j = 0; j < NPER; j++) {
-            if (in[j]) {
-                atomicAdd(cnt_lane + (swz(b[j]) << a.copies_log2), 1u);
+            in[j] = lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, j), b[j]);
+        }
+    }
+    if constexpr (STORE == IH_WIDE_S32) {
+        /* Literal increments (ATOMS.POPC.INC merges equal lanes), at byte
+         * offsets: one shift and one add to the address. A granule whose
+         * samples are all counted (nearly every one) adds without a
+         * predicate: a branch around each atomic cost a reconvergence
+         * barrier and two more instructions per sample. */
+        unsigned char *const base = reinterpret_cast<unsigned char *>(cnt_lane);
+        const uint32_t sh = a.copies_log2 + 2u;
+        bool all_in = true;
+#pragma unroll
+        for (int j = 0; j < NPER; j++) {
+            all_in = all_in & in[j];
+        }
+        if (all_in) {
+#pragma unroll
+            for (int j = 0; j < NPER; j++) {
+                atomicAdd(reinterpret_cast<uint32_t *>(base + (swz(b[j]) << sh)), 1u);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < NPER; j++) {
+                if (in[j]) {
+                    atomicAdd(reinterpret_cast<uint32_t *>(base + (swz(b[j]) << sh)), 1u);
+                }
             }
         }
         return;
@@ -542,15 +598,51 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
     const uint4 *src = reinterpret_cast<const uint4 *>(a.g.base);
     const uint32_t full = a.flat_full;
     const uint32_t whole = full / CHUNK * CHUNK; /* granules in whole chunks */
-    for (uint32_t c0 = blockIdx.x * CHUNK; c0 < whole; c0 += gridDim.x * CHUNK) {
+    if constexpr (STORE == IH_WIDE_S32) {
+        /* The next chunk's loads go out before this one is counted: a warp
+         * spends longer counting a chunk (it issues one instruction in ten
+         * cycles among its SM's 32 warps) than the memory takes to answer,
+         * and with one chunk in flight the H200's SMs sat at 60 % of its
+         * read rate on F32. S32 blocks have 512 threads, so the 16 more
+         * registers fit; S16's 1024 have none to spare. */
+        const uint32_t step = gridDim.x * CHUNK;
+        uint32_t c0 = blockIdx.x * CHUNK;
         uint4 v[UNROLL];
+        if (c0 < whole) {
 #pragma unroll
-        for (int k = 0; k < UNROLL; k++) {
-            v[k] = __ldcs(src + c0 + k * THREADS + threadIdx.x);
+            for (int k = 0; k < UNROLL; k++) {
+                v[k] = __ldcs(src + c0 + k * THREADS + threadIdx.x);
+            }
         }
+        for (; c0 < whole; c0 += step) {
+            uint4 nv[UNROLL];
+            const uint64_t c1 = (uint64_t)c0 + step;
+            if (c1 < whole) {
 #pragma unroll
-        for (int k = 0; k < UNROLL; k++) {
-            lean_granule<KIND, STORE, true, NAT, T>(cnt, cnt_lane, a, lut, tab, v[k]);
+                for (int k = 0; k < UNROLL; k++) {
+                    nv[k] = __ldcs(src + (uint32_t)c1 + k * THREADS + threadIdx.x);
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < UNROLL; k++) {
+                lean_granule<KIND, STORE, true, NAT, T>(cnt, cnt_lane, a, lut, tab, v[k]);
+            }
+#pragma unroll
+            for (int k = 0; k < UNROLL; k++) {
+                v[k] = nv[k];
+            }
+        }
+    } else {
+        for (uint32_t c0 = blockIdx.x * CHUNK; c0 < whole; c0 += gridDim.x * CHUNK) {
+            uint4 v[UNROLL];
+#pragma unroll
+            for (int k = 0; k < UNROLL; k++) {
+                v[k] = __ldcs(src + c0 + k * THREADS + threadIdx.x);
+            }
+#pragma unroll
+            for (int k = 0; k < UNROLL; k++) {
+                lean_granule<KIND, STORE, true, NAT, T>(cnt, cnt_lane, a, lut, tab, v[k]);
+            }
         }
     }
     /* The last, partial chunk: full granules one by one, then the bytes of a
