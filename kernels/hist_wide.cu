@@ -85,6 +85,7 @@ struct Args {
     /* F32: the range as floats (smallest float >= lo, >= hi) and the estimate
      * t = (v - lo_f) * inv_f, trusted where frac(t) is in (eps, 1 - eps). */
     float lo_ru, hi_ru, lo_f, inv_f, eps;
+    float c_f;                 /* -lo_f * inv_f rounded: t = fma(v, inv_f, c_f) in the lean kernel */
     unsigned long long *target;
 };
 
@@ -498,7 +499,9 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
 #pragma unroll
             for (int j = 0; j < NPER; j++) {
                 const float f = (float)sample_of<T>(v, j);
-                const float t = __fmul_rn(__fsub_rn(f, a.lo_f), a.inv_f);
+                /* One rounding of c_f's (|c_f| u <= |lo| inv u) and one of the
+                 * result: within the bound eps holds for (f - lo_f) * inv_f. */
+                const float t = __fmaf_rn(f, a.inv_f, a.c_f);
                 /* cvt.rni.u32 saturates: t < 0 and NaN give 0. */
                 const uint32_t e = min(__float2uint_rn(t), a.bins);
                 b[j] = e - 1u + (f >= tab[e] ? 1u : 0u); /* NaN: e - 1 */
@@ -863,6 +866,10 @@ void float_estimate(const ih_binning &b, Args &a)
     const bool usable = isfinite(eps) && eps <= 0.25 && b.bins <= (1u << 22) &&
                         isfinite(a.lo_f) && isfinite(a.inv_f) && a.inv_f > 0.0f;
     a.eps = usable ? (float)eps : 2.0f; /* 2: frac(t) is never in (2, -1) */
+    /* The lean kernel's t = fma(v, inv_f, c_f): its errors are the rounding
+     * of c_f (u |lo| inv, inside the subtraction's term u mag inv above), of
+     * inv_f (u t) and of the result (u t), so eps bounds it as well. */
+    a.c_f = (float)(-(double)a.lo_f * (double)a.inv_f);
 }
 
 } // namespace
