@@ -69,6 +69,21 @@ static int one_line(const char *s)
     return 1;
 }
 
+/* IMGHIST_FUZZ_GRAY=luma: the luma gray mode; IMGHIST_FUZZ_TRUNCATED=1:
+ * JPEGs that end early are read, so that the part libjpeg-turbo makes up goes
+ * through the checks too. */
+static void env_params(imghist_ctx *ctx)
+{
+    const char *gray = getenv("IMGHIST_FUZZ_GRAY");
+    if (gray != NULL && strcmp(gray, "luma") == 0) {
+        CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_GRAY, IMGHIST_GRAY_LUMA) == IMGHIST_OK);
+    }
+    const char *cut = getenv("IMGHIST_FUZZ_TRUNCATED");
+    if (cut != NULL && strcmp(cut, "1") == 0) {
+        CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_TRUNCATED, 1) == IMGHIST_OK);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -84,16 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* The two gray modes decode differently (luma: JPEG's own luma plane,
          * libpng's rgb_to_gray and the colour chunks it reads); the replay
          * tests run the corpus in both. */
-        const char *gray = getenv("IMGHIST_FUZZ_GRAY");
-        if (gray != NULL && strcmp(gray, "luma") == 0) {
-            CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_GRAY, IMGHIST_GRAY_LUMA) == IMGHIST_OK);
-        }
-        /* IMGHIST_FUZZ_TRUNCATED=1: JPEGs that end early are read, so that
-         * the part libjpeg-turbo makes up goes through the checks too. */
-        const char *cut = getenv("IMGHIST_FUZZ_TRUNCATED");
-        if (cut != NULL && strcmp(cut, "1") == 0) {
-            CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_TRUNCATED, 1) == IMGHIST_OK);
-        }
+        env_params(ctx);
     }
 
     /* IMGHIST_FUZZ_FORMATS=png,jpeg,... replays only those formats (the
@@ -178,16 +184,7 @@ static void check_native(const uint8_t *data, size_t size, imghist_status gray_s
         CHECK(imghist_set_param(ctx, IMGHIST_P_MAX_PIXELS, (int64_t)FUZZ_MAX_PIXELS) == IMGHIST_OK);
         CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_DEPTH, 1) == IMGHIST_OK);
         CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_CHANNELS, 1) == IMGHIST_OK);
-        const char *gray = getenv("IMGHIST_FUZZ_GRAY");
-        if (gray != NULL && strcmp(gray, "luma") == 0) {
-            CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_GRAY, IMGHIST_GRAY_LUMA) == IMGHIST_OK);
-        }
-        /* IMGHIST_FUZZ_TRUNCATED=1: JPEGs that end early are read, so that
-         * the part libjpeg-turbo makes up goes through the checks too. */
-        const char *cut = getenv("IMGHIST_FUZZ_TRUNCATED");
-        if (cut != NULL && strcmp(cut, "1") == 0) {
-            CHECK(imghist_set_param(ctx, IMGHIST_P_LOAD_TRUNCATED, 1) == IMGHIST_OK);
-        }
+        env_params(ctx);
     }
     imghist_image *img = (imghist_image *)(uintptr_t)1;
     const imghist_status st = imghist_load_memory(ctx, data, size, "fuzz", &img);

@@ -15,7 +15,6 @@ extern int ih_verbosity;
 #define IH_TRUNCATED_WARNING \
     "JPEG data ends early; read as OpenCV reads it, the rest of the picture made up"
 
-
 /* One line on stderr, "imghist: " first; control characters that came with a
  * file name or an argument are shown as '?'. */
 void ih_say(const char *fmt, ...)
