@@ -472,6 +472,19 @@ def test_load_read_truncated(samples, tmp_path):
         np.testing.assert_array_equal(imghist.load(path, read_truncated=True), imghist.load(path))
 
 
+def test_load_first_frame_and_page(tmp_path):
+    """An animated PNG gives its default image and a multi-page TIFF its
+    first page (README's format table), as OpenCV reads them."""
+    Image = pytest.importorskip("PIL.Image")
+    a = np.full((20, 30), 10, np.uint8)
+    b = np.full((20, 30), 200, np.uint8)
+    for name in ("anim.png", "pages.tif"):
+        p = str(tmp_path / name)
+        Image.fromarray(a).save(p, save_all=True, append_images=[Image.fromarray(b)])
+        np.testing.assert_array_equal(imghist.load(p), a)
+    assert b"acTL" in (tmp_path / "anim.png").read_bytes()  # really animated
+
+
 def test_load_errors(tmp_path):
     with pytest.raises(imghist.ImghistError, match="nope"):
         imghist.load(str(tmp_path / "nope.png"))
