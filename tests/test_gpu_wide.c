@@ -378,19 +378,26 @@ static void test_tiny_shapes(void **state)
     }
 }
 
-/* Every float edge of a spec, and the floats next to it, in one image. */
+/* Every float edge of a spec, and the floats next to it, in one image: with
+ * outlier counters (the general kernel) and without (a packed device image:
+ * the lean kernel, whose F32 bins come from the edge nearest the estimate).
+ * [1000, 1001) puts the estimate's error near its bound (lo * inv = 10^6),
+ * [10^6, 10^6 + 1) past it (no usable estimate). */
 static void test_edges_exact(void **state)
 {
     (void)state;
     const imghist_histspec specs[] = {{10000, 0, 1, 0},      {777, -2.5, 3.25, IMGHIST_CLOSED},
                                       {3, 0.1, 0.7, 0},      {1000, -1e30, 1e30, IMGHIST_CLOSED},
                                       {5, 1, 1 + 1e-5, 0},   {4096, 0, 4096, IMGHIST_CLOSED},
-                                      {1000, -3.7, 70000.2, 0}};
-    for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+                                      {1000, -3.7, 70000.2, 0}, {1000, 1000, 1001, 0},
+                                      {10000, 1e6, 1e6 + 1, IMGHIST_CLOSED}};
+    for (size_t k = 0; k < 2 * (sizeof specs / sizeof specs[0]); k++) {
         for (int ti = 0; ti < 2; ti++) {
             const imghist_dtype t = ti == 0 ? IMGHIST_F32 : IMGHIST_U16;
-            imghist_histspec s = specs[k];
-            s.flags |= IMGHIST_OUTLIERS;
+            imghist_histspec s = specs[k / 2];
+            if (k % 2 == 0) {
+                s.flags |= IMGHIST_OUTLIERS;
+            }
             const uint32_t bins = (uint32_t)imghist_bins(&s, t);
             const uint32_t w = (bins + 1) * 5;
             img_t im = make_image(t, w, 1, 1, 0, 0, &s, bins, FILL_MIXED);
