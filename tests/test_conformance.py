@@ -252,8 +252,10 @@ def main():
             else:
                 kind = want[0]
                 if rel.startswith("bmpsuite/g/") and not (
-                        kind in ("opencv", "reference") and len(want) > 1):
-                    problem = "a good bmpsuite file must be identical to a reference rendering"
+                        kind in ("opencv", "reference") and len(want) > 1 and
+                        want[1] in paired.get(rel, [])):
+                    problem = ("a good bmpsuite file must be identical to the rendering "
+                               "bmpsuite pairs it with")
                 elif kind == "opencv":
                     problem = check_opencv(path)
                     if problem is None and len(want) > 1:
