@@ -50,7 +50,7 @@ def opencv_gray(path, gray):
 def run_imghist(exe, src, workdir, backend, gray):
     eq = os.path.join(workdir, "eq.png")
     csv = os.path.join(workdir, "hist.csv")
-    extra = ["--read-truncated"] if os.path.basename(src).startswith("cut-") else []
+    extra = ["--read-truncated"] if os.path.basename(src).startswith("truncated-") else []
     proc = subprocess.run([exe, src, "--backend", backend, "--gray", gray, "--equalize", eq,
                            "--csv", csv] + extra, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -291,7 +291,7 @@ def truncated_jpegs(exe, samples, workdir):
     for src in (photo, prog, ari):
         data = open(src, "rb").read()
         for cut in (len(data) // 3, len(data) // 2, len(data) - 40):
-            path = os.path.join(workdir, f"cut-{cut}-{os.path.basename(src)}")
+            path = os.path.join(workdir, f"truncated-{cut}-{os.path.basename(src)}")
             with open(path, "wb") as f:
                 f.write(data[:cut])
             csv = os.path.join(workdir, "refused.csv")

@@ -3,6 +3,7 @@ OpenCV and Pillow."""
 import os
 import subprocess
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -466,7 +467,6 @@ def test_load_read_truncated(samples, tmp_path):
     np.testing.assert_array_equal(g, want)
     with pytest.warns(RuntimeWarning, match="<memory>"):
         np.testing.assert_array_equal(imghist.load(cut.read_bytes(), read_truncated=True), g)
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a whole file gives no warning
         np.testing.assert_array_equal(imghist.load(path, read_truncated=True), imghist.load(path))

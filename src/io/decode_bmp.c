@@ -148,12 +148,13 @@ static const char *read_info(const uint8_t *d, size_t n, bmp_info *b)
         if (c == BI_BITFIELDS || c == BI_ALPHABITFIELDS) {
             /* In the header from 52 bytes on, else right after it, however
              * long it is (and the palette, if any, after the masks). */
-            const uint8_t *m = hs < 52 ? h + hs : h + 40;
+            const uint8_t *m = h + 40;
             if (hs < 52) {
                 const uint32_t count = c == BI_ALPHABITFIELDS ? 4 : 3;
                 if (n - 14 - hs < 4 * count) {
                     return "BMP bit masks end early";
                 }
+                m = h + hs;
                 b->palette_at += 4 * count;
             }
             b->masks[0] = le32(m);
