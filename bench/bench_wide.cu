@@ -3,7 +3,7 @@
  * bins) on 1 GiB of device data, against the read ceiling and CUB's
  * DeviceHistogram::HistogramEven, in one run.
  *
- *   imghist_bench_wide [--runs N] [--quick]
+ *   imghist_bench_wide [--runs N] [--quick] [--only LABEL-PREFIX]
  *
  * Per workload and pattern: the read ceiling (fastest of bench_kernels.cu's
  * streaming reads), CUB, and imghist_histogram on a device view with device
@@ -32,7 +32,7 @@
 
 namespace {
 
-enum class Pat { Uniform, Constant, High12, Mult64x8, Low12, FUniform, FNormal, FConstant };
+enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Low12, FUniform, FNormal, FConstant };
 
 const char *pat_name(Pat p)
 {
@@ -41,6 +41,7 @@ const char *pat_name(Pat p)
     case Pat::Constant: return "constant";
     case Pat::High12: return "12-bit in high bits";
     case Pat::Mult64x8: return "8 values x64";
+    case Pat::Odd64x8: return "8 values x64 + 1";
     case Pat::Low12: return "12-bit [0,4096)";
     case Pat::FUniform: return "uniform [0,1)";
     case Pat::FNormal: return "normal(0.5, 0.1)";
@@ -69,6 +70,7 @@ __global__ void fill_u16(uint16_t *d, size_t n, Pat p)
         case Pat::Constant: v = 12345; break;
         case Pat::High12: v = (uint16_t)((r & 0xfff) << 4); break;
         case Pat::Mult64x8: v = (uint16_t)((r & 7) * 64); break;
+        case Pat::Odd64x8: v = (uint16_t)((r & 7) * 64 + 1); break;
         default: v = (uint16_t)(r & 0xfff); break;
         }
         d[i] = v;
@@ -104,6 +106,7 @@ struct Bench {
     size_t cub_temp_bytes = 0;
     imghist_ctx *gpu = nullptr, *cpu = nullptr;
     int failures = 0;
+    const char *only = nullptr; /* --only: workloads whose label starts with it */
 
     double time_ms(const std::function<void()> &f)
     {
@@ -155,6 +158,9 @@ cudaError_t cub_even(Bench &b, const T *d, size_t n, int bins, L lo, L hi)
 void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, int bps,
               const char *label)
 {
+    if (b.only != nullptr && strncmp(label, b.only, strlen(b.only)) != 0) {
+        return;
+    }
     const size_t bytes = (size_t)1 << 30;
     const size_t size = t == IMGHIST_U16 ? 2 : 4;
     const size_t n = bytes / size;
@@ -249,6 +255,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) b.runs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--quick") == 0) quick = true;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) b.only = argv[++i];
     }
     if (quick) b.runs = 5;
     cudaDeviceProp prop;
@@ -279,7 +286,7 @@ int main(int argc, char **argv)
     const imghist_histspec u16_65536 = {0, 0, 0, 0};
     const imghist_histspec u16_4096 = {4096, 0, 4096, 0};
     const imghist_histspec f32_10000 = {10000, 0, 1, 0};
-    for (Pat p : {Pat::Uniform, Pat::Constant, Pat::High12, Pat::Mult64x8}) {
+    for (Pat p : {Pat::Uniform, Pat::Constant, Pat::High12, Pat::Mult64x8, Pat::Odd64x8}) {
         run_case(b, IMGHIST_U16, u16_65536, p, 0, "u16, 65536 bins");
     }
     for (int bps : {0, 1, 3}) {
