@@ -82,7 +82,8 @@ struct Args {
     uint32_t cnt_off;          /* bytes of table before the counters */
     uint32_t flat_full;        /* W_FLAT: granules wholly inside the run */
     uint32_t span;             /* K_SHIFT: bhi - blo */
-    int natural;               /* K_SHIFT: U16, one bin per value, all in range */
+    int natural;               /* K_SHIFT: U16, one bin per value, all in range; 2: and blocks may
+                                * take the E/O layout (flat, S16, EO_WORDS words) */
     uint32_t copies_log2;      /* S32 */
     /* F32: the range as floats (smallest float >= lo, >= hi) and the estimate
      * t = (v - lo_f) * inv_f, trusted where frac(t) is in (eps, 1 - eps). */
@@ -419,6 +420,16 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) wide_kernel(Args
     block_end<STORE>(a, cnt);
 }
 
+/* A thread's granules of the chunk at granule c0 (streamed: read once). */
+template <int THREADS, int UNROLL>
+__device__ __forceinline__ void load_chunk(const uint4 *src, uint32_t c0, uint4 (&v)[UNROLL])
+{
+#pragma unroll
+    for (int k = 0; k < UNROLL; k++) {
+        v[k] = __ldcs(src + c0 + k * THREADS + threadIdx.x);
+    }
+}
+
 /*
  * The lean kernel: one flat run of samples (W_FLAT), one channel, no mask, no
  * outlier counters, and a kind with a cheap bin (K_LUT8, K_SHIFT, K_FTAB). Its
@@ -481,6 +492,39 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
             }
             return;
         }
+    }
+    if constexpr (STORE == IH_WIDE_S16 && NAT) {
+        /* One bin per 16-bit value: a 32-bit word's two samples go through
+         * the counter index swz(s >> 1) together, in the word's halves (about
+         * two integer instructions fewer a sample), and a granule looks at
+         * its old halves once, through the largest of them (VIMNMX3 on
+         * sm_90): 0xffff in either half, incremented or not, sends it to
+         * s16_fix, which looks at each sample exactly. */
+        const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
+        uint32_t old[8];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const uint32_t w = w4[i];
+            /* swz(s) = s ^ ((s >> 5) & 31) for s = sample >> 1, both halves;
+             * bit 15 (the high sample's bit 0) is masked off below. */
+            const uint32_t x = (w >> 1) ^ ((w >> 6) & 0x001f001fu);
+            const uint32_t dlo = (w & 1u) * 0xffffu + 1u;
+            const uint32_t dhi = __umulhi(w & 0x10000u, 0xffff0000u) + 1u; /* 1 or 65536 */
+            old[2 * i] = atomicAdd(cnt + (x & 0x7fffu), dlo);
+            old[2 * i + 1] = atomicAdd(cnt + (x >> 16), dhi);
+        }
+        uint32_t most = 0;
+#pragma unroll
+        for (int j = 0; j < 8; j += 2) {
+            most = __vimax3_u16x2(most, old[j], old[j + 1]);
+        }
+        if ((most & 0xffffu) == 0xffffu || (most >> 16) == 0xffffu) {
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                s16_fix(a, (uint32_t)sample_of<T>(v, j), 1u, old[j]);
+            }
+        }
+        return;
     }
     uint32_t b[NPER];
     bool in[NPER];
@@ -614,19 +658,13 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
         uint32_t c0 = blockIdx.x * CHUNK;
         uint4 v[UNROLL];
         if (c0 < whole) {
-#pragma unroll
-            for (int k = 0; k < UNROLL; k++) {
-                v[k] = __ldcs(src + c0 + k * THREADS + threadIdx.x);
-            }
+            load_chunk<THREADS, UNROLL>(src, c0, v);
         }
         for (; c0 < whole; c0 += step) {
             uint4 nv[UNROLL];
             const uint64_t c1 = (uint64_t)c0 + step;
             if (c1 < whole) {
-#pragma unroll
-                for (int k = 0; k < UNROLL; k++) {
-                    nv[k] = __ldcs(src + (uint32_t)c1 + k * THREADS + threadIdx.x);
-                }
+                load_chunk<THREADS, UNROLL>(src, (uint32_t)c1, nv);
             }
 #pragma unroll
             for (int k = 0; k < UNROLL; k++) {
@@ -640,10 +678,7 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
     } else {
         for (uint32_t c0 = blockIdx.x * CHUNK; c0 < whole; c0 += gridDim.x * CHUNK) {
             uint4 v[UNROLL];
-#pragma unroll
-            for (int k = 0; k < UNROLL; k++) {
-                v[k] = __ldcs(src + c0 + k * THREADS + threadIdx.x);
-            }
+            load_chunk<THREADS, UNROLL>(src, c0, v);
 #pragma unroll
             for (int k = 0; k < UNROLL; k++) {
                 lean_granule<KIND, STORE, true, NAT, T>(cnt, cnt_lane, a, lut, tab, v[k]);
@@ -666,6 +701,136 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
     }
 }
 
+/*
+ * The E/O layout of the natural 16-bit histogram (65536 bins, one per value),
+ * for blocks whose data has even values only, or nearly (data in the high
+ * bits of 16, such as 10- or 12-bit samples shifted up): even values have
+ * 32-bit counters (E, 32768 words, swz(v >> 1)) that take literal increments,
+ * which an SM merges across the lanes of a warp on one word, need no old
+ * value and cannot wrap; odd values have 16-bit counters in pairs (O, 16384
+ * words after E, swz(v >> 2), half (v >> 1) & 1) as in the S16 store. The
+ * shared layout (S16) returns the old value of every add, so its lanes on one
+ * word take turns: with 8 values a multiple of 64 a warp's 32 adds went to 8
+ * words, and the H200 counted at 47 % of its read rate. A block takes the E/O
+ * layout when the first granule of each of its threads shows no odd value
+ * (in at most 1 in 64 of them); its counters then fold with eo_end.
+ */
+constexpr uint32_t EO_EVEN = 32768, EO_WORDS = 32768 + 16384;
+
+/* n more of value b (any parity). */
+__device__ __forceinline__ void eo_add(uint32_t *cnt, const Args &a, uint32_t b, uint32_t n)
+{
+    if ((b & 1u) == 0) {
+        atomicAdd(cnt + swz(b >> 1), n);
+    } else {
+        const uint32_t m = b >> 1, q = m >> 1;
+        const bool high = (m & 1u) != 0;
+        const uint32_t old = atomicAdd(cnt + EO_EVEN + swz(q), high ? n << 16 : n);
+        /* s16_fix for the word of values 4q + 1 (low half) and 4q + 3. */
+        const bool carry = old + (high ? n << 16 : n) < old;
+        const bool wrap = !high && (old & 0xffffu) + n > 0xffffu;
+        if (wrap) {
+            atomicAdd(a.target + 4 * q + 1, 65536ull);
+            atomicAdd(a.target + 4 * q + 3, ~0ull); /* -1 */
+        }
+        if (carry) {
+            atomicAdd(a.target + 4 * q + 3, 65536ull);
+        }
+    }
+}
+
+__device__ __forceinline__ void eo_granule(uint32_t *cnt, const Args &a, const uint4 &v, bool vote)
+{
+    if (vote) {
+        const uint32_t x0 = __shfl_sync(FULL, v.x, 0);
+        if (__all_sync(FULL, ih_repeats<2>(v) && v.x == x0)) {
+            if ((threadIdx.x & 31u) == 0) {
+                eo_add(cnt, a, x0 & 0xffffu, 8u * 32u);
+            }
+            return;
+        }
+    }
+    const bool odd = ((v.x | v.y | v.z | v.w) & 0x00010001u) != 0;
+    if (!__any_sync(FULL, odd)) {
+        /* Literal increments (ATOMS.POPC.INC), both samples of a word at once. */
+        const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const uint32_t x = (w4[i] >> 1) ^ ((w4[i] >> 6) & 0x001f001fu);
+            atomicAdd(cnt + (x & 0x7fffu), 1u);
+            atomicAdd(cnt + (x >> 16), 1u);
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        eo_add(cnt, a, (uint32_t)sample_of<uint16_t>(v, j), 1u);
+    }
+}
+
+/* Whether the block takes the E/O layout (every thread calls it): thread t
+ * looks at granule t of the block's chunk t mod (its chunks), a sample
+ * spread over all the block will count (black margins at the top of an
+ * image say nothing of the rest). */
+__device__ __forceinline__ bool eo_wanted(const Args &a, uint32_t chunk)
+{
+    const uint4 *src = reinterpret_cast<const uint4 *>(a.g.base);
+    const uint32_t chunks = a.flat_full / chunk;
+    if (blockIdx.x >= chunks) {
+        return false; /* uniform over the block */
+    }
+    const uint32_t mine = (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x;
+    const uint32_t c = blockIdx.x + (threadIdx.x % mine) * gridDim.x;
+    const uint4 v = src[c * chunk + threadIdx.x];
+    const bool odd = ((v.x | v.y | v.z | v.w) & 0x00010001u) != 0;
+    return __syncthreads_count(odd) * 64 <= (int)blockDim.x;
+}
+
+/* The block's share of the flat run in the E/O layout, then its counters
+ * into the target. */
+__device__ void eo_run(uint32_t *cnt, const Args &a)
+{
+    constexpr int THREADS = Threads<IH_WIDE_S16, 2>::n;
+    constexpr int UNROLL = Threads<IH_WIDE_S16, 2>::unroll;
+    constexpr uint32_t CHUNK = THREADS * UNROLL;
+    const uint4 *src = reinterpret_cast<const uint4 *>(a.g.base);
+    const uint32_t full = a.flat_full;
+    const uint32_t whole = full / CHUNK * CHUNK;
+    for (uint32_t c0 = blockIdx.x * CHUNK; c0 < whole; c0 += gridDim.x * CHUNK) {
+        uint4 v[UNROLL];
+        load_chunk<THREADS, UNROLL>(src, c0, v);
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            eo_granule(cnt, a, v[k], true);
+        }
+    }
+    if (blockIdx.x == gridDim.x - 1) {
+        for (uint32_t i = whole + threadIdx.x; i < full; i += THREADS) {
+            eo_granule(cnt, a, __ldcs(src + i), false);
+        }
+        for (uint32_t off = full * 16u + threadIdx.x * 2u; off < a.g.width; off += THREADS * 2u) {
+            eo_add(cnt, a, *reinterpret_cast<const uint16_t *>(a.g.base + off), 1u);
+        }
+    }
+    __syncthreads();
+    for (uint32_t p = threadIdx.x; p < EO_EVEN; p += THREADS) {
+        const uint32_t c = cnt[p];
+        if (c != 0) {
+            atomicAdd(a.target + 2 * swz(p), (unsigned long long)c);
+        }
+    }
+    for (uint32_t p = threadIdx.x; p < EO_WORDS - EO_EVEN; p += THREADS) {
+        const uint32_t w = cnt[EO_EVEN + p];
+        const uint32_t q = swz(p);
+        if ((w & 0xffffu) != 0) {
+            atomicAdd(a.target + 4 * q + 1, (unsigned long long)(w & 0xffffu));
+        }
+        if ((w >> 16) != 0) {
+            atomicAdd(a.target + 4 * q + 3, (unsigned long long)(w >> 16));
+        }
+    }
+}
+
 template <int KIND, int STORE, typename T>
 __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args a)
 {
@@ -676,6 +841,12 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
     uint32_t *cnt_lane = cnt + ((threadIdx.x & 31u) & (a.copies - 1));
     block_begin<KIND, STORE>(a, lut, tab, cnt);
 
+    if constexpr (KIND == K_SHIFT && STORE == IH_WIDE_S16 && sizeof(T) == 2) {
+        if (a.natural == 2 && eo_wanted(a, Threads<STORE, sizeof(T)>::n * Threads<STORE, sizeof(T)>::unroll)) {
+            eo_run(cnt, a);
+            return;
+        }
+    }
     if constexpr (KIND == K_SHIFT) {
         if (a.natural) {
             lean_run<KIND, STORE, true, T>(cnt, cnt_lane, a, lut, tab);
@@ -1000,12 +1171,24 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     const size_t lut = job.dtype == IMGHIST_U8 ? 1024 : 0;
     const size_t tab = plan.table ? round_up(((size_t)job.bin.bins + 1) * 4, 16) : 0;
     a.cnt_off = (uint32_t)(lut + tab);
-    cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)plan.smem);
-    int per_sm = 0, dev = 0, sms = 0;
-    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, plan.threads, plan.smem);
-    if (e == cudaSuccess) e = cudaGetDevice(&dev);
+    int per_sm = 0, dev = 0, sms = 0, optin = 0;
+    cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    size_t smem = plan.smem;
+    /* The natural 16-bit histogram, flat: room for the E/O layout where the
+     * device has it (192 KiB: Hopper, not the A100's 163). */
+    if (flat && a.natural && plan.store == IH_WIDE_S16 && a.cnt_off == 0 &&
+        (size_t)optin >= (size_t)EO_WORDS * 4) {
+        a.natural = 2;
+        a.phys = EO_WORDS;
+        smem = (size_t)EO_WORDS * 4;
+    }
+    e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, plan.threads, smem);
     if (e != cudaSuccess) {
         return e;
     }
@@ -1037,7 +1220,7 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
         const uint64_t chunks = ((uint64_t)g.total + chunk - 1) / chunk;
         const uint64_t resident = (uint64_t)per_sm * (uint64_t)sms;
         const int grid = (int)(chunks < resident ? (chunks > 0 ? chunks : 1) : resident);
-        fn<<<grid, plan.threads, plan.smem, stream>>>(a);
+        fn<<<grid, plan.threads, smem, stream>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) {
             return e;
         }

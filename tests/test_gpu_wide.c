@@ -469,6 +469,49 @@ static void test_large_wraps(void **state)
     free_image(&im);
 }
 
+/*
+ * The natural 16-bit histogram's E/O layout (hist_wide.cu): a block takes it
+ * when the granules it samples (the first 16 KiB of each 64 KiB chunk it
+ * counts) hold even values only. Here those do, and the rest of every chunk
+ * holds odd values, so that E/O blocks count odd values too: through the
+ * per-sample path (a value every 97 samples breaks the warp's one-value
+ * vote) and through the vote (one odd value throughout), each more than
+ * 65536 times a block, so that their 16-bit halves wrap. The width is odd:
+ * the run ends in a partial granule. Also all-even data with 8 values.
+ */
+static void test_even_odd_layout(void **state)
+{
+    (void)state;
+    const uint32_t w = 4097, h = quick ? 2048 : 8192;
+    const imghist_histspec specs[] = {{0, 0, 0, 0}, {0, 0, 0, IMGHIST_ACCUMULATE}};
+    for (int pat = 0; pat < 3; pat++) {
+        img_t im = make_image(IMGHIST_U16, w, h, 1, 0, 0, NULL, 0, FILL_CONSTANT);
+        uint16_t *p = (uint16_t *)im.host;
+        for (size_t i = 0; i < (size_t)w * h; i++) {
+            const int even_part = (i * 2) % 65536 < 16384;
+            uint16_t v;
+            if (pat == 2) {
+                v = (uint16_t)(64 * (tu_next(&rng) & 7));
+            } else if (even_part) {
+                v = (uint16_t)(2 * tu_below(&rng, 32768));
+            } else if (pat == 0) {
+                v = i % 97 == 0 ? (uint16_t)(1 + 2 * tu_below(&rng, 32768)) : 12345;
+            } else {
+                v = 40001;
+            }
+            p[i] = v;
+        }
+        CUDA_OK(cudaMemcpy(im.dbase, im.host, im.bytes, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize());
+        for (size_t j = 0; j < sizeof specs / sizeof specs[0]; j++) {
+            compare(&im, NULL, &specs[j], DEV_DEV, pat == 0   ? "even/odd layout, odd values"
+                                                   : pat == 1 ? "even/odd layout, one odd value"
+                                                              : "even/odd layout, 8 values x64");
+        }
+        free_image(&im);
+    }
+}
+
 /* Host images through staging in bands (IMGHIST_P_STAGING_BYTES), masks too. */
 static void test_host_bands(void **state)
 {
@@ -564,7 +607,8 @@ int main(void)
         cmocka_unit_test(test_grid),        cmocka_unit_test(test_flat),
         cmocka_unit_test(test_unaligned),
         cmocka_unit_test(test_tiny_shapes), cmocka_unit_test(test_edges_exact),
-        cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_host_bands),
+        cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_even_odd_layout),
+        cmocka_unit_test(test_host_bands),
         cmocka_unit_test(test_stream_order), cmocka_unit_test(test_range),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);
