@@ -83,7 +83,7 @@ struct Args {
     uint32_t flat_full;        /* W_FLAT: granules wholly inside the run */
     uint32_t span;             /* K_SHIFT: bhi - blo */
     int natural;               /* K_SHIFT: U16, one bin per value, all in range; 2: and blocks may
-                                * take the E/O layout (flat, S16, EO_WORDS words) */
+                                * take the parity layout (flat, S16, PAR_WORDS words) */
     uint32_t copies_log2;      /* S32 */
     /* F32: the range as floats (smallest float >= lo, >= hi) and the estimate
      * t = (v - lo_f) * inv_f, trusted where frac(t) is in (eps, 1 - eps). */
@@ -702,56 +702,69 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
 }
 
 /*
- * The E/O layout of the natural 16-bit histogram (65536 bins, one per value),
- * for blocks whose data has even values only, or nearly (data in the high
- * bits of 16, such as 10- or 12-bit samples shifted up): even values have
- * 32-bit counters (E, 32768 words, swz(v >> 1)) that take literal increments,
- * which an SM merges across the lanes of a warp on one word, need no old
- * value and cannot wrap; odd values have 16-bit counters in pairs (O, 16384
- * words after E, swz(v >> 2), half (v >> 1) & 1) as in the S16 store. The
- * shared layout (S16) returns the old value of every add, so its lanes on one
- * word take turns: with 8 values a multiple of 64 a warp's 32 adds went to 8
- * words, and the H200 counted at 47 % of its read rate. A block takes the E/O
- * layout when the first granule of each of its threads shows no odd value
- * (in at most 1 in 64 of them); its counters then fold with eo_end.
+ * The parity layout of the natural 16-bit histogram (65536 bins, one per
+ * value), for blocks whose values nearly all have one parity, the block's
+ * `par` (even: data in the high bits of 16, such as 10- or 12-bit samples
+ * shifted up). Values of parity par have 32-bit counters (P, 32768 words,
+ * swz(v >> 1)) that take literal increments, which an SM merges across the
+ * lanes of a warp on one word, need no old value and cannot wrap; the others
+ * have 16-bit counters in pairs (S, 16384 words after P, swz(v >> 2), half
+ * (v >> 1) & 1) as in the S16 store. The shared layout (S16) returns the old
+ * value of every add, so its lanes on one word take turns: with 8 values a
+ * multiple of 64 a warp's 32 adds went to 8 words, and the H200 counted at
+ * 47 % of its read rate (the H100 at 68 %; 96 % in this layout). A block
+ * takes the layout when at most 2 of the 1024 granules par_of samples hold a
+ * value of the other parity: a warp with one takes every sample through
+ * par_add, about twice the shared layout's cost, and at 2 in 1024 that is
+ * about 1 warp step in 16. par_run then folds the block's counters.
  */
-constexpr uint32_t EO_EVEN = 32768, EO_WORDS = 32768 + 16384;
+constexpr uint32_t PAR_P = 32768, PAR_WORDS = 32768 + 16384;
+constexpr uint32_t NO_PAR = 2;
+
+/* Whether granule v holds a value whose parity is not par. */
+__device__ __forceinline__ bool has_other(const uint4 &v, uint32_t par)
+{
+    const uint32_t f = par * 0x00010001u;
+    return (((v.x ^ f) | (v.y ^ f) | (v.z ^ f) | (v.w ^ f)) & 0x00010001u) != 0;
+}
 
 /* n more of value b (any parity). */
-__device__ __forceinline__ void eo_add(uint32_t *cnt, const Args &a, uint32_t b, uint32_t n)
+__device__ __forceinline__ void par_add(uint32_t *cnt, const Args &a, uint32_t par, uint32_t b,
+                                        uint32_t n)
 {
-    if ((b & 1u) == 0) {
+    if ((b & 1u) == par) {
         atomicAdd(cnt + swz(b >> 1), n);
     } else {
-        const uint32_t m = b >> 1, q = m >> 1;
+        /* b = 4q + 2h + (b & 1): half h of S word q, whose values are
+         * lo_t = 4q + (b & 1) and lo_t + 2 (s16_fix for that word). */
+        const uint32_t m = b >> 1, q = m >> 1, lo_t = 4 * q + (b & 1u);
         const bool high = (m & 1u) != 0;
-        const uint32_t old = atomicAdd(cnt + EO_EVEN + swz(q), high ? n << 16 : n);
-        /* s16_fix for the word of values 4q + 1 (low half) and 4q + 3. */
+        const uint32_t old = atomicAdd(cnt + PAR_P + swz(q), high ? n << 16 : n);
         const bool carry = old + (high ? n << 16 : n) < old;
         const bool wrap = !high && (old & 0xffffu) + n > 0xffffu;
         if (wrap) {
-            atomicAdd(a.target + 4 * q + 1, 65536ull);
-            atomicAdd(a.target + 4 * q + 3, ~0ull); /* -1 */
+            atomicAdd(a.target + lo_t, 65536ull);
+            atomicAdd(a.target + lo_t + 2, ~0ull); /* -1 */
         }
         if (carry) {
-            atomicAdd(a.target + 4 * q + 3, 65536ull);
+            atomicAdd(a.target + lo_t + 2, 65536ull);
         }
     }
 }
 
-__device__ __forceinline__ void eo_granule(uint32_t *cnt, const Args &a, const uint4 &v, bool vote)
+__device__ __forceinline__ void par_granule(uint32_t *cnt, const Args &a, uint32_t par,
+                                            const uint4 &v, bool vote)
 {
     if (vote) {
         const uint32_t x0 = __shfl_sync(FULL, v.x, 0);
         if (__all_sync(FULL, ih_repeats<2>(v) && v.x == x0)) {
             if ((threadIdx.x & 31u) == 0) {
-                eo_add(cnt, a, x0 & 0xffffu, 8u * 32u);
+                par_add(cnt, a, par, x0 & 0xffffu, 8u * 32u);
             }
             return;
         }
     }
-    const bool odd = ((v.x | v.y | v.z | v.w) & 0x00010001u) != 0;
-    if (!__any_sync(FULL, odd)) {
+    if (!__any_sync(FULL, has_other(v, par))) {
         /* Literal increments (ATOMS.POPC.INC), both samples of a word at once. */
         const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -764,31 +777,33 @@ __device__ __forceinline__ void eo_granule(uint32_t *cnt, const Args &a, const u
     }
 #pragma unroll
     for (int j = 0; j < 8; j++) {
-        eo_add(cnt, a, (uint32_t)sample_of<uint16_t>(v, j), 1u);
+        par_add(cnt, a, par, (uint32_t)sample_of<uint16_t>(v, j), 1u);
     }
 }
 
-/* Whether the block takes the E/O layout (every thread calls it): thread t
- * looks at granule t of the block's chunk t mod (its chunks), a sample
- * spread over all the block will count (black margins at the top of an
- * image say nothing of the rest). */
-__device__ __forceinline__ bool eo_wanted(const Args &a, uint32_t chunk)
+/* The block's parity for the parity layout, or NO_PAR (every thread calls
+ * it): thread t looks at granule t of the block's chunk t mod (its chunks),
+ * a sample spread over all the block will count (black margins at the top
+ * of an image say nothing of the rest). */
+__device__ __forceinline__ uint32_t par_of(const Args &a, uint32_t chunk)
 {
     const uint4 *src = reinterpret_cast<const uint4 *>(a.g.base);
     const uint32_t chunks = a.flat_full / chunk;
     if (blockIdx.x >= chunks) {
-        return false; /* uniform over the block */
+        return NO_PAR; /* uniform over the block */
     }
     const uint32_t mine = (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x;
     const uint32_t c = blockIdx.x + (threadIdx.x % mine) * gridDim.x;
     const uint4 v = src[c * chunk + threadIdx.x];
-    const bool odd = ((v.x | v.y | v.z | v.w) & 0x00010001u) != 0;
-    return __syncthreads_count(odd) * 64 <= (int)blockDim.x;
+    if (__syncthreads_count(has_other(v, 0)) <= 2) {
+        return 0;
+    }
+    return __syncthreads_count(has_other(v, 1)) <= 2 ? 1 : NO_PAR;
 }
 
-/* The block's share of the flat run in the E/O layout, then its counters
+/* The block's share of the flat run in the parity layout, then its counters
  * into the target. */
-__device__ void eo_run(uint32_t *cnt, const Args &a)
+__device__ void par_run(uint32_t *cnt, const Args &a, uint32_t par)
 {
     constexpr int THREADS = Threads<IH_WIDE_S16, 2>::n;
     constexpr int UNROLL = Threads<IH_WIDE_S16, 2>::unroll;
@@ -801,32 +816,33 @@ __device__ void eo_run(uint32_t *cnt, const Args &a)
         load_chunk<THREADS, UNROLL>(src, c0, v);
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
-            eo_granule(cnt, a, v[k], true);
+            par_granule(cnt, a, par, v[k], true);
         }
     }
     if (blockIdx.x == gridDim.x - 1) {
         for (uint32_t i = whole + threadIdx.x; i < full; i += THREADS) {
-            eo_granule(cnt, a, __ldcs(src + i), false);
+            par_granule(cnt, a, par, __ldcs(src + i), false);
         }
         for (uint32_t off = full * 16u + threadIdx.x * 2u; off < a.g.width; off += THREADS * 2u) {
-            eo_add(cnt, a, *reinterpret_cast<const uint16_t *>(a.g.base + off), 1u);
+            par_add(cnt, a, par, *reinterpret_cast<const uint16_t *>(a.g.base + off), 1u);
         }
     }
     __syncthreads();
-    for (uint32_t p = threadIdx.x; p < EO_EVEN; p += THREADS) {
+    for (uint32_t p = threadIdx.x; p < PAR_P; p += THREADS) {
         const uint32_t c = cnt[p];
         if (c != 0) {
-            atomicAdd(a.target + 2 * swz(p), (unsigned long long)c);
+            atomicAdd(a.target + 2 * swz(p) + par, (unsigned long long)c);
         }
     }
-    for (uint32_t p = threadIdx.x; p < EO_WORDS - EO_EVEN; p += THREADS) {
-        const uint32_t w = cnt[EO_EVEN + p];
-        const uint32_t q = swz(p);
+    const uint32_t other = par ^ 1u;
+    for (uint32_t p = threadIdx.x; p < PAR_WORDS - PAR_P; p += THREADS) {
+        const uint32_t w = cnt[PAR_P + p];
+        const uint32_t lo_t = 4 * swz(p) + other;
         if ((w & 0xffffu) != 0) {
-            atomicAdd(a.target + 4 * q + 1, (unsigned long long)(w & 0xffffu));
+            atomicAdd(a.target + lo_t, (unsigned long long)(w & 0xffffu));
         }
         if ((w >> 16) != 0) {
-            atomicAdd(a.target + 4 * q + 3, (unsigned long long)(w >> 16));
+            atomicAdd(a.target + lo_t + 2, (unsigned long long)(w >> 16));
         }
     }
 }
@@ -842,9 +858,13 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
     block_begin<KIND, STORE>(a, lut, tab, cnt);
 
     if constexpr (KIND == K_SHIFT && STORE == IH_WIDE_S16 && sizeof(T) == 2) {
-        if (a.natural == 2 && eo_wanted(a, Threads<STORE, sizeof(T)>::n * Threads<STORE, sizeof(T)>::unroll)) {
-            eo_run(cnt, a);
-            return;
+        if (a.natural == 2) {
+            const uint32_t par =
+                par_of(a, Threads<STORE, sizeof(T)>::n * Threads<STORE, sizeof(T)>::unroll);
+            if (par != NO_PAR) {
+                par_run(cnt, a, par);
+                return;
+            }
         }
     }
     if constexpr (KIND == K_SHIFT) {
@@ -1179,13 +1199,13 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
         return e;
     }
     size_t smem = plan.smem;
-    /* The natural 16-bit histogram, flat: room for the E/O layout where the
-     * device has it (192 KiB: Hopper, not the A100's 163). */
+    /* The natural 16-bit histogram, flat: room for the parity layout where
+     * the device has it (192 KiB: Hopper, not the A100's 163). */
     if (flat && a.natural && plan.store == IH_WIDE_S16 && a.cnt_off == 0 &&
-        (size_t)optin >= (size_t)EO_WORDS * 4) {
+        (size_t)optin >= (size_t)PAR_WORDS * 4) {
         a.natural = 2;
-        a.phys = EO_WORDS;
-        smem = (size_t)EO_WORDS * 4;
+        a.phys = PAR_WORDS;
+        smem = (size_t)PAR_WORDS * 4;
     }
     e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, plan.threads, smem);

@@ -470,43 +470,48 @@ static void test_large_wraps(void **state)
 }
 
 /*
- * The natural 16-bit histogram's E/O layout (hist_wide.cu): a block takes it
- * when the granules it samples (the first 16 KiB of each 64 KiB chunk it
- * counts) hold even values only. Here those do, and the rest of every chunk
- * holds odd values, so that E/O blocks count odd values too: through the
- * per-sample path (a value every 97 samples breaks the warp's one-value
- * vote) and through the vote (one odd value throughout), each more than
- * 65536 times a block, so that their 16-bit halves wrap. The width is odd:
- * the run ends in a partial granule. Also all-even data with 8 values.
+ * The natural 16-bit histogram's parity layout (hist_wide.cu): a block takes
+ * it when the granules it samples (the first 16 KiB of each 64 KiB chunk it
+ * counts) hold values of one parity only. Here those do, and the rest of
+ * every chunk holds values of the other parity, so that such blocks count
+ * those too: through the per-sample path (a value every 97 samples breaks
+ * the warp's one-value vote) and through the vote (one value throughout),
+ * each more than 65536 times a block in the full run, so that their 16-bit
+ * halves wrap. The width is odd: the run ends in a partial granule. Also
+ * data of one parity only: 8 values, multiples of 64, and those plus 1.
  */
-static void test_even_odd_layout(void **state)
+static void test_parity_layout(void **state)
 {
     (void)state;
     const uint32_t w = 4097, h = quick ? 2048 : 8192;
     const imghist_histspec specs[] = {{0, 0, 0, 0}, {0, 0, 0, IMGHIST_ACCUMULATE}};
-    for (int pat = 0; pat < 3; pat++) {
+    for (int pat = 0; pat < 6; pat++) {
+        const uint32_t par = pat < 3 ? 0 : 1; /* the sampled granules' parity */
         img_t im = make_image(IMGHIST_U16, w, h, 1, 0, 0, NULL, 0, FILL_CONSTANT);
         uint16_t *p = (uint16_t *)im.host;
         for (size_t i = 0; i < (size_t)w * h; i++) {
-            const int even_part = (i * 2) % 65536 < 16384;
-            uint16_t v;
-            if (pat == 2) {
-                v = (uint16_t)(64 * (tu_next(&rng) & 7));
-            } else if (even_part) {
-                v = (uint16_t)(2 * tu_below(&rng, 32768));
-            } else if (pat == 0) {
-                v = i % 97 == 0 ? (uint16_t)(1 + 2 * tu_below(&rng, 32768)) : 12345;
+            const int sampled = (i * 2) % 65536 < 16384;
+            uint32_t v;
+            if (pat % 3 == 2) {
+                v = 64 * (uint32_t)(tu_next(&rng) & 7) + par;
+            } else if (sampled) {
+                v = 2 * tu_below(&rng, 32768) + par;
+            } else if (pat % 3 == 0) {
+                v = i % 97 == 0 ? 2 * tu_below(&rng, 32768) + (par ^ 1) : 12344 + (par ^ 1);
             } else {
-                v = 40001;
+                v = 40000 + (par ^ 1);
             }
-            p[i] = v;
+            p[i] = (uint16_t)v;
         }
         CUDA_OK(cudaMemcpy(im.dbase, im.host, im.bytes, cudaMemcpyHostToDevice));
         CUDA_OK(cudaDeviceSynchronize());
+        char what[96];
+        snprintf(what, sizeof what, "parity layout, pattern %d (%s)", pat,
+                 pat % 3 == 0 ? "other parity, sample by sample"
+                 : pat % 3 == 1 ? "other parity, one value"
+                                : "8 values x64 + parity");
         for (size_t j = 0; j < sizeof specs / sizeof specs[0]; j++) {
-            compare(&im, NULL, &specs[j], DEV_DEV, pat == 0   ? "even/odd layout, odd values"
-                                                   : pat == 1 ? "even/odd layout, one odd value"
-                                                              : "even/odd layout, 8 values x64");
+            compare(&im, NULL, &specs[j], DEV_DEV, what);
         }
         free_image(&im);
     }
@@ -607,7 +612,7 @@ int main(void)
         cmocka_unit_test(test_grid),        cmocka_unit_test(test_flat),
         cmocka_unit_test(test_unaligned),
         cmocka_unit_test(test_tiny_shapes), cmocka_unit_test(test_edges_exact),
-        cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_even_odd_layout),
+        cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_parity_layout),
         cmocka_unit_test(test_host_bands),
         cmocka_unit_test(test_stream_order), cmocka_unit_test(test_range),
     };
