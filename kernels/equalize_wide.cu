@@ -111,100 +111,88 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
 }
 
 /*
- * The 16-bit LUT (65536 levels, OpenCV's rule) in one block: warp w owns
- * levels [2048 w, 2048 w + 2048), walked in 16 steps of 128 levels, 4 per
- * lane, so that a warp's loads cover 1 KiB in a row. The counts are read
- * twice (their sums and first level, then the entries after a scan across
- * the warps); within a step the warp scans its 32 lanes' sums with shuffles.
- * A thread per run of 64 levels (lut_kernel) took 44 us here with paired
- * loads, 147 us with one load at a time: a warp's loads touched 32 lines.
+ * The 16-bit LUT (65536 levels, OpenCV's rule) over 64 blocks of 1024
+ * levels, in two launches: lut16_sums writes each block's count and first
+ * non-empty level to `scratch`; lut16_entries reads those 64 pairs (the
+ * total, the first level and the block's offset), scans its block's counts
+ * and writes its entries. A single block took 147 us with a load at a time
+ * per thread, 26 us reading a warp's levels in a row: one SM's worth of
+ * reads and scans in a row, where 64 blocks share them.
  */
-constexpr uint32_t PER_WARP16 = 65536 / (LUT_THREADS / 32);
-constexpr uint32_t STEPS16 = PER_WARP16 / 128;
+constexpr uint32_t LUT16_BLOCKS = 65536 / LUT_THREADS;
 
-__device__ __forceinline__ void load4(const unsigned long long *p, unsigned long long (&h)[4])
+/* Sum and min over the block (every thread calls it; a barrier at the start). */
+__device__ __forceinline__ void block_sum_min(unsigned long long &sum, uint32_t &least,
+                                              unsigned long long *s_sum, uint32_t *s_min)
 {
-    const ulonglong2 a = reinterpret_cast<const ulonglong2 *>(p)[0];
-    const ulonglong2 b = reinterpret_cast<const ulonglong2 *>(p)[1];
-    h[0] = a.x;
-    h[1] = a.y;
-    h[2] = b.x;
-    h[3] = b.y;
-}
-
-__global__ void __launch_bounds__(LUT_THREADS) lut16_kernel(const unsigned long long *hist,
-                                                             uint16_t *lut, int *empty)
-{
-    __shared__ unsigned long long s_warp[LUT_THREADS / 32];
-    __shared__ unsigned long long s_total;
-    __shared__ uint32_t s_first;
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0) {
-        s_first = 65536;
-    }
-    const uint32_t w0 = warp * PER_WARP16 + lane * 4;
-    unsigned long long mine = 0;
-    uint32_t first = 65536;
-#pragma unroll 4
-    for (uint32_t st = 0; st < STEPS16; st++) {
-        unsigned long long h[4];
-        load4(hist + w0 + st * 128, h);
-#pragma unroll
-        for (int i = 3; i >= 0; i--) {
-            mine += h[i];
-            first = h[i] != 0 && w0 + st * 128 + i < first ? w0 + st * 128 + i : first;
-        }
-    }
 #pragma unroll
     for (int d = 16; d > 0; d >>= 1) {
-        mine += __shfl_xor_sync(0xffffffffu, mine, d);
-        first = min(first, __shfl_xor_sync(0xffffffffu, first, d));
-    }
-    __syncthreads(); /* s_first set */
-    if (lane == 0) {
-        s_warp[warp] = mine;
-        if (first < 65536) {
-            atomicMin(&s_first, first);
-        }
+        sum += __shfl_xor_sync(0xffffffffu, sum, d);
+        least = min(least, __shfl_xor_sync(0xffffffffu, least, d));
     }
     __syncthreads();
-    scan_warp_totals(s_warp, &s_total);
-    const unsigned long long total = s_total;
-    const uint32_t f = s_first;
-    if (empty != nullptr && threadIdx.x == 0) {
+    if (lane == 0) {
+        s_sum[warp] = sum;
+        s_min[warp] = least;
+    }
+    __syncthreads();
+    sum = s_sum[lane];
+    least = s_min[lane];
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        sum += __shfl_xor_sync(0xffffffffu, sum, d);
+        least = min(least, __shfl_xor_sync(0xffffffffu, least, d));
+    }
+}
+
+__global__ void __launch_bounds__(LUT_THREADS) lut16_sums(const unsigned long long *hist,
+                                                           unsigned long long *scratch)
+{
+    __shared__ unsigned long long s_sum[32];
+    __shared__ uint32_t s_min[32];
+    const uint32_t v = blockIdx.x * LUT_THREADS + threadIdx.x;
+    unsigned long long sum = hist[v];
+    uint32_t least = sum != 0 ? v : 65536u;
+    block_sum_min(sum, least, s_sum, s_min);
+    if (threadIdx.x == 0) {
+        scratch[blockIdx.x] = sum;
+        scratch[LUT16_BLOCKS + blockIdx.x] = least;
+    }
+}
+
+__global__ void __launch_bounds__(LUT_THREADS) lut16_entries(const unsigned long long *hist,
+                                                              const unsigned long long *scratch,
+                                                              uint16_t *lut, int *empty)
+{
+    __shared__ unsigned long long s_sum[32];
+    __shared__ uint32_t s_min[32];
+    __shared__ unsigned long long s_warp[LUT_THREADS / 32];
+    __shared__ unsigned long long s_block;
+    const uint32_t v = blockIdx.x * LUT_THREADS + threadIdx.x;
+    const unsigned long long h = hist[v];
+    /* The total, the first level and this block's offset from the 64 pairs. */
+    unsigned long long total = 0, before = 0;
+    uint32_t first = 65536u;
+    if (threadIdx.x < LUT16_BLOCKS) {
+        total = scratch[threadIdx.x];
+        first = (uint32_t)scratch[LUT16_BLOCKS + threadIdx.x];
+        before = threadIdx.x < blockIdx.x ? total : 0;
+    }
+    block_sum_min(total, first, s_sum, s_min);
+    unsigned long long mine = before;
+    uint32_t unused = 0;
+    block_sum_min(mine, unused, s_sum, s_min);
+    if (empty != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
         *empty = total == 0;
     }
-    const unsigned long long hf = total == 0 ? 0 : hist[f];
-    unsigned long long carry = s_warp[warp];
-    unsigned long long h[4];
-    load4(hist + w0, h);
-    for (uint32_t st = 0; st < STEPS16; st++) {
-        const uint32_t v0 = w0 + st * 128;
-        unsigned long long nh[4] = {0, 0, 0, 0};
-        if (st + 1 < STEPS16) {
-            load4(hist + v0 + 128, nh);
-        }
-        const unsigned long long sum = h[0] + h[1] + h[2] + h[3];
-        unsigned long long inc = sum;
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            const unsigned long long up = __shfl_up_sync(0xffffffffu, inc, d);
-            inc += lane >= (uint32_t)d ? up : 0;
-        }
-        unsigned long long cum = carry + inc - sum;
-        carry += __shfl_sync(0xffffffffu, inc, 31);
-        uint32_t e[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            cum += h[i];
-            e[i] = total == 0 ? v0 + i : ih_lut_opencv(v0 + i, cum, total, f, hf, 65535);
-        }
-        *reinterpret_cast<uint2 *>(lut + v0) = make_uint2(e[0] | (e[1] << 16), e[2] | (e[3] << 16));
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            h[i] = nh[i];
-        }
+    if (total == 0) {
+        lut[v] = (uint16_t)v; /* identity: the image is copied */
+        return;
     }
+    const unsigned long long hf = hist[first];
+    const unsigned long long cum = mine + scan_exclusive(h, s_warp, &s_block) + h;
+    lut[v] = (uint16_t)ih_lut_opencv(v, cum, total, first, hf, 65535);
 }
 
 __device__ __forceinline__ void load_lut16(uint16_t *s_lut, const uint16_t *lut)
@@ -306,10 +294,13 @@ constexpr size_t LUT16_BYTES = 65536 * 2;
 } // namespace
 
 cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,
-                                   int *empty, bool pil, cudaStream_t stream)
+                                   int *empty, bool pil, unsigned long long *scratch,
+                                   cudaStream_t stream)
 {
-    if (levels == 65536 && !pil && ((uintptr_t)hist & 15) == 0 && ((uintptr_t)lut & 7) == 0) {
-        lut16_kernel<<<1, LUT_THREADS, 0, stream>>>(hist, (uint16_t *)lut, empty);
+    if (levels == 65536 && !pil && scratch != nullptr) {
+        lut16_sums<<<LUT16_BLOCKS, LUT_THREADS, 0, stream>>>(hist, scratch);
+        lut16_entries<<<LUT16_BLOCKS, LUT_THREADS, 0, stream>>>(hist, scratch, (uint16_t *)lut,
+                                                                 empty);
     } else if (levels == 256) {
         lut_kernel<uint8_t>
             <<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint8_t *)lut, empty, pil);

@@ -16,9 +16,12 @@
  * (imghist_equalize_lut_pil when pil, 256 levels only) and
  * imghist_equalize_lut_u16 bit for bit. An empty histogram gives the identity
  * (the image is copied) and sets *empty (device int, NULL: not reported) to
- * 1, else 0. One block. */
+ * 1, else 0. 65536 levels with scratch (IH_LUT16_SCRATCH_BYTES of device
+ * memory): two launches of 64 blocks; else one block. */
+#define IH_LUT16_SCRATCH_BYTES (2 * 64 * 8)
 cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,
-                                   int *empty, bool pil, cudaStream_t stream);
+                                   int *empty, bool pil, unsigned long long *scratch,
+                                   cudaStream_t stream);
 
 /* dst = lut[src] over width x height 16-bit samples (device views, any
  * alignment; dst may be src at the same pitch). lut: 65536 device uint16. */

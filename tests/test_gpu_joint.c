@@ -514,8 +514,7 @@ static void equalize_case(const img *src, const img *mask, const char *what)
         }
         const imghist_view *s = dev ? &work.d : &work.h;
         const imghist_view *d = in_place ? s : dev ? &out.d : &out.h;
-        /* Mode 3: device counts 8 but not 16 bytes aligned (the LUT kernel
-         * that reads them in pairs needs 16; the other one takes over). */
+        /* Mode 3: device counts 8 but not 16 bytes aligned. */
         uint64_t *dhm = dh + (mode == 3);
         imghist_counts hc = dev_hist ? (imghist_counts){.data = dhm, .len = levels, .mem = IMGHIST_MEM_DEVICE}
                                      : (imghist_counts){.data = hg, .len = levels, .mem = IMGHIST_MEM_HOST};

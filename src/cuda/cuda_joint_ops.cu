@@ -23,7 +23,8 @@
 #define AUX_LUT16 (AUX_HIST + 65536 * sizeof(uint64_t))
 #define AUX_FLAG (AUX_LUT16 + 65536 * sizeof(uint16_t))
 #define AUX_RESULT (AUX_FLAG + 256)
-#define AUX_BYTES (AUX_RESULT + 256)
+#define AUX_LUT_SCRATCH (AUX_RESULT + 256)
+#define AUX_BYTES (AUX_LUT_SCRATCH + IH_LUT16_SCRATCH_BYTES)
 
 struct ih_joint_state {
     uint8_t *aux;           /* AUX_BYTES */
@@ -386,7 +387,9 @@ static imghist_status histogram_and_lut(imghist_ctx *ctx, ih_joint_state *j,
     void *lut = levels == 256 ? (void *)s->lut : (void *)(j->aux + AUX_LUT16);
     IH_CUDA_TRY(ctx, "LUT launch",
                 ih_launch_equalize_lut(hist_target, levels, lut, empty_flag,
-                                       ctx->params.equalize_method == IMGHIST_EQ_PIL, s->stream));
+                                       ctx->params.equalize_method == IMGHIST_EQ_PIL,
+                                       (unsigned long long *)(j->aux + AUX_LUT_SCRATCH),
+                                       s->stream));
     return IMGHIST_OK;
 }
 
