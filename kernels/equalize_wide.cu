@@ -1,8 +1,9 @@
 /*
- * The equalization LUT from a histogram in device memory (one block: the
- * counts scanned, then OpenCV's or PIL's rule as core/equalize_lut.c computes
- * it, equalize_rules.cuh), and the 16-bit lookup: the 65536-entry LUT (128 KiB)
- * in shared memory, one block per SM, 16-byte granules of 8 samples.
+ * The equalization LUT from a histogram in device memory (the counts scanned,
+ * then OpenCV's or PIL's rule as core/equalize_lut.c computes it,
+ * equalize_rules.cuh: one block for 256 levels, 64 blocks in two launches for
+ * 65536), and the 16-bit lookup: the 65536-entry LUT (128 KiB) in shared
+ * memory, one block per SM, 16-byte granules of 8 samples.
  */
 #include <stdint.h>
 
@@ -115,9 +116,10 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
  * levels, in two launches: lut16_sums writes each block's count and first
  * non-empty level to `scratch`; lut16_entries reads those 64 pairs (the
  * total, the first level and the block's offset), scans its block's counts
- * and writes its entries. A single block took 147 us with a load at a time
- * per thread, 26 us reading a warp's levels in a row: one SM's worth of
- * reads and scans in a row, where 64 blocks share them.
+ * and writes its entries: 3.4 + 4.5 us on the H100. The single block
+ * (lut_kernel, now only where no scratch is given) took 147 us, and 26 us
+ * with its warps reading their levels in a row: all of the reads and scans
+ * on one SM.
  */
 constexpr uint32_t LUT16_BLOCKS = 65536 / LUT_THREADS;
 
