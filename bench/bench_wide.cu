@@ -32,7 +32,7 @@
 
 namespace {
 
-enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Low12, FUniform, FNormal, FConstant };
+enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Band16, Low12, FUniform, FNormal, FConstant };
 
 const char *pat_name(Pat p)
 {
@@ -42,6 +42,7 @@ const char *pat_name(Pat p)
     case Pat::High12: return "12-bit in high bits";
     case Pat::Mult64x8: return "8 values x64";
     case Pat::Odd64x8: return "8 values x64 + 1";
+    case Pat::Band16: return "16 values from 1000";
     case Pat::Low12: return "12-bit [0,4096)";
     case Pat::FUniform: return "uniform [0,1)";
     case Pat::FNormal: return "normal(0.5, 0.1)";
@@ -71,6 +72,7 @@ __global__ void fill_u16(uint16_t *d, size_t n, Pat p)
         case Pat::High12: v = (uint16_t)((r & 0xfff) << 4); break;
         case Pat::Mult64x8: v = (uint16_t)((r & 7) * 64); break;
         case Pat::Odd64x8: v = (uint16_t)((r & 7) * 64 + 1); break;
+        case Pat::Band16: v = (uint16_t)(1000 + (r & 15)); break;
         default: v = (uint16_t)(r & 0xfff); break;
         }
         d[i] = v;
@@ -286,7 +288,8 @@ int main(int argc, char **argv)
     const imghist_histspec u16_65536 = {0, 0, 0, 0};
     const imghist_histspec u16_4096 = {4096, 0, 4096, 0};
     const imghist_histspec f32_10000 = {10000, 0, 1, 0};
-    for (Pat p : {Pat::Uniform, Pat::Constant, Pat::High12, Pat::Mult64x8, Pat::Odd64x8}) {
+    for (Pat p : {Pat::Uniform, Pat::Constant, Pat::High12, Pat::Low12, Pat::Mult64x8, Pat::Odd64x8,
+                  Pat::Band16}) {
         run_case(b, IMGHIST_U16, u16_65536, p, 0, "u16, 65536 bins");
     }
     for (int bps : {0, 1, 3}) {

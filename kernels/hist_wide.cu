@@ -83,7 +83,7 @@ struct Args {
     uint32_t flat_full;        /* W_FLAT: granules wholly inside the run */
     uint32_t span;             /* K_SHIFT: bhi - blo */
     int natural;               /* K_SHIFT: U16, one bin per value, all in range; 2: and blocks may
-                                * take the parity layout (flat, S16, PAR_WORDS words) */
+                                * take a split layout (flat, S16, PAR_WORDS words) */
     uint32_t copies_log2;      /* S32 */
     /* F32: the range as floats (smallest float >= lo, >= hi) and the estimate
      * t = (v - lo_f) * inv_f, trusted where frac(t) is in (eps, 1 - eps). */
@@ -702,108 +702,177 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
 }
 
 /*
- * The parity layout of the natural 16-bit histogram (65536 bins, one per
- * value), for blocks whose values nearly all have one parity, the block's
- * `par` (even: data in the high bits of 16, such as 10- or 12-bit samples
- * shifted up). Values of parity par have 32-bit counters (P, 32768 words,
- * swz(v >> 1)) that take literal increments, which an SM merges across the
- * lanes of a warp on one word, need no old value and cannot wrap; the others
- * have 16-bit counters in pairs (S, 16384 words after P, swz(v >> 2), half
- * (v >> 1) & 1) as in the S16 store. The shared layout (S16) returns the old
- * value of every add, so its lanes on one word take turns: with 8 values a
- * multiple of 64 a warp's 32 adds went to 8 words, and the H200 counted at
- * 47 % of its read rate (the H100 at 68 %; 96 % in this layout). A block
- * takes the layout when at most 2 of the 1024 granules par_of samples hold a
- * value of the other parity: a warp with one takes every sample through
- * par_add, about twice the shared layout's cost, and at 2 in 1024 that is
- * about 1 warp step in 16. par_run then folds the block's counters.
+ * The split layout of the natural 16-bit histogram (65536 bins, one per
+ * value), for blocks whose values nearly all lie in one set P of 32768
+ * values: the values of one parity (data in the high bits of 16, such as 10-
+ * or 12-bit samples shifted up), or a window of 32768 values around the
+ * block's mean (data in the low bits, a narrow band such as an astronomical
+ * background). Values in P have 32-bit counters (32768 words, swz of their
+ * index in P) that take literal increments, which an SM merges across the
+ * lanes of a warp on one word, need no old value and cannot wrap; the other
+ * 32768 values have 16-bit counters in pairs (S, 16384 words after P, swz(s
+ * >> 1), half s & 1 for their index s) as in the S16 store. The shared layout
+ * (S16) returns the old value of every add, so its lanes on one word take
+ * turns: with 8 values a multiple of 64 a warp's 32 adds went to 8 words,
+ * and the H200 counted at 47 % of its read rate (the H100 at 68 %; 96 % in
+ * this layout). A block takes a split layout when at most 2 of the 1024
+ * granules split_of samples hold a value outside its P: a warp with one
+ * takes every sample through split_add, about twice the shared layout's
+ * cost, and at 2 in 1024 that is about 1 warp step in 16. split_run then
+ * folds the block's counters.
  */
 constexpr uint32_t PAR_P = 32768, PAR_WORDS = 32768 + 16384;
-constexpr uint32_t NO_PAR = 2;
+enum SplitKind { SPLIT_NONE, SPLIT_PARITY, SPLIT_WINDOW };
 
-/* Whether granule v holds a value whose parity is not par. */
-__device__ __forceinline__ bool has_other(const uint4 &v, uint32_t par)
-{
-    const uint32_t f = par * 0x00010001u;
-    return (((v.x ^ f) | (v.y ^ f) | (v.z ^ f) | (v.w ^ f)) & 0x00010001u) != 0;
-}
+/* P: the values of parity `par`, index v >> 1; S: the others, index v >> 1. */
+struct ParityMap {
+    uint32_t par;
+    __device__ __forceinline__ bool in_p(uint32_t v) const { return (v & 1u) == par; }
+    __device__ __forceinline__ uint32_t p_index(uint32_t v) const { return v >> 1; }
+    __device__ __forceinline__ uint32_t p_value(uint32_t i) const { return 2 * i + par; }
+    __device__ __forceinline__ uint32_t s_index(uint32_t v) const { return v >> 1; }
+    __device__ __forceinline__ uint32_t s_value(uint32_t i) const { return 2 * i + (par ^ 1u); }
+    /* A word's two samples: bits set where one is outside P; their P indices
+     * in the halves (bit 15, the high sample's bit 0, to be masked off). */
+    __device__ __forceinline__ uint32_t outside(uint32_t w) const
+    {
+        return (w ^ (par * 0x00010001u)) & 0x00010001u;
+    }
+    __device__ __forceinline__ uint32_t pair_index(uint32_t w) const { return w >> 1; }
+};
 
-/* n more of value b (any parity). */
-__device__ __forceinline__ void par_add(uint32_t *cnt, const Args &a, uint32_t par, uint32_t b,
-                                        uint32_t n)
+/* P: [base, base + 32768) modulo 65536, index v - base; S: the rest, index
+ * v - base - 32768. */
+struct WindowMap {
+    uint32_t base;
+    __device__ __forceinline__ bool in_p(uint32_t v) const { return ((v - base) & 0x8000u) == 0; }
+    __device__ __forceinline__ uint32_t p_index(uint32_t v) const { return (v - base) & 0x7fffu; }
+    __device__ __forceinline__ uint32_t p_value(uint32_t i) const { return (base + i) & 0xffffu; }
+    __device__ __forceinline__ uint32_t s_index(uint32_t v) const { return (v - base) & 0x7fffu; }
+    __device__ __forceinline__ uint32_t s_value(uint32_t i) const
+    {
+        return (base + 0x8000u + i) & 0xffffu;
+    }
+    __device__ __forceinline__ uint32_t outside(uint32_t w) const
+    {
+        return __vsub2(w, base * 0x00010001u) & 0x80008000u;
+    }
+    __device__ __forceinline__ uint32_t pair_index(uint32_t w) const
+    {
+        return __vsub2(w, base * 0x00010001u);
+    }
+};
+
+/* n more of value b. */
+template <class Map>
+__device__ __forceinline__ void split_add(uint32_t *cnt, const Args &a, const Map &m, uint32_t b,
+                                          uint32_t n)
 {
-    if ((b & 1u) == par) {
-        atomicAdd(cnt + swz(b >> 1), n);
+    if (m.in_p(b)) {
+        atomicAdd(cnt + swz(m.p_index(b)), n);
     } else {
-        /* b = 4q + 2h + (b & 1): half h of S word q, whose values are
-         * lo_t = 4q + (b & 1) and lo_t + 2 (s16_fix for that word). */
-        const uint32_t m = b >> 1, q = m >> 1, lo_t = 4 * q + (b & 1u);
-        const bool high = (m & 1u) != 0;
+        /* Half h = s & 1 of S word q = s >> 1, whose values are lo_t (index
+         * 2q) and hi_t (2q + 1): s16_fix for that word. */
+        const uint32_t sidx = m.s_index(b), q = sidx >> 1;
+        const bool high = (sidx & 1u) != 0;
         const uint32_t old = atomicAdd(cnt + PAR_P + swz(q), high ? n << 16 : n);
         const bool carry = old + (high ? n << 16 : n) < old;
         const bool wrap = !high && (old & 0xffffu) + n > 0xffffu;
         if (wrap) {
-            atomicAdd(a.target + lo_t, 65536ull);
-            atomicAdd(a.target + lo_t + 2, ~0ull); /* -1 */
+            atomicAdd(a.target + m.s_value(2 * q), 65536ull);
+            atomicAdd(a.target + m.s_value(2 * q + 1), ~0ull); /* -1 */
         }
         if (carry) {
-            atomicAdd(a.target + lo_t + 2, 65536ull);
+            atomicAdd(a.target + m.s_value(2 * q + 1), 65536ull);
         }
     }
 }
 
-__device__ __forceinline__ void par_granule(uint32_t *cnt, const Args &a, uint32_t par,
-                                            const uint4 &v, bool vote)
+template <class Map>
+__device__ __forceinline__ void split_granule(uint32_t *cnt, const Args &a, const Map &m,
+                                              const uint4 &v, bool vote)
 {
     if (vote) {
         const uint32_t x0 = __shfl_sync(FULL, v.x, 0);
         if (__all_sync(FULL, ih_repeats<2>(v) && v.x == x0)) {
             if ((threadIdx.x & 31u) == 0) {
-                par_add(cnt, a, par, x0 & 0xffffu, 8u * 32u);
+                split_add(cnt, a, m, x0 & 0xffffu, 8u * 32u);
             }
             return;
         }
     }
-    if (!__any_sync(FULL, has_other(v, par))) {
-        /* Literal increments (ATOMS.POPC.INC), both samples of a word at once. */
+    const uint32_t out = m.outside(v.x) | m.outside(v.y) | m.outside(v.z) | m.outside(v.w);
+    if (!__any_sync(FULL, out != 0)) {
+        /* Literal increments (ATOMS.POPC.INC), both samples of a word at
+         * once: swz of the two P indices, in the halves. */
         const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const uint32_t x = (w4[i] >> 1) ^ ((w4[i] >> 6) & 0x001f001fu);
+            const uint32_t d = m.pair_index(w4[i]);
+            const uint32_t x = d ^ ((d >> 5) & 0x001f001fu);
             atomicAdd(cnt + (x & 0x7fffu), 1u);
-            atomicAdd(cnt + (x >> 16), 1u);
+            atomicAdd(cnt + (x >> 16), 1u); /* both halves below 0x8000 */
         }
         return;
     }
 #pragma unroll
     for (int j = 0; j < 8; j++) {
-        par_add(cnt, a, par, (uint32_t)sample_of<uint16_t>(v, j), 1u);
+        split_add(cnt, a, m, (uint32_t)sample_of<uint16_t>(v, j), 1u);
     }
 }
 
-/* The block's parity for the parity layout, or NO_PAR (every thread calls
- * it): thread t looks at granule t of the block's chunk t mod (its chunks),
- * a sample spread over all the block will count (black margins at the top
- * of an image say nothing of the rest). */
-__device__ __forceinline__ uint32_t par_of(const Args &a, uint32_t chunk)
+/* The block's split layout (kind, and the parity or the window's base), or
+ * SPLIT_NONE (every thread calls it): thread t looks at granule t of the
+ * block's chunk t mod (its chunks), a sample spread over all the block will
+ * count (black margins at the top of an image say nothing of the rest). The
+ * window is centred on the sample's mean. */
+__device__ __forceinline__ uint2 split_of(const Args &a, uint32_t chunk)
 {
+    __shared__ uint32_t s_sum;
     const uint4 *src = reinterpret_cast<const uint4 *>(a.g.base);
     const uint32_t chunks = a.flat_full / chunk;
     if (blockIdx.x >= chunks) {
-        return NO_PAR; /* uniform over the block */
+        return make_uint2(SPLIT_NONE, 0); /* uniform over the block */
     }
     const uint32_t mine = (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x;
     const uint32_t c = blockIdx.x + (threadIdx.x % mine) * gridDim.x;
     const uint4 v = src[c * chunk + threadIdx.x];
-    if (__syncthreads_count(has_other(v, 0)) <= 2) {
-        return 0;
+    for (uint32_t par = 0; par < 2; par++) {
+        const ParityMap pm{par};
+        const uint32_t out = pm.outside(v.x) | pm.outside(v.y) | pm.outside(v.z) | pm.outside(v.w);
+        if (__syncthreads_count(out != 0) <= 2) {
+            return make_uint2(SPLIT_PARITY, par);
+        }
     }
-    return __syncthreads_count(has_other(v, 1)) <= 2 ? 1 : NO_PAR;
+    uint32_t sum = 0;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        sum += (uint32_t)sample_of<uint16_t>(v, j);
+    }
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        sum += __shfl_xor_sync(FULL, sum, d);
+    }
+    if (threadIdx.x == 0) {
+        s_sum = 0;
+    }
+    __syncthreads();
+    if ((threadIdx.x & 31u) == 0) {
+        atomicAdd(&s_sum, sum); /* 8192 samples below 2^16: below 2^29 */
+    }
+    __syncthreads();
+    const uint32_t mean = s_sum / (8u * blockDim.x);
+    const WindowMap wm{(mean - 0x4000u) & 0xffffu};
+    const uint32_t out = wm.outside(v.x) | wm.outside(v.y) | wm.outside(v.z) | wm.outside(v.w);
+    if (__syncthreads_count(out != 0) <= 2) {
+        return make_uint2(SPLIT_WINDOW, wm.base);
+    }
+    return make_uint2(SPLIT_NONE, 0);
 }
 
-/* The block's share of the flat run in the parity layout, then its counters
+/* The block's share of the flat run in a split layout, then its counters
  * into the target. */
-__device__ void par_run(uint32_t *cnt, const Args &a, uint32_t par)
+template <class Map> __device__ void split_run(uint32_t *cnt, const Args &a, const Map &m)
 {
     constexpr int THREADS = Threads<IH_WIDE_S16, 2>::n;
     constexpr int UNROLL = Threads<IH_WIDE_S16, 2>::unroll;
@@ -816,33 +885,32 @@ __device__ void par_run(uint32_t *cnt, const Args &a, uint32_t par)
         load_chunk<THREADS, UNROLL>(src, c0, v);
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
-            par_granule(cnt, a, par, v[k], true);
+            split_granule(cnt, a, m, v[k], true);
         }
     }
     if (blockIdx.x == gridDim.x - 1) {
         for (uint32_t i = whole + threadIdx.x; i < full; i += THREADS) {
-            par_granule(cnt, a, par, __ldcs(src + i), false);
+            split_granule(cnt, a, m, __ldcs(src + i), false);
         }
         for (uint32_t off = full * 16u + threadIdx.x * 2u; off < a.g.width; off += THREADS * 2u) {
-            par_add(cnt, a, par, *reinterpret_cast<const uint16_t *>(a.g.base + off), 1u);
+            split_add(cnt, a, m, *reinterpret_cast<const uint16_t *>(a.g.base + off), 1u);
         }
     }
     __syncthreads();
     for (uint32_t p = threadIdx.x; p < PAR_P; p += THREADS) {
         const uint32_t c = cnt[p];
         if (c != 0) {
-            atomicAdd(a.target + 2 * swz(p) + par, (unsigned long long)c);
+            atomicAdd(a.target + m.p_value(swz(p)), (unsigned long long)c);
         }
     }
-    const uint32_t other = par ^ 1u;
     for (uint32_t p = threadIdx.x; p < PAR_WORDS - PAR_P; p += THREADS) {
         const uint32_t w = cnt[PAR_P + p];
-        const uint32_t lo_t = 4 * swz(p) + other;
+        const uint32_t q = swz(p);
         if ((w & 0xffffu) != 0) {
-            atomicAdd(a.target + lo_t, (unsigned long long)(w & 0xffffu));
+            atomicAdd(a.target + m.s_value(2 * q), (unsigned long long)(w & 0xffffu));
         }
         if ((w >> 16) != 0) {
-            atomicAdd(a.target + lo_t + 2, (unsigned long long)(w >> 16));
+            atomicAdd(a.target + m.s_value(2 * q + 1), (unsigned long long)(w >> 16));
         }
     }
 }
@@ -859,10 +927,14 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
 
     if constexpr (KIND == K_SHIFT && STORE == IH_WIDE_S16 && sizeof(T) == 2) {
         if (a.natural == 2) {
-            const uint32_t par =
-                par_of(a, Threads<STORE, sizeof(T)>::n * Threads<STORE, sizeof(T)>::unroll);
-            if (par != NO_PAR) {
-                par_run(cnt, a, par);
+            const uint2 k =
+                split_of(a, Threads<STORE, sizeof(T)>::n * Threads<STORE, sizeof(T)>::unroll);
+            if (k.x == SPLIT_PARITY) {
+                split_run(cnt, a, ParityMap{k.y});
+                return;
+            }
+            if (k.x == SPLIT_WINDOW) {
+                split_run(cnt, a, WindowMap{k.y});
                 return;
             }
         }
@@ -1199,7 +1271,7 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
         return e;
     }
     size_t smem = plan.smem;
-    /* The natural 16-bit histogram, flat: room for the parity layout where
+    /* The natural 16-bit histogram, flat: room for the split layouts where
      * the device has it (192 KiB: Hopper, not the A100's 163). */
     if (flat && a.natural && plan.store == IH_WIDE_S16 && a.cnt_off == 0 &&
         (size_t)optin >= (size_t)PAR_WORDS * 4) {

@@ -470,30 +470,47 @@ static void test_large_wraps(void **state)
 }
 
 /*
- * The natural 16-bit histogram's parity layout (hist_wide.cu): a block takes
- * it when the granules it samples (the first 16 KiB of each 64 KiB chunk it
- * counts) hold values of one parity only. Here those do, and the rest of
- * every chunk holds values of the other parity, so that such blocks count
- * those too: through the per-sample path (a value every 97 samples breaks
- * the warp's one-value vote) and through the vote (one value throughout),
- * each more than 65536 times a block in the full run, so that their 16-bit
- * halves wrap. The width is odd: the run ends in a partial granule. Also
- * data of one parity only: 8 values, multiples of 64, and those plus 1.
+ * The natural 16-bit histogram's split layouts (hist_wide.cu): a block takes
+ * one when the granules it samples (the first 16 KiB of each 64 KiB chunk it
+ * counts) hold values of one parity only (patterns 0-5), or values within
+ * 32768 of their mean (6-9). Here those do, and the rest of every chunk holds
+ * values outside that set, so that such blocks count those too: through the
+ * per-sample path (a value every 97 samples breaks the warp's one-value
+ * vote; in 6 that value is uniform over all 65536, so that the window's
+ * edges are crossed) and through the vote (one value throughout), each more
+ * than 65536 times a block in the full run, so that their 16-bit halves
+ * wrap. The width is odd: the run ends in a partial granule. Also data of
+ * one set only: 8 values, multiples of 64, and those plus 1; 16 values from
+ * 1000; 12-bit data.
  */
-static void test_parity_layout(void **state)
+static void test_split_layouts(void **state)
 {
     (void)state;
     const uint32_t w = 4097, h = quick ? 2048 : 8192;
     const imghist_histspec specs[] = {{0, 0, 0, 0}, {0, 0, 0, IMGHIST_ACCUMULATE}};
-    for (int pat = 0; pat < 6; pat++) {
-        const uint32_t par = pat < 3 ? 0 : 1; /* the sampled granules' parity */
+    static const char *const names[10] = {
+        "parity 0, other parity sample by sample", "parity 0, other parity one value",
+        "8 values x64",                            "parity 1, other parity sample by sample",
+        "parity 1, other parity one value",        "8 values x64 + 1",
+        "window, others sample by sample",         "window, others one value",
+        "16 values from 1000",                     "12-bit data"};
+    for (int pat = 0; pat < 10; pat++) {
+        const uint32_t par = pat < 3 ? 0 : 1; /* patterns 0-5: the sampled granules' parity */
         img_t im = make_image(IMGHIST_U16, w, h, 1, 0, 0, NULL, 0, FILL_CONSTANT);
         uint16_t *p = (uint16_t *)im.host;
         for (size_t i = 0; i < (size_t)w * h; i++) {
             const int sampled = (i * 2) % 65536 < 16384;
             uint32_t v;
-            if (pat % 3 == 2) {
+            if (pat == 2 || pat == 5) {
                 v = 64 * (uint32_t)(tu_next(&rng) & 7) + par;
+            } else if (pat == 8) {
+                v = 1000 + (uint32_t)(tu_next(&rng) & 15);
+            } else if (pat == 9) {
+                v = (uint32_t)(tu_next(&rng) & 0xfff);
+            } else if (pat >= 6) {
+                v = sampled ? 20000 + tu_below(&rng, 2000)
+                    : pat == 6 && i % 97 == 0 ? tu_below(&rng, 65536)
+                                              : 50001;
             } else if (sampled) {
                 v = 2 * tu_below(&rng, 32768) + par;
             } else if (pat % 3 == 0) {
@@ -506,10 +523,7 @@ static void test_parity_layout(void **state)
         CUDA_OK(cudaMemcpy(im.dbase, im.host, im.bytes, cudaMemcpyHostToDevice));
         CUDA_OK(cudaDeviceSynchronize());
         char what[96];
-        snprintf(what, sizeof what, "parity layout, pattern %d (%s)", pat,
-                 pat % 3 == 0 ? "other parity, sample by sample"
-                 : pat % 3 == 1 ? "other parity, one value"
-                                : "8 values x64 + parity");
+        snprintf(what, sizeof what, "split layout, pattern %d (%s)", pat, names[pat]);
         for (size_t j = 0; j < sizeof specs / sizeof specs[0]; j++) {
             compare(&im, NULL, &specs[j], DEV_DEV, what);
         }
@@ -612,7 +626,7 @@ int main(void)
         cmocka_unit_test(test_grid),        cmocka_unit_test(test_flat),
         cmocka_unit_test(test_unaligned),
         cmocka_unit_test(test_tiny_shapes), cmocka_unit_test(test_edges_exact),
-        cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_parity_layout),
+        cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_split_layouts),
         cmocka_unit_test(test_host_bands),
         cmocka_unit_test(test_stream_order), cmocka_unit_test(test_range),
     };
