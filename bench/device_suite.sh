@@ -23,6 +23,7 @@ if [ "$what" != bench ]; then
     step gpu_suite 200 "$B/tests/test_gpu" samples
     step gpu_wide 200 "$B/tests/test_gpu_wide"
     step gpu_joint 200 "$B/tests/test_gpu_joint"
+    step gpu_batch 200 "$B/tests/test_gpu_batch"
     export IMGHIST_TEST_QUICK=1
     step memcheck_wide 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_wide"
     step memcheck_joint 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_joint"
