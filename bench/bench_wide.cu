@@ -32,7 +32,7 @@
 
 namespace {
 
-enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Band16, Low12, FUniform, FNormal, FConstant };
+enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Band16, Band16Hot, Low12, FUniform, FNormal, FConstant };
 
 const char *pat_name(Pat p)
 {
@@ -43,6 +43,7 @@ const char *pat_name(Pat p)
     case Pat::Mult64x8: return "8 values x64";
     case Pat::Odd64x8: return "8 values x64 + 1";
     case Pat::Band16: return "16 values from 1000";
+    case Pat::Band16Hot: return "16 values from 1000, 1 in 256 at 40000";
     case Pat::Low12: return "12-bit [0,4096)";
     case Pat::FUniform: return "uniform [0,1)";
     case Pat::FNormal: return "normal(0.5, 0.1)";
@@ -73,6 +74,7 @@ __global__ void fill_u16(uint16_t *d, size_t n, Pat p)
         case Pat::Mult64x8: v = (uint16_t)((r & 7) * 64); break;
         case Pat::Odd64x8: v = (uint16_t)((r & 7) * 64 + 1); break;
         case Pat::Band16: v = (uint16_t)(1000 + (r & 15)); break;
+        case Pat::Band16Hot: v = ((r >> 8) & 255) == 0 ? 40000 : (uint16_t)(1000 + (r & 15)); break;
         default: v = (uint16_t)(r & 0xfff); break;
         }
         d[i] = v;
@@ -289,7 +291,7 @@ int main(int argc, char **argv)
     const imghist_histspec u16_4096 = {4096, 0, 4096, 0};
     const imghist_histspec f32_10000 = {10000, 0, 1, 0};
     for (Pat p : {Pat::Uniform, Pat::Constant, Pat::High12, Pat::Low12, Pat::Mult64x8, Pat::Odd64x8,
-                  Pat::Band16}) {
+                  Pat::Band16, Pat::Band16Hot}) {
         run_case(b, IMGHIST_U16, u16_65536, p, 0, "u16, 65536 bins");
     }
     for (int bps : {0, 1, 3}) {
