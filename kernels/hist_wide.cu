@@ -1274,7 +1274,7 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     /* The natural 16-bit histogram, flat: room for the split layouts where
      * the device has it (192 KiB: Hopper, not the A100's 163). */
     if (flat && a.natural && plan.store == IH_WIDE_S16 && a.cnt_off == 0 &&
-        (size_t)optin >= (size_t)PAR_WORDS * 4) {
+        (size_t)optin >= (size_t)PAR_WORDS * 4 + 256) { /* + split_of's static word */
         a.natural = 2;
         a.phys = PAR_WORDS;
         smem = (size_t)PAR_WORDS * 4;
