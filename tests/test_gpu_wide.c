@@ -478,8 +478,8 @@ static void test_large_wraps(void **state)
  * per-sample path (a value every 97 samples breaks the warp's one-value
  * vote; in 6 that value is uniform over all 65536, so that the window's
  * edges are crossed) and through the vote (one value throughout), each more
- * than 65536 times a block in the full run, so that their 16-bit halves
- * wrap. The width is odd: the run ends in a partial granule. Also data of
+ * than 65536 times a block in the full run on a 132-SM GPU (one block per
+ * SM), so that their 16-bit halves wrap. The width is odd: the run ends in a partial granule. Also data of
  * one set only: 8 values, multiples of 64, and those plus 1; 16 values from
  * 1000; 12-bit data.
  */
