@@ -2,7 +2,8 @@
  * The CUDA backend against the CPU reference, bit for bit: fresh random sizes,
  * pitches and unaligned base pointers, adversarial patterns, photographs,
  * batches and equalization, host and device views and counts, the context's
- * stream, accumulation, short outputs, banding, the out-of-memory fallback
+ * stream, accumulation, short outputs, banding, host copies through pinned
+ * buffers, the out-of-memory fallback
  * and a GPU fault. Exits 77 (skipped) when there is no usable GPU.
  * argv[1], if given, is the samples folder.
  */
@@ -502,6 +503,125 @@ static void test_host_api_in_bands(void **state)
     free(img);
     free(eg);
     free(ec);
+}
+
+/* Host memory for one case of test_host_transfers: malloc'd, or pinned by
+ * CUDA (which the library copies from directly). */
+static uint8_t *host_alloc(size_t n, int pinned)
+{
+    void *p = NULL;
+    if (pinned) {
+        CUDA_OK(cudaMallocHost(&p, n));
+    } else {
+        p = malloc(n);
+    }
+    assert_non_null(p);
+    return (uint8_t *)p;
+}
+
+static void host_free(void *p, int pinned)
+{
+    if (pinned) {
+        CUDA_OK(cudaFreeHost(p));
+    } else {
+        free(p);
+    }
+}
+
+/*
+ * Host images go to the GPU and back through the context's pinned slots
+ * (2 MiB each, in turn) when they are large enough, and directly otherwise:
+ * images of several slots with pitched rows at odd offsets, in bands that
+ * are themselves several slots, a row wider than a slot, CUDA-pinned memory,
+ * a small image, and a U16 view with a mask (the wide path's two uploads).
+ * Counts and equalized pixels equal the CPU's; the destination's padding
+ * keeps its poison.
+ */
+static void test_host_transfers(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t w, h;
+        size_t spad, dpad; /* pitch - width, source and destination */
+        unsigned soff, doff;
+        int64_t staging;   /* IMGHIST_P_STAGING_BYTES, 0: automatic */
+        int pinned;
+    } cases[] = {
+        {3001, 2100, 12, 18, 3, 5, 0, 0},             /* 4 slots of 699 rows */
+        {3001, 2100, 0, 0, 0, 0, 0, 0},               /* packed: one memcpy a slot */
+        {3001, 2100, 12, 18, 3, 5, 3001 * 1000, 0},   /* 3 bands of 2 slots */
+        {2200000, 3, 1, 7, 1, 2, 0, 0},               /* a row wider than a slot */
+        {2048, 1500, 16, 16, 0, 0, 0, 1},             /* pinned already */
+        {200, 100, 5, 3, 1, 1, 0, 0},                 /* below the slots' threshold */
+        {640, 480, 0, 0, 0, 0, 0, 0},                 /* one slot */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const uint32_t w = cases[k].w, h = cases[k].h;
+        const size_t sp = w + cases[k].spad, dp = w + cases[k].dpad;
+        const size_t sbytes = cases[k].soff + sp * h, dbytes = cases[k].doff + dp * h;
+        const int pinned = cases[k].pinned;
+        uint8_t *sbase = host_alloc(sbytes, pinned), *dbase = host_alloc(dbytes, pinned);
+        uint8_t *want = malloc(dp * h);
+        assert_non_null(want);
+        uint8_t *src = sbase + cases[k].soff, *dst = dbase + cases[k].doff;
+        memset(sbase, 0xfd, sbytes);
+        fill_image(src, sp, w, h, (enum pattern)(k % PHOTO));
+        memset(dbase, 0xee, dbytes);
+        memset(want, 0xee, dp * h);
+        const imghist_view sv = u8_view(src, IMGHIST_MEM_HOST, w, h, sp);
+        const imghist_view dv = u8_view(dst, IMGHIST_MEM_HOST, w, h, dp);
+        const imghist_view wv = u8_view(want, IMGHIST_MEM_HOST, w, h, dp);
+        uint64_t hg[BINS], hc[BINS], he[BINS];
+        const imghist_counts hgc = counts_at(hg, BINS, IMGHIST_MEM_HOST);
+        const imghist_counts hcc = counts_at(hc, BINS, IMGHIST_MEM_HOST);
+        const imghist_counts hec = counts_at(he, BINS, IMGHIST_MEM_HOST);
+        IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, cases[k].staging));
+        IH_OK(gpu, imghist_histogram(gpu, &sv, NULL, NULL, &hgc));
+        IH_OK(gpu, imghist_equalize(gpu, &sv, &dv, &hec));
+        IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
+        IH_OK(cpu, imghist_equalize(cpu, &sv, &wv, &hcc));
+        if (memcmp(hg, hc, sizeof hc) != 0 || memcmp(he, hc, sizeof hc) != 0) {
+            fail_msg("case %zu (%ux%u): counts differ from the CPU's", k, w, h);
+        }
+        for (uint32_t y = 0; y < h; y++) {
+            if (memcmp(dst + y * dp, want + y * dp, dp) != 0) {
+                fail_msg("case %zu (%ux%u): row %u differs from the CPU's (padding included)",
+                         k, w, h, y);
+            }
+        }
+        for (unsigned i = 0; i < cases[k].doff; i++) {
+            assert_int_equal(dbase[i], 0xee);
+        }
+        free(want);
+        host_free(sbase, pinned);
+        host_free(dbase, pinned);
+    }
+
+    /* U16 with a mask: the wide path uploads both. */
+    const uint32_t w = 1500, h = 1100;
+    const size_t sp = 2 * w + 6, mp = w + 3;
+    uint8_t *img = malloc(sp * h), *mask = malloc(mp * h);
+    uint64_t *cg = malloc(65536 * sizeof(uint64_t)), *cc = malloc(65536 * sizeof(uint64_t));
+    assert_true(img != NULL && mask != NULL && cg != NULL && cc != NULL);
+    for (uint32_t y = 0; y < h; y++) {
+        uint16_t *row = (uint16_t *)(img + y * sp);
+        for (uint32_t x = 0; x < w; x++) {
+            row[x] = (uint16_t)(tu_next(&rng) >> 48);
+            mask[y * mp + x] = (uint8_t)((x * 7 + y * 3) % 5 != 0);
+        }
+    }
+    const imghist_view v16 = {.data = img, .dtype = IMGHIST_U16, .mem = IMGHIST_MEM_HOST,
+                              .width = w, .height = h, .pitch = sp};
+    const imghist_view mv = u8_view(mask, IMGHIST_MEM_HOST, w, h, mp);
+    const imghist_counts cgc = counts_at(cg, 65536, IMGHIST_MEM_HOST);
+    const imghist_counts ccc = counts_at(cc, 65536, IMGHIST_MEM_HOST);
+    IH_OK(gpu, imghist_histogram(gpu, &v16, &mv, NULL, &cgc));
+    IH_OK(cpu, imghist_histogram(cpu, &v16, &mv, NULL, &ccc));
+    assert_memory_equal(cg, cc, 65536 * sizeof(uint64_t));
+    free(img);
+    free(mask);
+    free(cg);
+    free(cc);
 }
 
 /* More than 2^32 pixels in one image: 64-bit counts end to end. */
@@ -1652,6 +1772,7 @@ int main(int argc, char **argv)
         GPU_TEST(test_batch_mixed_sizes),
         GPU_TEST(test_host_api_photographs),
         GPU_TEST(test_host_api_in_bands),
+        GPU_TEST(test_host_transfers),
         GPU_TEST(test_over_4g_pixels),
         GPU_TEST(test_device_api_errors),
         GPU_TEST(test_mixed_host_device),

@@ -21,10 +21,18 @@
 #   REPS=3           repetitions per row (the table gives the median)
 #   JOBS=N           worker threads of a single process (default nproc);
 #                    each of R ranks gets N / R
-#   RANKS="1 2 4"    MPI rank counts
+#   RANKS="1 2 4"    MPI rank counts (empty: no MPI rows)
 #   ONLY=REGEX       only rows whose label matches
 #   OUT=DIR          where scale.md (the table) and scale.log go (default
 #                    bench/folder/results)
+#   FORMATS="jpg"    folders to run the 1-GPU / 2-GPU rows on: jpg (the
+#                    JPEGs), pgm (the same photographs as gray 12 MP PGM
+#                    files) and vga (their 640x480 tiles as PGM, 7200 files,
+#                    linked VGA_COPIES times, default 1); make_raw.py makes
+#                    pgm/ and vga/ when missing. The MPI rows use the JPEGs.
+#                    Before them, rows "start-up" time a run over 64 links
+#                    to one 640x480 tile (vga in FORMATS) or one JPEG: the
+#                    fixed cost of a process on each backend and GPU count.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -39,7 +47,7 @@ COUNT=${COUNT:-200}
 COPIES=${COPIES:-5}
 REPS=${REPS:-3}
 JOBS=${JOBS:-$(nproc)}
-RANKS=${RANKS:-"1 2 4"}
+RANKS=${RANKS-"1 2 4"}
 ONLY=${ONLY:-}
 OUT=${OUT:-$here/results}
 mkdir -p "$OUT"
@@ -58,6 +66,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # NVLink multicast stays off (device rules), also for the ranks.
 export NCCL_NVLS_ENABLE=0
 
+if ! ver=$("$IMGHIST" --version 2>&1); then
+    say "$IMGHIST does not run: $(echo "$ver" | head -1)"
+    exit 1
+fi
+
 # ---- data ----
 mkdir -p "$data"
 data=$(cd "$data" && pwd)
@@ -69,19 +82,40 @@ if [ ! -d "$data/jpeg" ]; then
         { say "make_data.py failed (see $log)"; exit 1; }
     say "made in $(( $(date +%s) - t0 )) s"
 fi
+FORMATS=${FORMATS:-jpg}
+case " $FORMATS " in
+    *" pgm "* | *" vga "*)
+        if [ ! -d "$data/vga" ] || [ ! -d "$data/pgm" ]; then
+            say "making gray PGM copies in $data/pgm and $data/vga"
+            python3 "$here/make_raw.py" "$data" -j "$(nproc)" >>"$log" 2>&1 ||
+                { say "make_raw.py failed (see $log)"; exit 1; }
+        fi ;;
+esac
 work=$(mktemp -d "${TMPDIR:-/tmp}/imghist-scale.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-folder=$work/in
-mkdir -p "$folder"
-n=0
-for c in $(seq 1 "$COPIES"); do
-    for f in "$data"/jpeg/*.jpg; do
-        ln -s "$f" "$folder/c${c}_$(basename "$f")"
-        n=$((n + 1))
+# A folder of links per format: in_jpg, in_pgm (COPIES links to each
+# file), in_vga (VGA_COPIES links each: 7200 files already). nfiles[F],
+# mbytes[F].
+declare -A nfiles mbytes
+for fmt in $FORMATS; do
+    case $fmt in
+        jpg) src=("$data"/jpeg/*.jpg); copies=$COPIES ;;
+        pgm) src=("$data"/pgm/*.pgm); copies=$COPIES ;;
+        vga) src=("$data"/vga/*.pgm); copies=${VGA_COPIES:-1} ;;
+        *) say "unknown format $fmt in FORMATS"; exit 2 ;;
+    esac
+    mkdir -p "$work/in_$fmt"
+    k=0
+    for c in $(seq 1 "$copies"); do
+        for f in "${src[@]}"; do
+            ln -s "$f" "$work/in_$fmt/c${c}_$(basename "$f")"
+            k=$((k + 1))
+        done
     done
+    cat "${src[@]}" >/dev/null # into the page cache
+    nfiles[$fmt]=$k
+    mbytes[$fmt]=$(du -Lcb "${src[@]}" | tail -1 | awk -v c="$copies" '{printf "%.1f", $1 * c / 1e6}')
 done
-cat "$data"/jpeg/*.jpg >/dev/null # into the page cache
-mb=$(du -Lcb "$data"/jpeg/*.jpg | tail -1 | awk -v c="$COPIES" '{printf "%.1f", $1 * c / 1e6}')
 
 # ---- the machine ----
 {
@@ -91,7 +125,14 @@ mb=$(du -Lcb "$data"/jpeg/*.jpg | tail -1 | awk -v c="$COPIES" '{printf "%.1f", 
     echo "- GPUs: $(nvidia-smi -L 2>/dev/null | tr '\n' ';' || echo none)"
     echo "- imghist: $("$IMGHIST" --version 2>&1 | head -1), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
     echo "- MPI: ${MPIRUN:-none}$( [ -n "$MPIRUN" ] && "$MPIRUN" --version 2>/dev/null | head -1 | sed 's/^/ (/; s/$/)/')"
-    echo "- data: $n JPEGs ($COPIES links to each of $(ls "$data"/jpeg/*.jpg | wc -l) 12 MP photographs), $mb MB; page cache warm"
+    for fmt in $FORMATS; do
+        case $fmt in
+            jpg) what="JPEGs ($COPIES links to each of $(ls "$data"/jpeg/*.jpg | wc -l) 12 MP photographs)" ;;
+            pgm) what="gray 12 MP PGM files ($COPIES links to each of $(ls "$data"/pgm/*.pgm | wc -l))" ;;
+            vga) what="gray 640x480 PGM files (${VGA_COPIES:-1} links to each of 7200 tiles of the photographs)" ;;
+        esac
+        echo "- data, $fmt: ${nfiles[$fmt]} $what, ${mbytes[$fmt]} MB; page cache warm"
+    done
     echo "- $REPS repetitions per row, median; wall clock around the whole command (process start, mpirun start included)"
     echo "- load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo
@@ -126,7 +167,7 @@ bench_row() {
     if [ ${#times[@]} -gt 0 ]; then
         med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}')
         best=$(printf '%s\n' "${times[@]}" | sort -g | head -1)
-        rate=$(calc "$n / $med" 1)
+        rate=$(calc "$n / $med" 1)  # n: the row's file count
         if [ -z "${ref_rate[$group]:-}" ]; then
             ref_rate[$group]=$rate
             ref_out[$group]=$work/ref_$group
@@ -150,22 +191,43 @@ T=$work/total.csv
 C=$work/hist.csv
 half=$((JOBS / 2 > 0 ? JOBS / 2 : 1))
 
+# ---- start-up: 64 small images, so that every worker gets a context ----
+one=$(ls "$data"/vga/*.pgm 2>/dev/null | head -1)
+[[ " $FORMATS " == *" vga "* ]] || one=$(ls "$data"/jpeg/*.jpg | head -1)
+mkdir -p "$work/in_one"
+for c in $(seq 1 64); do ln -s "$one" "$work/in_one/c${c}_$(basename "$one")"; done
+n=64
+bench_row start-up "start-up: 64 x $(basename "$one"), CPU backend, -j $JOBS" "$T" "${ih[@]}" -j "$JOBS" --backend cpu --gray luma --total "$T" "$work/in_one"
+bench_row start-up "start-up: 64 x $(basename "$one"), 1 GPU, -j $JOBS" "$T" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0 --gray luma --total "$T" "$work/in_one"
+bench_row start-up "start-up: 64 x $(basename "$one"), 2 GPUs, -j $JOBS" "$T" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0,1 --gray luma --total "$T" "$work/in_one"
+
 # ---- 1 GPU vs 2 GPUs, one process ----
-for mode in "luma-total" "bgr2gray-csv" "bgr2gray-equalize"; do
-    case $mode in
-        luma-total) opts=(--gray luma --total "$T"); o=$T ;;
-        bgr2gray-csv) opts=(--csv "$C"); o=$C ;;
-        bgr2gray-equalize) opts=(--equalize "$work/eq" --total "$T"); o=$T ;;
-    esac
-    bench_row "$mode" "$mode, CPU backend, -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --backend cpu "${opts[@]}" "$folder"
-    bench_row "$mode" "$mode, 1 GPU (--gpus 0), -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0 "${opts[@]}" "$folder"
-    bench_row "$mode" "$mode, 2 GPUs (--gpus 0,1), -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0,1 "${opts[@]}" "$folder"
-    bench_row "$mode" "$mode, 1 GPU (--gpus 0), -j $half" "$o" "${ih[@]}" -j "$half" --backend cuda --gpus 0 "${opts[@]}" "$folder"
-    bench_row "$mode" "$mode, 2 GPUs (--gpus 0,1), -j $half" "$o" "${ih[@]}" -j "$half" --backend cuda --gpus 0,1 "${opts[@]}" "$folder"
+for fmt in $FORMATS; do
+    folder=$work/in_$fmt
+    n=${nfiles[$fmt]}
+    if [ "$fmt" = jpg ]; then modes="luma-total bgr2gray-csv bgr2gray-equalize"; p=""
+    else modes="luma-total bgr2gray-csv"; p="$fmt "; fi
+    for mode in $modes; do
+        case $mode in
+            luma-total) opts=(--gray luma --total "$T"); o=$T ;;
+            bgr2gray-csv) opts=(--csv "$C"); o=$C ;;
+            bgr2gray-equalize) opts=(--equalize "$work/eq" --total "$T"); o=$T ;;
+        esac
+        g="$p$mode"
+        bench_row "$g" "$g, CPU backend, -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --backend cpu "${opts[@]}" "$folder"
+        bench_row "$g" "$g, 1 GPU (--gpus 0), -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0 "${opts[@]}" "$folder"
+        bench_row "$g" "$g, 2 GPUs (--gpus 0,1), -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0,1 "${opts[@]}" "$folder"
+        bench_row "$g" "$g, 1 GPU (--gpus 0), -j $half" "$o" "${ih[@]}" -j "$half" --backend cuda --gpus 0 "${opts[@]}" "$folder"
+        bench_row "$g" "$g, 2 GPUs (--gpus 0,1), -j $half" "$o" "${ih[@]}" -j "$half" --backend cuda --gpus 0,1 "${opts[@]}" "$folder"
+    done
 done
+folder=$work/in_jpg
+n=${nfiles[jpg]:-0}
 
 # ---- MPI ranks on this host ----
-if [ -z "$MPIRUN" ]; then
+if [[ " $FORMATS " != *" jpg "* ]]; then
+    say "no jpg in FORMATS: MPI rows skipped"
+elif [ -z "$MPIRUN" ]; then
     say "no mpirun (set MPI_DIR to a pack_mpi.sh folder): MPI rows skipped"
     echo "| – | MPI rows | – | – | – | – | – | skipped (no mpirun) |" >>"$table"
 else

@@ -33,15 +33,19 @@ imghist_status ih_cuda_clahe(imghist_ctx *ctx, const imghist_view *src, const im
     if (st != IMGHIST_OK) {
         return st;
     }
-    IH_CUDA_TRY(ctx, "CLAHE upload",
-                cudaMemcpy2DAsync(s->clahe_img, row, src->data, src->pitch, row, g->height,
-                                  cudaMemcpyHostToDevice, s->stream));
+    st = ih_cuda_upload_2d(ctx, "CLAHE upload", s->clahe_img, row, src->data, src->pitch, row,
+                           g->height);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
     IH_CUDA_TRY(ctx, "CLAHE launch",
                 ih_clahe_launch(s->clahe_img, row, s->clahe_img, row, g, hist, lut, s->sm_count,
                                 s->stream));
-    IH_CUDA_TRY(ctx, "CLAHE download",
-                cudaMemcpy2DAsync(dst->data, dst->pitch, s->clahe_img, row, row, g->height,
-                                  cudaMemcpyDeviceToHost, s->stream));
+    st = ih_cuda_download_2d(ctx, "CLAHE download", dst->data, dst->pitch, s->clahe_img, row, row,
+                             g->height);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
     IH_CUDA_TRY(ctx, "CLAHE synchronisation", cudaStreamSynchronize(s->stream));
     return IMGHIST_OK;
 }

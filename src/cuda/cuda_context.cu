@@ -118,6 +118,7 @@ static void cuda_close(imghist_ctx *ctx)
     cudaFree(s->range_keys);
     ih_cuda_joint_close(s);
     ih_cuda_batch_close(s);
+    ih_cuda_pin_close(s);
     if (s->handoff != NULL) {
         cudaEventDestroy(s->handoff);
     }

@@ -78,11 +78,13 @@ static imghist_status upload_band(imghist_ctx *ctx, const imghist_view *src, con
                                   ih_dev_image *staged)
 {
     ih_cuda_state *s = ih_cuda(ctx);
-    IH_CUDA_TRY(ctx, "upload",
-                cudaMemcpy2DAsync(s->staging, src->width,
-                                  (const uint8_t *)src->data + (size_t)b->row0 * src->pitch,
-                                  src->pitch, src->width, b->rows, cudaMemcpyHostToDevice,
-                                  s->stream));
+    const imghist_status st =
+        ih_cuda_upload_2d(ctx, "upload", s->staging, src->width,
+                          (const uint8_t *)src->data + (size_t)b->row0 * src->pitch, src->pitch,
+                          src->width, b->rows);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
     staged->data = s->staging;
     staged->pitch = src->width;
     staged->width = src->width;
@@ -140,14 +142,10 @@ static imghist_status begin_host_call(imghist_ctx *ctx, const imghist_view *src,
     return reserve_staging(ctx, src->width, src->height, band);
 }
 
-/* Queue the copy of the context's 256 counts to host memory. */
+/* Copy the context's 256 counts to host memory (once the stream gets there). */
 static imghist_status download_counts(imghist_ctx *ctx, uint64_t *host)
 {
-    ih_cuda_state *s = ih_cuda(ctx);
-    IH_CUDA_TRY(ctx, "download",
-                cudaMemcpyAsync(host, s->hist, 256 * sizeof(uint64_t), cudaMemcpyDeviceToHost,
-                                s->stream));
-    return IMGHIST_OK;
+    return ih_cuda_download(ctx, "download", host, ih_cuda(ctx)->hist, 256 * sizeof(uint64_t));
 }
 
 imghist_status ih_cuda_hist_host(imghist_ctx *ctx, const imghist_view *src,
@@ -195,12 +193,9 @@ imghist_status ih_cuda_equalize_host(imghist_ctx *ctx, const imghist_view *src,
                 st = ih_cuda_apply(ctx, &staged, s->staging, src->width);
             }
             if (st == IMGHIST_OK) {
-                const cudaError_t e = cudaMemcpy2DAsync(
-                    (uint8_t *)dst->data + (size_t)b.row0 * dst->pitch, dst->pitch, s->staging,
-                    src->width, src->width, b.rows, cudaMemcpyDeviceToHost, s->stream);
-                if (e != cudaSuccess) {
-                    st = ih_cuda_error(ctx, "download", e);
-                }
+                st = ih_cuda_download_2d(ctx, "download",
+                                         (uint8_t *)dst->data + (size_t)b.row0 * dst->pitch,
+                                         dst->pitch, s->staging, src->width, src->width, b.rows);
             }
             if (st != IMGHIST_OK) {
                 break;

@@ -166,7 +166,6 @@ static imghist_status reserve_staging(imghist_ctx *ctx, ih_joint_state *j, stage
 static imghist_status upload_band(imghist_ctx *ctx, ih_joint_state *j, const staged_set *set,
                                   const ih_bands *b, unsigned which, imghist_view staged[3])
 {
-    ih_cuda_state *s = ih_cuda(ctx);
     for (int k = 0; k < 3; k++) {
         const imghist_view *v = set->v[k];
         if (v == NULL) {
@@ -178,11 +177,13 @@ static imghist_status upload_band(imghist_ctx *ctx, ih_joint_state *j, const sta
         staged[k].pitch = set->row_bytes[k];
         staged[k].height = b->rows;
         if ((which & (1u << k)) != 0) {
-            IH_CUDA_TRY(ctx, "upload",
-                        cudaMemcpy2DAsync(staged[k].data, set->row_bytes[k],
-                                          (const uint8_t *)v->data + (size_t)b->row0 * v->pitch,
-                                          v->pitch, set->row_bytes[k], b->rows,
-                                          cudaMemcpyHostToDevice, s->stream));
+            const imghist_status st = ih_cuda_upload_2d(
+                ctx, "upload", (void *)staged[k].data, set->row_bytes[k],
+                (const uint8_t *)v->data + (size_t)b->row0 * v->pitch, v->pitch,
+                set->row_bytes[k], b->rows);
+            if (st != IMGHIST_OK) {
+                return st;
+            }
         }
     }
     return IMGHIST_OK;
@@ -474,13 +475,9 @@ imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
         st = upload_band(ctx, j, &set, &band, one_band ? 0u : 1u, staged);
         if (st == IMGHIST_OK) st = apply(ctx, j, &staged[0], &staged[0]);
         if (st == IMGHIST_OK) {
-            const cudaError_t e = cudaMemcpy2DAsync(
-                (uint8_t *)dst->data + (size_t)band.row0 * dst->pitch, dst->pitch,
-                staged[0].data, row_bytes, row_bytes, band.rows, cudaMemcpyDeviceToHost,
-                s->stream);
-            if (e != cudaSuccess) {
-                st = ih_cuda_error(ctx, "download", e);
-            }
+            st = ih_cuda_download_2d(ctx, "download",
+                                     (uint8_t *)dst->data + (size_t)band.row0 * dst->pitch,
+                                     dst->pitch, staged[0].data, row_bytes, row_bytes, band.rows);
         }
     }
     if (st == IMGHIST_OK && hist != NULL) st = deliver(ctx, hist, levels, target);

@@ -12,6 +12,16 @@
  * calls ahead of the GPU. */
 #define IH_EQB_SLOTS 4
 
+/* Pinned buffers that host images go to and from the GPU through
+ * (cuda_transfer.cu), in turn. */
+#define IH_PIN_SLOTS 2
+#define IH_PIN_SLOT_BYTES ((size_t)2 << 20)
+
+struct ih_pin_slot {
+    uint8_t *host;    /* IH_PIN_SLOT_BYTES of pinned memory */
+    cudaEvent_t done; /* recorded after the last copy from or into it */
+};
+
 struct ih_cuda_state {
     int device;
     int sm_count;
@@ -59,6 +69,10 @@ struct ih_cuda_state {
     size_t clahe_ws_cap;
     void *clahe_img;                    /* host images on the GPU */
     size_t clahe_img_cap;
+    /* cuda_transfer.cu */
+    struct ih_pin_slot pin[IH_PIN_SLOTS];
+    int pin_state;                      /* 0: not yet allocated, 1: ready, -1: failed */
+    unsigned pin_next;                  /* the slot the next chunk takes */
 };
 
 static inline struct ih_cuda_state *ih_cuda(imghist_ctx *ctx)
@@ -200,5 +214,19 @@ imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_counts *hist);
 /* Frees the workspaces above (cuda_close). */
 void ih_cuda_joint_close(struct ih_cuda_state *s);
+
+/* cuda_transfer.cu: rows x row_bytes from host memory to the GPU, or back,
+ * on the context's stream, through the context's pinned slots when that is
+ * faster (what names the copy in an error). The upload returns once the rows
+ * are queued (its source may be reused then); the download returns once they
+ * are in dst. */
+imghist_status ih_cuda_upload_2d(imghist_ctx *ctx, const char *what, void *dst, size_t dpitch,
+                                 const void *src, size_t spitch, size_t row_bytes, size_t rows);
+imghist_status ih_cuda_download_2d(imghist_ctx *ctx, const char *what, void *dst, size_t dpitch,
+                                   const void *src, size_t spitch, size_t row_bytes, size_t rows);
+/* bytes from the GPU to contiguous host memory, as ih_cuda_download_2d. */
+imghist_status ih_cuda_download(imghist_ctx *ctx, const char *what, void *dst, const void *src,
+                                size_t bytes);
+void ih_cuda_pin_close(struct ih_cuda_state *s);
 
 #endif

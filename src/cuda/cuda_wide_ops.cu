@@ -129,12 +129,8 @@ static imghist_status deliver(imghist_ctx *ctx, const ih_hist_job *job,
         }
     }
     if (st == IMGHIST_OK) {
-        const cudaError_t e =
-            cudaMemcpyAsync(tmp != NULL ? tmp : out->data, s->wide_counts,
-                            job->len * sizeof(uint64_t), cudaMemcpyDeviceToHost, s->stream);
-        if (e != cudaSuccess) {
-            st = ih_cuda_error(ctx, "result copy", e);
-        }
+        st = ih_cuda_download(ctx, "result copy", tmp != NULL ? tmp : out->data, s->wide_counts,
+                              job->len * sizeof(uint64_t));
     }
     st = finish(ctx, st);
     if (st == IMGHIST_OK && tmp != NULL) {
@@ -189,11 +185,13 @@ static imghist_status upload_band(imghist_ctx *ctx, const imghist_view *src,
     ih_cuda_state *s = ih_cuda(ctx);
     const size_t row_bytes = (size_t)src->width * (src->channels > 1 ? src->channels : 1) *
                              ih_dtype_size(src->dtype);
-    IH_CUDA_TRY(ctx, "upload",
-                cudaMemcpy2DAsync(s->wide_staging, spitch,
-                                  (const uint8_t *)src->data + (size_t)b->row0 * src->pitch,
-                                  src->pitch, row_bytes, b->rows, cudaMemcpyHostToDevice,
-                                  s->stream));
+    imghist_status st =
+        ih_cuda_upload_2d(ctx, "upload", s->wide_staging, spitch,
+                          (const uint8_t *)src->data + (size_t)b->row0 * src->pitch, src->pitch,
+                          row_bytes, b->rows);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
     out->base = s->wide_staging;
     out->pitch = spitch;
     out->width = src->width;
@@ -203,11 +201,12 @@ static imghist_status upload_band(imghist_ctx *ctx, const imghist_view *src,
     if (mask != NULL) {
         uint8_t *m = s->wide_staging + (size_t)b->rows * spitch;
         const size_t mpitch = round16(src->width);
-        IH_CUDA_TRY(ctx, "mask upload",
-                    cudaMemcpy2DAsync(m, mpitch,
-                                      (const uint8_t *)mask->data + (size_t)b->row0 * mask->pitch,
-                                      mask->pitch, src->width, b->rows, cudaMemcpyHostToDevice,
-                                      s->stream));
+        st = ih_cuda_upload_2d(ctx, "mask upload", m, mpitch,
+                               (const uint8_t *)mask->data + (size_t)b->row0 * mask->pitch,
+                               mask->pitch, src->width, b->rows);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
         out->mask = m;
         out->mask_pitch = mpitch;
     }
