@@ -18,23 +18,6 @@ constexpr int APPLY_THREADS = 1024;
 constexpr int UNROLL = 2;
 constexpr int CHUNK = APPLY_THREADS * UNROLL;
 
-/* The block's warp totals into their exclusive prefix, *total their sum,
- * then a barrier (every thread calls it, after a barrier). */
-__device__ __forceinline__ void scan_warp_totals(unsigned long long *warp_tot,
-                                                 unsigned long long *total)
-{
-    if (threadIdx.x == 0) {
-        unsigned long long run = 0;
-        for (int w = 0; w < LUT_THREADS / 32; w++) {
-            const unsigned long long t = warp_tot[w];
-            warp_tot[w] = run;
-            run += t;
-        }
-        *total = run;
-    }
-    __syncthreads();
-}
-
 /* Exclusive scan of one 64-bit value per thread over the block; *total gets
  * the sum. */
 __device__ unsigned long long scan_exclusive(unsigned long long v, unsigned long long *warp_tot,
@@ -53,14 +36,23 @@ __device__ unsigned long long scan_exclusive(unsigned long long v, unsigned long
         warp_tot[warp] = inc;
     }
     __syncthreads();
-    scan_warp_totals(warp_tot, total);
+    if (threadIdx.x == 0) { /* the warp totals into their exclusive prefix */
+        unsigned long long run = 0;
+        for (int w = 0; w < LUT_THREADS / 32; w++) {
+            const unsigned long long t = warp_tot[w];
+            warp_tot[w] = run;
+            run += t;
+        }
+        *total = run;
+    }
+    __syncthreads();
     return warp_tot[warp] + inc - v;
 }
 
-template <class Out>
+/* The 8-bit LUT: one block, each thread a run of levels. */
 __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long long *hist,
-                                                          uint32_t levels, Out *lut, int *empty,
-                                                          bool pil)
+                                                          uint32_t levels, uint8_t *lut,
+                                                          int *empty, bool pil)
 {
     __shared__ unsigned long long s_warp[LUT_THREADS / 32];
     __shared__ unsigned long long s_total;
@@ -97,7 +89,7 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
     }
     if (total == 0) {
         for (uint32_t v = v0; v < v1; v++) {
-            lut[v] = (Out)v; /* identity: the image is copied */
+            lut[v] = (uint8_t)v; /* identity: the image is copied */
         }
         return;
     }
@@ -106,8 +98,8 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
     for (uint32_t v = v0; v < v1; v++) {
         const unsigned long long below = cum;
         cum += hist[v];
-        lut[v] = (Out)(pil ? ih_lut_pil(v, below, step)
-                           : ih_lut_opencv(v, cum, total, f, hf, levels - 1));
+        lut[v] = (uint8_t)(pil ? ih_lut_pil(v, below, step)
+                               : ih_lut_opencv(v, cum, total, f, hf, levels - 1));
     }
 }
 
@@ -116,10 +108,9 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
  * levels, in two launches: lut16_sums writes each block's count and first
  * non-empty level to `scratch`; lut16_entries reads those 64 pairs (the
  * total, the first level and the block's offset), scans its block's counts
- * and writes its entries: 3.4 + 4.5 us on the H100. The single block
- * (lut_kernel, now only where no scratch is given) took 147 us, and 26 us
- * with its warps reading their levels in a row: all of the reads and scans
- * on one SM.
+ * and writes its entries: 3.4 + 4.5 us on the H100. A single block (as
+ * lut_kernel does 256 levels) took 147 us, and 26 us with its warps reading
+ * their levels in a row: all of the reads and scans on one SM.
  */
 constexpr uint32_t LUT16_BLOCKS = 65536 / LUT_THREADS;
 
@@ -304,11 +295,9 @@ cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t leve
         lut16_entries<<<LUT16_BLOCKS, LUT_THREADS, 0, stream>>>(hist, scratch, (uint16_t *)lut,
                                                                  empty);
     } else if (levels == 256) {
-        lut_kernel<uint8_t>
-            <<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint8_t *)lut, empty, pil);
+        lut_kernel<<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint8_t *)lut, empty, pil);
     } else {
-        lut_kernel<uint16_t>
-            <<<1, LUT_THREADS, 0, stream>>>(hist, levels, (uint16_t *)lut, empty, false);
+        return cudaErrorInvalidValue; /* no PIL rule for 65536 levels; scratch is needed */
     }
     return cudaGetLastError();
 }

@@ -16,8 +16,9 @@
  * (imghist_equalize_lut_pil when pil, 256 levels only) and
  * imghist_equalize_lut_u16 bit for bit. An empty histogram gives the identity
  * (the image is copied) and sets *empty (device int, NULL: not reported) to
- * 1, else 0. 65536 levels with scratch (IH_LUT16_SCRATCH_BYTES of device
- * memory): two launches of 64 blocks; else one block. */
+ * 1, else 0. 256 levels: one block. 65536 levels (OpenCV's rule only) need
+ * scratch, IH_LUT16_SCRATCH_BYTES of device memory: two launches of 64
+ * blocks. Anything else: cudaErrorInvalidValue. */
 #define IH_LUT16_SCRATCH_BYTES (2 * 64 * 8)
 cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,
                                    int *empty, bool pil, unsigned long long *scratch,
