@@ -34,26 +34,45 @@ Array = Any  # numpy.ndarray, torch.Tensor or cupy.ndarray
 Range = Optional[Tuple[float, float]]
 
 
+def _parse_backend(backend: str) -> Tuple[int, int]:
+    """(backend, GPU index or -1) of 'cpu', 'cuda', 'cuda:N' or 'auto'."""
+    name = str(backend).lower()
+    dev = -1
+    if name.startswith("cuda:"):
+        digits = name[5:]
+        if not digits.isdigit() or not digits.isascii():
+            raise ValueError(f"imghist: backend={backend!r}; want 'cuda:N' with N a GPU index "
+                             "(0, 1, ...)")
+        name, dev = "cuda", int(digits)
+    b = _BACKENDS.get(name)
+    if b is None:
+        raise ValueError(f"imghist: backend={backend!r}; want None, 'cpu', 'cuda', 'cuda:N' "
+                         "or 'auto'")
+    return b, dev
+
+
 def _context(a: A.Arr, backend: Optional[str]) -> L.Context:
     """The calling thread's context for a: CUDA on a's GPU for device
-    memory; the CPU for host memory unless backend says otherwise."""
+    memory; the CPU for host memory unless backend says otherwise ('cuda:N':
+    GPU N; 'cuda' and 'auto': GPU 0)."""
     if backend is None:
         if a.mem == _DEVICE:
             ctx = L.context(L.BACKEND_CUDA, a.dev)
             ctx.set_stream(A.stream(a))
             return ctx
         return L.context(L.BACKEND_CPU, -1)
-    b = _BACKENDS.get(str(backend).lower())
-    if b is None:
-        raise ValueError(f"imghist: backend={backend!r}; want None, 'cpu', 'cuda' or 'auto'")
+    b, dev = _parse_backend(backend)
     if a.mem == _DEVICE:
         if b == L.BACKEND_CPU:
             raise ValueError("imghist: backend='cpu' cannot read GPU memory; copy the array "
                              "to the host first")
+        if dev >= 0 and dev != a.dev:
+            raise ValueError(f"imghist: backend={backend!r} for an array on GPU {a.dev}; a "
+                             "device array runs on its own GPU")
         ctx = L.context(L.BACKEND_CUDA, a.dev)
         ctx.set_stream(A.stream(a))
         return ctx
-    return L.context(b, -1 if b == L.BACKEND_CPU else 0)
+    return L.context(b, -1 if b == L.BACKEND_CPU else max(dev, 0))
 
 
 def _layout(a: A.Arr, nimg: int):
@@ -259,8 +278,9 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
     np.asarray takes), torch for torch (CPU or the same GPU), CuPy for CuPy.
     Rows may be pitched (any row stride); other layouts are copied to a
     contiguous array first, in x's memory. backend: None (above), 'cpu',
-    'cuda' or 'auto' (CUDA if a GPU is usable) for host arrays; device
-    arrays always run on their GPU.
+    'cuda' (GPU 0), 'cuda:N' (GPU N) or 'auto' (CUDA if a GPU is usable)
+    for host arrays; device arrays always run on their GPU ('cuda:N' naming
+    another GPU is an error).
     """
     if (bins is None and range is None and mask is None and backend is None and not channels
             and not outliers and not closed):

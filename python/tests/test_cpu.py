@@ -218,9 +218,20 @@ def test_errors(rng):
 
 @pytest.mark.skipif(imghist.cuda_available(), reason="a GPU is usable here")
 def test_backend_cuda_without_gpu():
-    with pytest.raises(imghist.ImghistError) as e:
-        imghist.histogram(np.zeros((4, 4), np.uint8), backend="cuda")
-    assert str(e.value)
+    for b in ("cuda", "cuda:0", "CUDA:1"):
+        with pytest.raises(imghist.ImghistError) as e:
+            imghist.histogram(np.zeros((4, 4), np.uint8), backend=b)
+        assert str(e.value)
+
+
+def test_backend_gpu_index_refused():
+    x = np.zeros((4, 4), np.uint8)
+    for b in ("cuda:", "cuda:x", "cuda:-1", "cuda:1.0", "cuda: 1", "cuda:\u00b2", "cpu:0",
+              "auto:0"):
+        with pytest.raises(ValueError, match="backend"):
+            imghist.histogram(x, backend=b)
+        with pytest.raises(ValueError, match="backend"):
+            imghist.equalize(x, backend=b)
 
 
 def test_backend_auto_and_cpu(rng):

@@ -280,6 +280,25 @@ def test_numpy_on_cuda_backend(rng):
     np.testing.assert_array_equal(imghist.equalize(x, backend="auto"), ref.equalize(x))
 
 
+def test_numpy_on_gpu_index(xp, rng):
+    """backend='cuda:N' puts host arrays on GPU N; one past the last GPU is
+    the library's refusal, and a device array named to another GPU a
+    ValueError."""
+    x = rng.integers(0, 256, (300, 170), dtype=np.uint8)
+    n = imghist.device_count()
+    for k in range(n):
+        np.testing.assert_array_equal(imghist.histogram(x, backend=f"cuda:{k}"),
+                                      ref.natural(x, 256))
+        np.testing.assert_array_equal(imghist.equalize(x, backend=f"cuda:{k}"), ref.equalize(x))
+    with pytest.raises(imghist.ImghistError, match="GPU"):
+        imghist.histogram(x, backend=f"cuda:{n}")
+    d = xp.dev(x)
+    with pytest.raises(ValueError, match="GPU 0"):
+        imghist.histogram(d, backend="cuda:1")
+    np.testing.assert_array_equal(xp.host(imghist.histogram(d, backend="cuda:0")),
+                                  ref.natural(x, 256))
+
+
 @pytest.mark.skipif(not _lib.HAVE_CLAHE, reason="libimghist without imghist_clahe (0.3.4)")
 def test_clahe(xp, rng):
     """Device arrays: the same pixels as the NumPy call (itself OpenCV's, in
