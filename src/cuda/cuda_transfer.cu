@@ -53,6 +53,11 @@ static int have_slots(ih_cuda_state *s)
 void ih_cuda_pin_close(ih_cuda_state *s)
 {
     for (int k = 0; k < IH_PIN_SLOTS; k++) {
+        if (s->pin[k].done != NULL) {
+            /* Its last copy may have been queued on a stream the caller
+             * has since replaced with imghist_set_stream. */
+            (void)cudaEventSynchronize(s->pin[k].done);
+        }
         if (s->pin[k].host != NULL) {
             cudaFreeHost(s->pin[k].host);
             s->pin[k].host = NULL;
