@@ -218,8 +218,11 @@ void ih_cuda_joint_close(struct ih_cuda_state *s);
 /* cuda_transfer.cu: rows x row_bytes from host memory to the GPU, or back,
  * on the context's stream, through the context's pinned slots when that is
  * faster (what names the copy in an error). The upload returns once the rows
- * are queued (its source may be reused then); the download returns once they
- * are in dst. */
+ * are queued: the source must stay until the stream has copied them (memory
+ * that is already pinned is read by the DMA itself), which every host call
+ * ensures by synchronising before it returns. Through the slots, the
+ * download returns once the rows are in dst; directly (into pinned memory,
+ * or rows wider than a slot), once they are queued. */
 imghist_status ih_cuda_upload_2d(imghist_ctx *ctx, const char *what, void *dst, size_t dpitch,
                                  const void *src, size_t spitch, size_t row_bytes, size_t rows);
 imghist_status ih_cuda_download_2d(imghist_ctx *ctx, const char *what, void *dst, size_t dpitch,
