@@ -662,6 +662,87 @@ static void test_load_errors(void **state)
  * (stb_image, which read them before src/io/decode_pnm.c, returned a
  * truncated raw file as an image of uninitialised pixels); every cut of a
  * valid file is refused. */
+/* A BMP of 2x2 pixels: the 14-byte file header, an info header of hs bytes
+ * (width, height, one plane, bits, compression; the rest 0) and 16 bytes of
+ * pixels. */
+static size_t make_bmp(uint8_t *out, uint32_t hs, uint16_t bits, uint32_t compression)
+{
+    const size_t n = 14 + hs + 16;
+    memset(out, 0, n);
+    out[0] = 'B';
+    out[1] = 'M';
+    out[2] = (uint8_t)n;
+    out[10] = (uint8_t)(14 + hs); /* pixel data offset */
+    out[14] = (uint8_t)hs;
+    if (hs == 12) {
+        out[18] = 2; /* OS/2 1.x: 16-bit width and height */
+        out[20] = 2;
+        out[22] = 1;
+        out[24] = (uint8_t)bits;
+        return n;
+    }
+    out[18] = 2;
+    out[22] = 2;
+    out[26] = 1;
+    out[28] = (uint8_t)bits;
+    out[29] = (uint8_t)(bits >> 8);
+    out[30] = (uint8_t)compression;
+    return n;
+}
+
+/* BMP headers refused with a reason. Compression codes 4 and 5 mean an
+ * embedded JPEG and PNG in a Windows header only: in an OS/2 2.x header
+ * (16 to 64 bytes, not 40, 52 or 56) 5 means nothing, and a depth of 0 with
+ * it once reached the pixel loop and divided by zero (the crasher
+ * tests/crashers/bmp_os2_code5_depth0_division_by_zero.bmp). */
+static void test_bmp_header_refusals(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    static const struct {
+        uint32_t hs;
+        uint16_t bits;
+        uint32_t compression;
+        const char *why;
+    } bad[] = {
+        {41, 0, 5, "bit depth is not valid"},
+        {64, 0, 5, "bit depth is not valid"},
+        {16, 0, 5, "bit depth is not valid"},
+        {41, 8, 5, "compression type is not supported"},
+        {64, 24, 5, "compression type is not supported"},
+        {41, 0, 0, "bit depth is not valid"},
+        {40, 3, 0, "bit depth is not valid"},
+        {40, 8, 9, "compression type is not supported"},
+        {40, 0, 5, "PNG"},  /* Windows: an embedded PNG, which is not there */
+        {40, 0, 4, "JPEG"}, /* and an embedded JPEG */
+        {12, 0, 0, "bit depth is not valid"},
+    };
+    uint8_t buf[14 + 64 + 16];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const size_t n = make_bmp(buf, bad[i].hs, bad[i].bits, bad[i].compression);
+        imghist_image *img = (imghist_image *)1;
+        const imghist_status st = imghist_load_memory(ctx, buf, n, "bad.bmp", &img);
+        if (st != IMGHIST_E_DECODE || strstr(imghist_last_error(ctx), bad[i].why) == NULL ||
+            strstr(imghist_last_error(ctx), "bad.bmp") == NULL) {
+            fail_msg("case %zu: status %d, message '%s' (want '%s')", i, (int)st,
+                     imghist_last_error(ctx), bad[i].why);
+        }
+        assert_null(img);
+    }
+    /* The same headers with a valid depth and no compression load. */
+    static const uint32_t sizes[] = {12, 16, 40, 41, 64};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const size_t n = make_bmp(buf, sizes[i], 8, 0);
+        imghist_image *img = NULL;
+        if (imghist_load_memory(ctx, buf, n, "good.bmp", &img) != IMGHIST_OK) {
+            fail_msg("header of %u bytes: %s", sizes[i], imghist_last_error(ctx));
+        }
+        assert_int_equal(img->view.width, 2);
+        imghist_image_free(img);
+    }
+    imghist_destroy(ctx);
+}
+
 static void test_pnm_errors(void **state)
 {
     (void)state;
@@ -1294,6 +1375,7 @@ int main(void)
         cmocka_unit_test(test_orientations),
         cmocka_unit_test(test_load_errors),
         cmocka_unit_test(test_pnm_errors),
+        cmocka_unit_test(test_bmp_header_refusals),
         cmocka_unit_test(test_png_crc_errors),
         cmocka_unit_test(test_jpeg_truncated),
         cmocka_unit_test(test_write_png_roundtrip),

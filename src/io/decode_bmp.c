@@ -116,14 +116,21 @@ static const char *read_info(const uint8_t *d, size_t n, bmp_info *b)
     if (bits == 64) {
         return "BMP with 64 bits per pixel is not supported";
     }
+    /* An embedded JPEG or PNG has its own depth; in an OS/2 header those
+     * codes mean something else (4: run-length 24-bit, above; 5: nothing). */
+    const int embedded = !b->os2 && (c == BI_JPEG || c == BI_PNG);
     if (bits != 1 && bits != 2 && bits != 4 && bits != 8 && bits != 16 && bits != 24 &&
-        bits != 32 && c != BI_JPEG && c != BI_PNG) {
+        bits != 32 && !embedded) {
         return "BMP bit depth is not valid";
     }
     switch (c) {
     case BI_RGB:
+        break;
     case BI_JPEG:
     case BI_PNG:
+        if (!embedded) {
+            return "BMP compression type is not supported";
+        }
         break;
     case BI_RLE8:
         if (bits != 8) {
