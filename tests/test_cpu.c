@@ -460,7 +460,8 @@ static void to_mem(void *ctx, void *data, int size)
     m->len += (size_t)size;
 }
 
-/* BMP and TGA through stb_image, the same gray as PNG. */
+/* BMP and TGA (imghist's own readers) of files stb_image_write made: the same gray
+ * as PNG. */
 static void test_other_formats(void **state)
 {
     (void)state;
