@@ -23,6 +23,8 @@
 #                    each of R ranks gets N / R
 #   RANKS="1 2 4"    MPI rank counts (empty: no MPI rows)
 #   ONLY=REGEX       only rows whose label matches
+#   IMGHIST_COMMIT=TEXT  what the header says the binary was built from
+#                    (default: this checkout's commit)
 #   OUT=DIR          where scale.md (the table) and scale.log go (default
 #                    bench/folder/results)
 #   FORMATS="jpg"    folders to run the 1-GPU / 2-GPU rows on: jpg (the
@@ -118,12 +120,17 @@ for fmt in $FORMATS; do
 done
 
 # ---- the machine ----
+if [ -n "${IMGHIST_COMMIT:-}" ]; then
+    built_from=$IMGHIST_COMMIT
+else
+    built_from="commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?') (this checkout; set IMGHIST_COMMIT for a binary built elsewhere)"
+fi
 {
     echo "# Scale-out benchmark, $(date -u +%Y-%m-%d)"
     echo
     echo "- host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
     echo "- GPUs: $(nvidia-smi -L 2>/dev/null | tr '\n' ';' || echo none)"
-    echo "- imghist: $("$IMGHIST" --version 2>&1 | head -1), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+    echo "- imghist: $("$IMGHIST" --version 2>&1 | head -1), $built_from"
     echo "- MPI: ${MPIRUN:-none}$( [ -n "$MPIRUN" ] && "$MPIRUN" --version 2>/dev/null | head -1 | sed 's/^/ (/; s/$/)/')"
     for fmt in $FORMATS; do
         case $fmt in
