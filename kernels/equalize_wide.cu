@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
  */
 constexpr uint32_t LUT16_BLOCKS = 65536 / LUT_THREADS;
 
-/* Sum and min over the block (every thread calls it; a barrier at the start). */
+/* Sum and min over the block (lut16_sums; every thread calls it; a barrier at the start). */
 __device__ __forceinline__ void block_sum_min(unsigned long long &sum, uint32_t &least,
                                               unsigned long long *s_sum, uint32_t *s_min)
 {
@@ -158,24 +158,41 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_entries(const unsigned long
                                                               const unsigned long long *scratch,
                                                               uint16_t *lut, int *empty)
 {
-    __shared__ unsigned long long s_sum[32];
-    __shared__ uint32_t s_min[32];
+    constexpr uint32_t W = LUT16_BLOCKS / 32; /* the warps that read the pairs */
+    static_assert(LUT16_BLOCKS % 32 == 0 && W <= LUT_THREADS / 32, "whole warps read the pairs");
+    __shared__ unsigned long long s_total[W], s_before[W];
+    __shared__ uint32_t s_first[W];
     __shared__ unsigned long long s_warp[LUT_THREADS / 32];
     __shared__ unsigned long long s_block;
     const uint32_t v = blockIdx.x * LUT_THREADS + threadIdx.x;
     const unsigned long long h = hist[v];
-    /* The total, the first level and this block's offset from the 64 pairs. */
-    unsigned long long total = 0, before = 0;
-    uint32_t first = 65536u;
+    /* The total, the first level and this block's offset from the 64 pairs,
+     * which the first W warps reduce; one barrier hands them to the rest. */
     if (threadIdx.x < LUT16_BLOCKS) {
-        total = scratch[threadIdx.x];
-        first = (uint32_t)scratch[LUT16_BLOCKS + threadIdx.x];
-        before = threadIdx.x < blockIdx.x ? total : 0;
+        unsigned long long total = scratch[threadIdx.x];
+        uint32_t first = (uint32_t)scratch[LUT16_BLOCKS + threadIdx.x];
+        unsigned long long before = threadIdx.x < blockIdx.x ? total : 0;
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1) {
+            total += __shfl_xor_sync(0xffffffffu, total, d);
+            before += __shfl_xor_sync(0xffffffffu, before, d);
+            first = min(first, __shfl_xor_sync(0xffffffffu, first, d));
+        }
+        if ((threadIdx.x & 31u) == 0) {
+            s_total[threadIdx.x >> 5] = total;
+            s_before[threadIdx.x >> 5] = before;
+            s_first[threadIdx.x >> 5] = first;
+        }
     }
-    block_sum_min(total, first, s_sum, s_min);
-    unsigned long long mine = before;
-    uint32_t unused = 0;
-    block_sum_min(mine, unused, s_sum, s_min);
+    __syncthreads();
+    unsigned long long total = 0, mine = 0;
+    uint32_t first = 65536u;
+#pragma unroll
+    for (uint32_t w = 0; w < W; w++) {
+        total += s_total[w];
+        mine += s_before[w];
+        first = min(first, s_first[w]);
+    }
     if (empty != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
         *empty = total == 0;
     }

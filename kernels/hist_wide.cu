@@ -159,13 +159,24 @@ __device__ __forceinline__ uint32_t slot_of(const Args &a, const uint32_t *lut, 
  * whose add carries out of the word lost 2^32 = 65536 of H. Adding those into
  * the 64-bit target makes target + decoded halves exact.
  */
+/* What an add of n to the low (high == false) or high half of a word that
+ * held `old` lost: a carry out of the word (65536 of the high half) and a
+ * wrap of the low half (65536 of it, which went into the high half as 1). */
+struct S16Lost {
+    bool carry, wrap;
+};
+
+__device__ __forceinline__ S16Lost s16_lost(uint32_t old, bool high, uint32_t n)
+{
+    const uint32_t delta = high ? n << 16 : n;
+    return {old + delta < old, !high && (old & 0xffffu) + n > 0xffffu};
+}
+
 /* After an atomic that added n to slot's half and saw `old`: the lost 65536s. */
 __device__ __forceinline__ void s16_fix(const Args &a, uint32_t slot, uint32_t n, uint32_t old)
 {
-    const bool high = (slot & 1u) != 0;
-    const uint32_t delta = high ? n << 16 : n;
-    const bool carry = old + delta < old;
-    const bool wrap = !high && (old & 0xffffu) + n > 0xffffu;
+    const S16Lost l = s16_lost(old, (slot & 1u) != 0, n);
+    const bool carry = l.carry, wrap = l.wrap;
     if (carry || wrap) {
         const uint32_t base = slot & ~1u;
         if (wrap) {
@@ -772,14 +783,14 @@ __device__ __forceinline__ void split_add(uint32_t *cnt, const Args &a, const Ma
         atomicAdd(cnt + swz(m.p_index(b)), n);
     } else {
         /* Half h = s & 1 of S word q = s >> 1, whose values are those of S
-         * indices 2q and 2q + 1: s16_fix's arithmetic with these targets.
+         * indices 2q and 2q + 1: s16_fix's corrections with these targets.
          * (An s16_fix taking its targets as arguments, shared by both, gave
          * the general kernels 24 more bytes of spills.) */
         const uint32_t sidx = m.s_index(b), q = sidx >> 1;
         const bool high = (sidx & 1u) != 0;
         const uint32_t old = atomicAdd(cnt + PAR_P + swz(q), high ? n << 16 : n);
-        const bool carry = old + (high ? n << 16 : n) < old;
-        const bool wrap = !high && (old & 0xffffu) + n > 0xffffu;
+        const S16Lost l = s16_lost(old, high, n);
+        const bool carry = l.carry, wrap = l.wrap;
         if (wrap) {
             atomicAdd(a.target + m.s_value(2 * q), 65536ull);
             atomicAdd(a.target + m.s_value(2 * q + 1), ~0ull); /* -1 */
