@@ -1,13 +1,16 @@
-/* CLI argument parsing, without running the tool. */
+/* CLI argument parsing, without running the tool; which GPUs CUDA is shown. */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "args.h"
+#include "scale.h"
 
 static int parse(ih_cli_args *a, char *err, ...)
 {
@@ -227,6 +230,107 @@ static void test_histogram_options(void **state)
                      0);
 }
 
+/* The CUDA_VISIBLE_DEVICES value for the GPUs a run uses. */
+static void test_visible_devices(void **state)
+{
+    (void)state;
+    char out[256], err[256];
+    int map[8];
+    const int w0[] = {0};
+    assert_int_equal(ih_visible_devices(NULL, w0, 1, out, sizeof out, map, err, sizeof err), 0);
+    assert_string_equal(out, "0");
+    assert_int_equal(map[0], 0);
+    /* Each GPU once, in order of first appearance; map says where each went. */
+    const int w1[] = {1, 0, 1, 3};
+    assert_int_equal(ih_visible_devices(NULL, w1, 4, out, sizeof out, map, err, sizeof err), 0);
+    assert_string_equal(out, "1,0,3");
+    assert_int_equal(map[0], 0);
+    assert_int_equal(map[1], 1);
+    assert_int_equal(map[2], 0);
+    assert_int_equal(map[3], 2);
+    /* Positions in an existing list (indices, UUIDs), blanks trimmed. */
+    const int w2[] = {2, 0};
+    assert_int_equal(ih_visible_devices("3, 5 ,GPU-1a2b", w2, 2, out, sizeof out, map, err,
+                                        sizeof err),
+                     0);
+    assert_string_equal(out, "GPU-1a2b,3");
+    /* Past the list's end: a usage error naming the GPU and the list. */
+    const int w3[] = {0, 2};
+    assert_int_equal(ih_visible_devices("2,3", w3, 2, out, sizeof out, map, err, sizeof err), -1);
+    assert_non_null(strstr(err, "no GPU 2"));
+    assert_non_null(strstr(err, "lists 2"));
+    /* CUDA reads the list up to an empty entry. */
+    const int w4[] = {1};
+    assert_int_equal(ih_visible_devices("4,,5", w4, 1, out, sizeof out, map, err, sizeof err), -1);
+    /* A list that shows no GPU is left as it is. */
+    assert_int_equal(ih_visible_devices("", w0, 1, out, sizeof out, map, err, sizeof err), 1);
+    assert_int_equal(ih_visible_devices(" ,1", w0, 1, out, sizeof out, map, err, sizeof err), 1);
+    /* A value that does not fit. */
+    assert_int_equal(ih_visible_devices(NULL, w1, 4, out, 4, map, err, sizeof err), -1);
+}
+
+static ih_scale_opts gpus_opts(const int *gpus, unsigned n)
+{
+    ih_scale_opts s;
+    memset(&s, 0, sizeof s);
+    for (unsigned i = 0; i < n; i++) {
+        s.gpus[i] = gpus[i];
+    }
+    s.n_gpus = n;
+    return s;
+}
+
+static void test_narrow_gpus(void **state)
+{
+    (void)state;
+    char err[256];
+    /* One image, no --gpus: GPU 0 only. */
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    ih_scale_opts s = gpus_opts(NULL, 0);
+    assert_int_equal(ih_narrow_gpus(&s, 0, 0, 0, err, sizeof err), 0);
+    assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "0");
+    assert_int_equal(s.n_shown, 1);
+    assert_int_equal(ih_gpu_shown(&s, 0), 0);
+    /* A batch with --gpus 2,1,2 under a scheduler's list: its entries 2 and 1,
+     * renumbered 0 and 1; messages keep the user's numbers. */
+    setenv("CUDA_VISIBLE_DEVICES", "7,6,5", 1);
+    const int g[] = {2, 1, 2};
+    s = gpus_opts(g, 3);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, err, sizeof err), 0);
+    assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "5,6");
+    assert_int_equal(s.gpus[0], 0);
+    assert_int_equal(s.gpus[1], 1);
+    assert_int_equal(s.gpus[2], 0);
+    assert_int_equal(ih_gpu_shown(&s, 0), 2);
+    assert_int_equal(ih_gpu_shown(&s, 1), 1);
+    assert_int_equal(ih_gpu_shown(&s, 5), 5);
+    /* One image with --gpus 1: that GPU. */
+    setenv("CUDA_VISIBLE_DEVICES", "7,6,5", 1);
+    const int one[] = {1};
+    s = gpus_opts(one, 1);
+    assert_int_equal(ih_narrow_gpus(&s, 0, 0, 0, err, sizeof err), 0);
+    assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "6");
+    assert_int_equal(s.gpus[0], 0);
+    /* --gpus past the scheduler's list: a usage error, the list untouched. */
+    setenv("CUDA_VISIBLE_DEVICES", "7,6,5", 1);
+    const int far[] = {3};
+    s = gpus_opts(far, 1);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "no GPU 3"));
+    assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "7,6,5");
+    /* Left alone: a batch on every GPU, the CPU backend, an MPI rank. */
+    s = gpus_opts(NULL, 0);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, err, sizeof err), 0);
+    assert_int_equal(s.n_shown, 0);
+    s = gpus_opts(one, 1);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 1, 0, err, sizeof err), 0);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 1, err, sizeof err), 0);
+    assert_int_equal(s.n_shown, 0);
+    assert_int_equal(s.gpus[0], 1);
+    assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "7,6,5");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +339,8 @@ int main(void)
         cmocka_unit_test(test_help_version_need_no_input),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_histogram_options),
+        cmocka_unit_test(test_visible_devices),
+        cmocka_unit_test(test_narrow_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,8 +209,24 @@ def main():
         check(same_tree(os.path.join(work, "gpus00_eq"), os.path.join(work, "whole_eq")),
               "--gpus 0,0: equalized PNGs differ")
         if backend:
+            # CUDA is shown only GPU 4095 (ih_narrow_gpus), finds none, and the
+            # context's error names the GPU as the user did.
             r = run("-r", "--gpus", "4095", *backend, "--total", "-", "in", cwd=work)
-            check(r.returncode == 2, f"--gpus 4095 on a GPU machine: exit {r.returncode}")
+            check(r.returncode in (1, 2) and "GPU 4095" in r.stderr,
+                  f"--gpus 4095 on a GPU machine: exit {r.returncode}, {r.stderr!r}")
+            # --gpus 1: CUDA is shown that GPU alone; -v names it as the user did.
+            r = run("-r", "-v", "--gpus", "1", *backend, *outputs("gpus1", work), "in", cwd=work)
+            if "on GPU 1," in r.stderr:
+                check(r.returncode == 1, f"--gpus 1: exit {r.returncode} {r.stderr}")
+                for suffix in (".csv", ".jsonl", "_total.csv"):
+                    check(read(os.path.join(work, "gpus1" + suffix)) ==
+                          read(os.path.join(work, "whole" + suffix)),
+                          f"--gpus 1: {suffix} differs from the plain run's")
+                print("--gpus 1 ran on the second GPU")
+            else:
+                check(r.returncode != 0 and "GPU 1" in r.stderr,
+                      f"--gpus 1 with one GPU: exit {r.returncode}, {r.stderr!r}")
+                print("--gpus 1 refused: one GPU")
         print("--gpus 0,0 ran on", "the GPU" if backend else "the CPU (no usable GPU)")
 
         # ---- MPI ----

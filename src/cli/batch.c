@@ -440,7 +440,8 @@ int ih_run_batch(const ih_cli_args *a)
         imghist_get_device(workers[0].ctx, &dev);
         for (unsigned i = 0; dev >= 0 && i < n_slots && i < n_workers; i++) {
             const size_t at = strlen(where);
-            snprintf(where + at, sizeof where - at, "%s%d", i ? "," : " on GPU ", slots[i]);
+            snprintf(where + at, sizeof where - at, "%s%d", i ? "," : " on GPU ",
+                     ih_gpu_shown(&a->scale, slots[i]));
         }
         if (ih_mpi.active) {
             snprintf(ranks, sizeof ranks, "rank %d of %d: ", ih_mpi.rank, ih_mpi.size);

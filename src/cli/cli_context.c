@@ -50,7 +50,8 @@ int ih_make_context_on(const ih_cli_args *a, unsigned cpu_threads, int device, i
                                     : imghist_create(a->backend, &ctx);
     if (st != IMGHIST_OK) {
         if (device >= 0) {
-            ih_say("--backend %s on GPU %d: %s", imghist_backend_name(a->backend), device,
+            ih_say("--backend %s on GPU %d: %s", imghist_backend_name(a->backend),
+                   ih_gpu_shown(&a->scale, device),
                    ctx ? imghist_last_error(ctx) : imghist_strerror(st));
         } else {
             ih_say("--backend %s: %s", imghist_backend_name(a->backend),

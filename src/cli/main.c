@@ -604,7 +604,12 @@ int main(int argc, char **argv)
     } else {
         ih_verbosity = a.verbosity;
         ih_catch_signals();
-        if (ih_is_batch(&a) && a.plot != NULL && a.total_out == NULL) {
+        /* Before anything calls CUDA: it sets up every GPU it is shown. */
+        if (ih_narrow_gpus(&a.scale, ih_is_batch(&a), a.backend == IMGHIST_BACKEND_CPU,
+                           ih_mpi.active, err, sizeof err) != 0) {
+            ih_say("%s (see imghist --help)", err);
+            rc = IH_EXIT_USAGE;
+        } else if (ih_is_batch(&a) && a.plot != NULL && a.total_out == NULL) {
             rc = fail("--plot draws the histogram of one image, or of a batch run's --total; "
                       "for each image of a batch, give --plot-dir DIR");
         } else if (!ih_is_batch(&a) && a.plot_dir != NULL) {

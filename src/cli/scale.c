@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 #include "scale.h"
 
 #include <errno.h>
@@ -212,6 +213,11 @@ int ih_device_slots(const ih_scale_opts *s, int cpu_backend, int local_rank, int
     imghist_device_count(&count);
     if (s->n_gpus > 0) {
         for (unsigned i = 0; i < s->n_gpus; i++) {
+            if (count > 0 && s->gpus[i] >= count && s->n_shown > 0) {
+                /* CUDA stops its list at an entry that names no GPU. */
+                snprintf(err, errlen, "--gpus: there is no GPU %d", ih_gpu_shown(s, s->gpus[i]));
+                return -1;
+            }
             if (count > 0 && s->gpus[i] >= count) {
                 snprintf(err, errlen, "--gpus: there is no GPU %d (%d GPU%s visible)",
                          s->gpus[i], count, count == 1 ? " is" : "s are");
@@ -239,6 +245,97 @@ int ih_device_slots(const ih_scale_opts *s, int cpu_backend, int local_rank, int
     }
     for (int d = 0; d < count && d < IH_MAX_GPU_SLOTS; d++) slots[(*n)++] = d;
     return 0;
+}
+
+/* ---- which GPUs CUDA is shown ---- */
+
+int ih_visible_devices(const char *visible, const int *want, unsigned n, char *out,
+                       size_t outlen, int *map, char *err, size_t errlen)
+{
+    /* The list's entries (indices, UUIDs or MIG names), blanks trimmed. */
+    const char *entry[IH_MAX_GPU_SLOTS];
+    size_t len[IH_MAX_GPU_SLOTS];
+    unsigned entries = 0;
+    for (const char *p = visible; p != NULL && *p != '\0' && entries < IH_MAX_GPU_SLOTS;) {
+        const char *end = strchr(p, ',');
+        const char *stop = end != NULL ? end : p + strlen(p);
+        while (p < stop && (*p == ' ' || *p == '\t')) p++;
+        const char *q = stop;
+        while (q > p && (q[-1] == ' ' || q[-1] == '\t')) q--;
+        if (q == p) {
+            break; /* an empty entry ends what CUDA reads */
+        }
+        entry[entries] = p;
+        len[entries++] = (size_t)(q - p);
+        p = end != NULL ? end + 1 : stop;
+    }
+    if (visible != NULL && entries == 0) {
+        return 1;
+    }
+    int uniq[IH_MAX_GPU_SLOTS];
+    unsigned n_uniq = 0;
+    size_t at = 0;
+    out[0] = '\0';
+    for (unsigned i = 0; i < n; i++) {
+        const int k = want[i];
+        if (k < 0 || (visible != NULL && (unsigned)k >= entries)) {
+            snprintf(err, errlen, "--gpus: there is no GPU %d (CUDA_VISIBLE_DEVICES lists %u)", k,
+                     entries);
+            return -1;
+        }
+        unsigned j = 0;
+        while (j < n_uniq && uniq[j] != k) j++;
+        map[i] = (int)j;
+        if (j < n_uniq) {
+            continue;
+        }
+        uniq[n_uniq++] = k;
+        const int w = visible != NULL
+                          ? snprintf(out + at, outlen - at, "%s%.*s", j ? "," : "", (int)len[k],
+                                     entry[k])
+                          : snprintf(out + at, outlen - at, "%s%d", j ? "," : "", k);
+        if (w < 0 || (size_t)w >= outlen - at) {
+            snprintf(err, errlen, "--gpus: the list of GPUs is too long");
+            return -1;
+        }
+        at += (size_t)w;
+    }
+    return n_uniq > 0 ? 0 : 1;
+}
+
+int ih_narrow_gpus(ih_scale_opts *s, int batch, int cpu_backend, int mpi, char *err,
+                   size_t errlen)
+{
+    s->n_shown = 0;
+    if (cpu_backend || mpi || (batch && s->n_gpus == 0)) {
+        return 0;
+    }
+    const int first = 0;
+    const int *want = s->n_gpus > 0 ? s->gpus : &first;
+    const unsigned n = batch ? s->n_gpus : 1;
+    char value[4096];
+    int map[IH_MAX_GPU_SLOTS];
+    const int rc = ih_visible_devices(getenv("CUDA_VISIBLE_DEVICES"), want, n, value,
+                                      sizeof value, map, err, errlen);
+    if (rc != 0) {
+        return rc < 0 ? -1 : 0;
+    }
+    if (setenv("CUDA_VISIBLE_DEVICES", value, 1) != 0) {
+        return 0; /* CUDA then sets up every GPU, as before */
+    }
+    for (unsigned i = 0; i < n; i++) {
+        s->shown[map[i]] = want[i];
+        s->n_shown = (unsigned)map[i] + 1 > s->n_shown ? (unsigned)map[i] + 1 : s->n_shown;
+    }
+    for (unsigned i = 0; i < s->n_gpus && i < n; i++) {
+        s->gpus[i] = map[i];
+    }
+    return 0;
+}
+
+int ih_gpu_shown(const ih_scale_opts *s, int dev)
+{
+    return dev >= 0 && (unsigned)dev < s->n_shown ? s->shown[dev] : dev;
 }
 
 /* ---- the plan ---- */

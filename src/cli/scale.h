@@ -17,8 +17,11 @@
 
 typedef struct ih_scale_opts {
     unsigned shard_k, shard_n;     /* --shard K/N: 1 <= K <= N; N == 0 when not given */
-    int gpus[IH_MAX_GPU_SLOTS];    /* --gpus LIST: device indices, in order */
+    int gpus[IH_MAX_GPU_SLOTS];    /* --gpus LIST: device indices, in order (after
+                                      ih_narrow_gpus: in the narrowed numbering) */
     unsigned n_gpus;               /* 0 when not given */
+    int shown[IH_MAX_GPU_SLOTS];   /* narrowed device j is the user's GPU shown[j] */
+    unsigned n_shown;              /* 0: not narrowed (devices are the user's numbers) */
 } ih_scale_opts;
 
 /* argv[*i] when it is --shard or --gpus (either "--opt V" or "--opt=V"):
@@ -51,6 +54,34 @@ int ih_shard_pick(const ih_file_list *all, const unsigned *owner, unsigned k,
  */
 int ih_device_slots(const ih_scale_opts *s, int cpu_backend, int local_rank, int local_size,
                     int *slots, unsigned *n, char *err, size_t errlen);
+
+/*
+ * The CUDA_VISIBLE_DEVICES value that shows CUDA only the GPUs `want` (the
+ * user's indices: positions in `visible`, the variable's current value, or
+ * plain device numbers when it is NULL), each once, in order of first
+ * appearance; map[i] is want[i]'s index among them. CUDA sets up every GPU
+ * it is shown at its first call (about 0.25 s each on the H100 hosts
+ * measured), so a process that uses one GPU of four starts 0.8 s sooner.
+ * Returns 0; 1 when nothing should change (`visible` lists no GPU); -1 with
+ * a usage error in err (an index past the list's end).
+ */
+int ih_visible_devices(const char *visible, const int *want, unsigned n, char *out,
+                       size_t outlen, int *map, char *err, size_t errlen);
+
+/*
+ * Before the process's first CUDA call: show CUDA only the GPUs this run
+ * uses, where it uses fewer than all. A run of one image uses --gpus' first
+ * GPU or GPU 0; a batch run the GPUs of --gpus (all of them without it,
+ * which leaves the variable alone, as does the CPU backend and a rank of an
+ * MPI run, where MPI may have set CUDA up already). s->gpus are renumbered
+ * to match, s->shown keeps the user's numbers for messages. Returns 0, or -1
+ * with a usage error in err.
+ */
+int ih_narrow_gpus(ih_scale_opts *s, int batch, int cpu_backend, int mpi, char *err,
+                   size_t errlen);
+
+/* The user's number of device `dev` (as given to the library). */
+int ih_gpu_shown(const ih_scale_opts *s, int dev);
 
 /*
  * The files a batch run works on. `all`: every image of the inputs (listed by
