@@ -227,6 +227,19 @@ def main():
                 check(r.returncode != 0 and "GPU 1" in r.stderr,
                       f"--gpus 1 with one GPU: exit {r.returncode}, {r.stderr!r}")
                 print("--gpus 1 refused: one GPU")
+            # auto on a GPU host: the CPU counts while the GPUs start, the
+            # GPUs after; the same bytes as the run on the GPU above.
+            r = run("-r", "-v", "-j", "4", *outputs("early", work), "in", cwd=work)
+            check(r.returncode == 1, f"auto: exit {r.returncode} {r.stderr}")
+            check("(the CPU until it is up)" in r.stderr and
+                  "counted on the CPU while the GPUs started" in r.stderr,
+                  f"auto on a GPU host: no early-CPU report in {r.stderr!r}")
+            for suffix in (".csv", ".jsonl", "_total.csv"):
+                check(read(os.path.join(work, "early" + suffix)) ==
+                      read(os.path.join(work, "gpus00" + suffix)),
+                      f"auto (CPU, then GPU): {suffix} differs from the GPU run's")
+            check(same_tree(os.path.join(work, "early_eq"), os.path.join(work, "gpus00_eq")),
+                  "auto (CPU, then GPU): equalized PNGs differ from the GPU run's")
         print("--gpus 0,0 ran on", "the GPU" if backend else "the CPU (no usable GPU)")
 
         # ---- MPI ----

@@ -27,6 +27,9 @@
 #                    (default: this checkout's commit)
 #   OUT=DIR          where scale.md (the table) and scale.log go (default
 #                    bench/folder/results)
+#   AUTO_ROWS=1      rows with the default backend (auto: the CPU counts
+#                    while the GPUs start), on every GPU and on --gpus 0;
+#                    empty: none
 #   FORMATS="jpg"    folders to run the 1-GPU / 2-GPU rows on: jpg (the
 #                    JPEGs), pgm (the same photographs as gray 12 MP PGM
 #                    files) and vga (their 640x480 tiles as PGM, 7200 files,
@@ -207,6 +210,7 @@ n=64
 bench_row start-up "start-up: 64 x $(basename "$one"), CPU backend, -j $JOBS" "$T" "${ih[@]}" -j "$JOBS" --backend cpu --gray luma --total "$T" "$work/in_one"
 bench_row start-up "start-up: 64 x $(basename "$one"), 1 GPU, -j $JOBS" "$T" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0 --gray luma --total "$T" "$work/in_one"
 bench_row start-up "start-up: 64 x $(basename "$one"), 2 GPUs, -j $JOBS" "$T" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0,1 --gray luma --total "$T" "$work/in_one"
+bench_row start-up "start-up: 64 x $(basename "$one"), auto (every GPU), -j $JOBS" "$T" "${ih[@]}" -j "$JOBS" --gray luma --total "$T" "$work/in_one"
 
 # ---- 1 GPU vs 2 GPUs, one process ----
 for fmt in $FORMATS; do
@@ -222,6 +226,10 @@ for fmt in $FORMATS; do
         esac
         g="$p$mode"
         bench_row "$g" "$g, CPU backend, -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --backend cpu "${opts[@]}" "$folder"
+        if [ -n "${AUTO_ROWS:-1}" ]; then
+            bench_row "$g" "$g, auto (every GPU), -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" "${opts[@]}" "$folder"
+            bench_row "$g" "$g, auto --gpus 0, -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --gpus 0 "${opts[@]}" "$folder"
+        fi
         bench_row "$g" "$g, 1 GPU (--gpus 0), -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0 "${opts[@]}" "$folder"
         bench_row "$g" "$g, 2 GPUs (--gpus 0,1), -j $JOBS" "$o" "${ih[@]}" -j "$JOBS" --backend cuda --gpus 0,1 "${opts[@]}" "$folder"
         bench_row "$g" "$g, 1 GPU (--gpus 0), -j $half" "$o" "${ih[@]}" -j "$half" --backend cuda --gpus 0 "${opts[@]}" "$folder"

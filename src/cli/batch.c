@@ -70,6 +70,11 @@ typedef struct worker {
     int device; /* its GPU, -1: the default */
     pthread_t tid;
     int started;
+    /* An auto run on GPUs: the worker's CPU context takes its images until
+     * ctx (made in the background) is ready. */
+    imghist_ctx *cpu;
+    int ready;              /* ctx is made (atomic: the maker sets it) */
+    size_t on_cpu, on_ctx;  /* images counted with each */
 } worker;
 
 /* mkdir -p of the folder that will hold path. */
@@ -230,7 +235,12 @@ static void *work(void *arg)
         pthread_mutex_unlock(&b->mu);
 
         memset(&r, 0, sizeof r);
-        process(w->ctx, b->a, &b->files->files[k], &r);
+        imghist_ctx *ctx = w->ctx;
+        if (w->cpu != NULL) {
+            ctx = __atomic_load_n(&w->ready, __ATOMIC_ACQUIRE) ? w->ctx : w->cpu;
+            ctx == w->cpu ? w->on_cpu++ : w->on_ctx++;
+        }
+        process(ctx, b->a, &b->files->files[k], &r);
         r.done = 1;
         pthread_mutex_lock(&b->mu);
         b->slots[k % b->window] = r;
@@ -327,7 +337,9 @@ static void emit_merged(void *user, size_t e, const void *record)
 /* The workers' contexts; with several GPU slots, each slot's in a thread of
  * its own, so that the GPUs start up together (a GPU's first context takes a
  * few hundred milliseconds, and a short run on two GPUs measured slower than
- * on one when they started one after the other). */
+ * on one when they started one after the other). In an auto run on GPUs the
+ * makers run in the background while the workers count on the CPU
+ * (makers_finish joins them). */
 typedef struct ctx_maker {
     const ih_cli_args *a;
     worker *workers;
@@ -335,46 +347,83 @@ typedef struct ctx_maker {
     int rc;
 } ctx_maker;
 
+typedef struct ctx_makers {
+    ctx_maker m[IH_MAX_GPU_SLOTS];
+    pthread_t tid[IH_MAX_GPU_SLOTS];
+    int started[IH_MAX_GPU_SLOTS];
+    unsigned n;
+} ctx_makers;
+
 static void *make_slot_contexts(void *arg)
 {
     ctx_maker *m = arg;
     for (unsigned i = m->first; i < m->n_workers && m->rc == IH_EXIT_OK; i += m->step) {
         m->rc = ih_make_context_on(m->a, m->threads_each, m->workers[i].device,
                                    &m->workers[i].ctx);
+        if (m->rc == IH_EXIT_OK) {
+            __atomic_store_n(&m->workers[i].ready, 1, __ATOMIC_RELEASE);
+        }
     }
     return NULL;
 }
 
-static int make_contexts(const ih_cli_args *a, worker *workers, unsigned n_workers,
-                         unsigned threads_each, const int *slots, unsigned n_slots)
+/* Starts making the contexts; without `background`, returns when they are made. */
+static int makers_start(ctx_makers *mk, const ih_cli_args *a, worker *workers,
+                        unsigned n_workers, unsigned threads_each, const int *slots,
+                        unsigned n_slots, int background);
+
+/* Waits for the makers; the first failure's exit status, or IH_EXIT_OK. */
+static int makers_finish(ctx_makers *mk)
 {
-    ctx_maker makers[IH_MAX_GPU_SLOTS];
-    pthread_t tids[IH_MAX_GPU_SLOTS];
-    int started[IH_MAX_GPU_SLOTS] = {0};
-    const unsigned n_makers = n_slots > 1 ? (n_slots < n_workers ? n_slots : n_workers) : 1;
+    int rc = IH_EXIT_OK;
+    for (unsigned j = 0; j < mk->n; j++) {
+        if (mk->started[j]) {
+            pthread_join(mk->tid[j], NULL);
+            mk->started[j] = 0;
+        }
+        if (rc == IH_EXIT_OK) {
+            rc = mk->m[j].rc;
+        }
+    }
+    mk->n = 0;
+    return rc;
+}
+
+static int makers_start(ctx_makers *mk, const ih_cli_args *a, worker *workers,
+                        unsigned n_workers, unsigned threads_each, const int *slots,
+                        unsigned n_slots, int background)
+{
+    memset(mk, 0, sizeof *mk);
+    mk->n = n_slots > 1 ? (n_slots < n_workers ? n_slots : n_workers) : 1;
     for (unsigned i = 0; i < n_workers; i++) {
         workers[i].device = n_slots > 0 ? slots[i % n_slots] : -1;
     }
-    for (unsigned j = 0; j < n_makers; j++) {
-        makers[j] = (ctx_maker){.a = a, .workers = workers, .n_workers = n_workers,
-                                .step = n_makers, .first = j, .threads_each = threads_each,
-                                .rc = IH_EXIT_OK};
-        started[j] = n_makers > 1 && pthread_create(&tids[j], NULL, make_slot_contexts,
-                                                    &makers[j]) == 0;
-        if (!started[j]) {
-            make_slot_contexts(&makers[j]);
+    for (unsigned j = 0; j < mk->n; j++) {
+        mk->m[j] = (ctx_maker){.a = a, .workers = workers, .n_workers = n_workers,
+                               .step = mk->n, .first = j, .threads_each = threads_each,
+                               .rc = IH_EXIT_OK};
+        mk->started[j] = (background || mk->n > 1) &&
+                         pthread_create(&mk->tid[j], NULL, make_slot_contexts, &mk->m[j]) == 0;
+        if (!mk->started[j]) {
+            make_slot_contexts(&mk->m[j]);
         }
     }
-    int rc = IH_EXIT_OK;
-    for (unsigned j = 0; j < n_makers; j++) {
-        if (started[j]) {
-            pthread_join(tids[j], NULL);
-        }
-        if (rc == IH_EXIT_OK) {
-            rc = makers[j].rc;
+    return background ? IH_EXIT_OK : makers_finish(mk);
+}
+
+/* An auto run on GPUs: every worker's CPU context, made now. */
+static int make_cpu_contexts(const ih_cli_args *a, worker *workers, unsigned n_workers,
+                             unsigned threads_each)
+{
+    ih_cli_args cpu = *a; /* read only, for the backend */
+    cpu.backend = IMGHIST_BACKEND_CPU;
+    for (unsigned i = 0; i < n_workers; i++) {
+        const int rc = ih_make_context_on(&cpu, threads_each, -1, &workers[i].cpu);
+        if (rc != IH_EXIT_OK) {
+            return rc;
         }
     }
-    return rc;
+    return IH_EXIT_OK;
 }
 
 int ih_run_batch(const ih_cli_args *a)
@@ -431,14 +480,26 @@ int ih_run_batch(const ih_cli_args *a)
         ih_say("out of memory");
         rc = IH_EXIT_FILE;
     }
+    /* auto on GPUs: the GPUs start in the background (CUDA sets each one up,
+     * a quarter of a second or more) while the workers count on the CPU; the
+     * results are the same bits either way. */
+    const int early_cpu = a->backend == IMGHIST_BACKEND_AUTO && n_slots > 0;
+    ctx_makers makers;
+    memset(&makers, 0, sizeof makers);
+    if (rc == IH_EXIT_OK && early_cpu) {
+        rc = make_cpu_contexts(a, workers, n_workers, threads_each);
+    }
     if (rc == IH_EXIT_OK) {
-        rc = make_contexts(a, workers, n_workers, threads_each, slots, n_slots);
+        rc = makers_start(&makers, a, workers, n_workers, threads_each, slots, n_slots,
+                          early_cpu);
     }
     if (rc == IH_EXIT_OK && ih_verbosity > 0) {
         char where[160] = "", ranks[64] = "";
         int dev = -1;
-        imghist_get_device(workers[0].ctx, &dev);
-        for (unsigned i = 0; dev >= 0 && i < n_slots && i < n_workers; i++) {
+        if (!early_cpu) {
+            imghist_get_device(workers[0].ctx, &dev);
+        }
+        for (unsigned i = 0; (early_cpu || dev >= 0) && i < n_slots && i < n_workers; i++) {
             const size_t at = strlen(where);
             snprintf(where + at, sizeof where - at, "%s%d", i ? "," : " on GPU ",
                      ih_gpu_shown(&a->scale, slots[i]));
@@ -446,9 +507,10 @@ int ih_run_batch(const ih_cli_args *a)
         if (ih_mpi.active) {
             snprintf(ranks, sizeof ranks, "rank %d of %d: ", ih_mpi.rank, ih_mpi.size);
         }
-        ih_say("%sbackend: %s%s, %u threads, %zu images, %zu files skipped", ranks,
-               imghist_backend_name(imghist_get_backend(workers[0].ctx)), where, n_workers,
-               files.count, files.skipped);
+        ih_say("%sbackend: %s%s%s, %u threads, %zu images, %zu files skipped", ranks,
+               early_cpu ? "auto" : imghist_backend_name(imghist_get_backend(workers[0].ctx)),
+               where, early_cpu ? " (the CPU until it is up)" : "", n_workers, files.count,
+               files.skipped);
     }
     /* Under MPI every rank keeps its records for rank 0. */
     if (rc == IH_EXIT_OK && ih_mpi.active && (a->csv_out != NULL || a->json_out != NULL) &&
@@ -467,8 +529,10 @@ int ih_run_batch(const ih_cli_args *a)
     rc = ih_mpi_max(rc); /* every rank sets out, or none */
     if (rc != IH_EXIT_OK) {
         ih_outputs_abort(&outs);
+        makers_finish(&makers);
         for (unsigned i = 0; workers != NULL && i < n_workers; i++) {
             imghist_destroy(workers[i].ctx);
+            imghist_destroy(workers[i].cpu);
         }
         free(workers);
         free(b.slots);
@@ -551,11 +615,18 @@ int ih_run_batch(const ih_cli_args *a)
         ih_hist_out_free(&r.hist);
         ih_progress_update(&progress, emitted, files.count, 0);
     }
+    size_t on_cpu = 0, on_ctx = 0;
     for (unsigned i = 0; i < n_workers; i++) {
         if (workers[i].started) {
             pthread_join(workers[i].tid, NULL);
         }
+        on_cpu += workers[i].on_cpu;
+        on_ctx += workers[i].on_ctx;
+    }
+    (void)makers_finish(&makers); /* a maker that failed left its workers on the CPU */
+    for (unsigned i = 0; i < n_workers; i++) {
         imghist_destroy(workers[i].ctx);
+        imghist_destroy(workers[i].cpu);
     }
     ih_progress_update(&progress, emitted, files.count, 1);
     ih_progress_clear(&progress);
@@ -641,6 +712,10 @@ int ih_run_batch(const ih_cli_args *a)
         ih_say("%zu images%s in %.2f s (%.1f images/s): %zu processed, %zu failed, %zu skipped%s",
                all_count, shard, secs, secs > 0 ? (double)emitted / secs : 0.0, processed, failed,
                files.skipped, stopped);
+    }
+    if (early_cpu && ih_verbosity > 0) {
+        ih_say("%s%zu images counted on the CPU while the GPUs started, %zu after",
+               ih_mpi.active ? "this rank: " : "", on_cpu, on_ctx);
     }
     pthread_cond_destroy(&b.done_cv);
     pthread_cond_destroy(&b.space_cv);
