@@ -287,7 +287,7 @@ static void test_narrow_gpus(void **state)
     /* One image, no --gpus: GPU 0 only. */
     unsetenv("CUDA_VISIBLE_DEVICES");
     ih_scale_opts s = gpus_opts(NULL, 0);
-    assert_int_equal(ih_narrow_gpus(&s, 0, 0, 0, err, sizeof err), 0);
+    assert_int_equal(ih_narrow_gpus(&s, 0, 0, 0, 1, 8, err, sizeof err), 0);
     assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "0");
     assert_int_equal(s.n_shown, 1);
     assert_int_equal(ih_gpu_shown(&s, 0), 0);
@@ -296,7 +296,7 @@ static void test_narrow_gpus(void **state)
     setenv("CUDA_VISIBLE_DEVICES", "7,6,5", 1);
     const int g[] = {2, 1, 2};
     s = gpus_opts(g, 3);
-    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, err, sizeof err), 0);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, 1, 8, err, sizeof err), 0);
     assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "5,6");
     assert_int_equal(s.gpus[0], 0);
     assert_int_equal(s.gpus[1], 1);
@@ -308,27 +308,72 @@ static void test_narrow_gpus(void **state)
     setenv("CUDA_VISIBLE_DEVICES", "7,6,5", 1);
     const int one[] = {1};
     s = gpus_opts(one, 1);
-    assert_int_equal(ih_narrow_gpus(&s, 0, 0, 0, err, sizeof err), 0);
+    assert_int_equal(ih_narrow_gpus(&s, 0, 0, 0, 1, 8, err, sizeof err), 0);
     assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "6");
     assert_int_equal(s.gpus[0], 0);
     /* --gpus past the scheduler's list: a usage error, the list untouched. */
     setenv("CUDA_VISIBLE_DEVICES", "7,6,5", 1);
     const int far[] = {3};
     s = gpus_opts(far, 1);
-    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, err, sizeof err), -1);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, 1, 8, err, sizeof err), -1);
     assert_non_null(strstr(err, "no GPU 3"));
     assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "7,6,5");
     /* Left alone: a batch on every GPU, the CPU backend, an MPI rank. */
     s = gpus_opts(NULL, 0);
-    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, err, sizeof err), 0);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, 1, 8, err, sizeof err), 0);
     assert_int_equal(s.n_shown, 0);
     s = gpus_opts(one, 1);
-    assert_int_equal(ih_narrow_gpus(&s, 1, 1, 0, err, sizeof err), 0);
-    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 1, err, sizeof err), 0);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 1, 0, 1, 8, err, sizeof err), 0);
+    /* ... and anything once CUDA's driver is in the process (gpus_on_host -1). */
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 0, 1, -1, err, sizeof err), 0);
+    assert_int_equal(ih_narrow_gpus(&s, 0, 0, 0, 1, -1, err, sizeof err), 0);
     assert_int_equal(s.n_shown, 0);
     assert_int_equal(s.gpus[0], 1);
     assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "7,6,5");
+
+    /* MPI ranks sharing a host: one GPU each. Rank 2 of 4 on a host of 4. */
     unsetenv("CUDA_VISIBLE_DEVICES");
+    s = gpus_opts(NULL, 0);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 2, 4, 4, err, sizeof err), 0);
+    assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "2");
+    assert_int_equal(ih_gpu_shown(&s, 0), 2);
+    assert_int_equal(s.n_gpus, 0);
+    /* Rank 5 of 6 on a host of 4: GPU 1. */
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    s = gpus_opts(NULL, 0);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 5, 6, 4, err, sizeof err), 0);
+    assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "1");
+    /* With --gpus 0,3 under a scheduler's list: rank 3 takes entry 3 % 2 = 1
+     * of --gpus, GPU 3, the list's fourth entry; every slot is then GPU 0. */
+    setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7", 1);
+    const int two[] = {0, 3};
+    s = gpus_opts(two, 2);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 3, 4, 4, err, sizeof err), 0);
+    assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "7");
+    assert_int_equal(s.gpus[0], 0);
+    assert_int_equal(s.gpus[1], 0);
+    assert_int_equal(ih_gpu_shown(&s, 0), 3);
+    /* How many GPUs unknown (0): a rank without --gpus leaves the list. */
+    setenv("CUDA_VISIBLE_DEVICES", "4,5", 1);
+    s = gpus_opts(NULL, 0);
+    assert_int_equal(ih_narrow_gpus(&s, 1, 0, 1, 2, 0, err, sizeof err), 0);
+    assert_int_equal(s.n_shown, 0);
+    assert_string_equal(getenv("CUDA_VISIBLE_DEVICES"), "4,5");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+/* How many GPUs CUDA will see, before it starts. */
+static void test_gpus_before_cuda(void **state)
+{
+    (void)state;
+    setenv("CUDA_VISIBLE_DEVICES", "3,1", 1);
+    assert_int_equal(ih_gpus_before_cuda(), 2);
+    setenv("CUDA_VISIBLE_DEVICES", "GPU-aa, 2,,5", 1);
+    assert_int_equal(ih_gpus_before_cuda(), 2); /* CUDA stops at the empty entry */
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    assert_int_equal(ih_gpus_before_cuda(), 0);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    assert_true(ih_gpus_before_cuda() >= 0); /* the /dev/nvidiaN files, 0 without a GPU */
 }
 
 int main(void)
@@ -341,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_histogram_options),
         cmocka_unit_test(test_visible_devices),
         cmocka_unit_test(test_narrow_gpus),
+        cmocka_unit_test(test_gpus_before_cuda),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -606,7 +606,9 @@ int main(int argc, char **argv)
         ih_catch_signals();
         /* Before anything calls CUDA: it sets up every GPU it is shown. */
         if (ih_narrow_gpus(&a.scale, ih_is_batch(&a), a.backend == IMGHIST_BACKEND_CPU,
-                           ih_mpi.active, err, sizeof err) != 0) {
+                           ih_mpi.local_rank, ih_mpi.local_size,
+                           a.backend == IMGHIST_BACKEND_CPU ? 0 : ih_gpus_before_cuda(), err,
+                           sizeof err) != 0) {
             ih_say("%s (see imghist --help)", err);
             rc = IH_EXIT_USAGE;
         } else if (ih_is_batch(&a) && a.plot != NULL && a.total_out == NULL) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_context.h"
 #include "imghist.h"
@@ -303,16 +304,67 @@ int ih_visible_devices(const char *visible, const int *want, unsigned n, char *o
     return n_uniq > 0 ? 0 : 1;
 }
 
-int ih_narrow_gpus(ih_scale_opts *s, int batch, int cpu_backend, int mpi, char *err,
-                   size_t errlen)
+int ih_gpus_before_cuda(void)
+{
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (maps != NULL) {
+        char line[4096];
+        int loaded = 0;
+        while (!loaded && fgets(line, sizeof line, maps) != NULL) {
+            loaded = strstr(line, "/libcuda.so") != NULL;
+        }
+        fclose(maps);
+        if (loaded) {
+            return -1;
+        }
+    }
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    if (visible != NULL) {
+        int map[IH_MAX_GPU_SLOTS], want[IH_MAX_GPU_SLOTS];
+        char out[4096], err[160];
+        unsigned n = 0;
+        /* The entries CUDA reads: the longest prefix of positions that exist. */
+        for (int k = 0; k < IH_MAX_GPU_SLOTS; k++) {
+            want[n++] = k;
+            if (ih_visible_devices(visible, want, n, out, sizeof out, map, err, sizeof err) != 0) {
+                return (int)n - 1;
+            }
+        }
+        return IH_MAX_GPU_SLOTS;
+    }
+    int n = 0;
+    for (int k = 0; k < 256; k++) {
+        char dev[32];
+        snprintf(dev, sizeof dev, "/dev/nvidia%d", k);
+        n += access(dev, R_OK | W_OK) == 0;
+    }
+    return n;
+}
+
+int ih_narrow_gpus(ih_scale_opts *s, int batch, int cpu_backend, int local_rank, int local_size,
+                   int gpus_on_host, char *err, size_t errlen)
 {
     s->n_shown = 0;
-    if (cpu_backend || mpi || (batch && s->n_gpus == 0)) {
+    if (cpu_backend || gpus_on_host < 0) {
         return 0;
     }
-    const int first = 0;
-    const int *want = s->n_gpus > 0 ? s->gpus : &first;
-    const unsigned n = batch ? s->n_gpus : 1;
+    const int sharing = local_size > 1; /* MPI ranks on this host: one GPU each */
+    int one = 0;
+    if (sharing) {
+        if (s->n_gpus > 0) {
+            one = s->gpus[(unsigned)local_rank % s->n_gpus];
+        } else if (gpus_on_host > 0) {
+            one = local_rank % gpus_on_host;
+        } else {
+            return 0; /* how many there are is CUDA's to say */
+        }
+    } else if (batch && s->n_gpus == 0) {
+        return 0; /* every GPU */
+    } else if (!batch && s->n_gpus > 0) {
+        one = s->gpus[0];
+    }
+    const int *want = batch && !sharing ? s->gpus : &one;
+    const unsigned n = batch && !sharing ? s->n_gpus : 1;
     char value[4096];
     int map[IH_MAX_GPU_SLOTS];
     const int rc = ih_visible_devices(getenv("CUDA_VISIBLE_DEVICES"), want, n, value,
@@ -327,8 +379,11 @@ int ih_narrow_gpus(ih_scale_opts *s, int batch, int cpu_backend, int mpi, char *
         s->shown[map[i]] = want[i];
         s->n_shown = (unsigned)map[i] + 1 > s->n_shown ? (unsigned)map[i] + 1 : s->n_shown;
     }
-    for (unsigned i = 0; i < s->n_gpus && i < n; i++) {
-        s->gpus[i] = map[i];
+    if (n == 1) {
+        /* One GPU: every --gpus entry this process could pick is it. */
+        for (unsigned i = 0; i < s->n_gpus; i++) s->gpus[i] = 0;
+    } else {
+        for (unsigned i = 0; i < s->n_gpus; i++) s->gpus[i] = map[i];
     }
     return 0;
 }

@@ -72,13 +72,25 @@ int ih_visible_devices(const char *visible, const int *want, unsigned n, char *o
  * Before the process's first CUDA call: show CUDA only the GPUs this run
  * uses, where it uses fewer than all. A run of one image uses --gpus' first
  * GPU or GPU 0; a batch run the GPUs of --gpus (all of them without it,
- * which leaves the variable alone, as does the CPU backend and a rank of an
- * MPI run, where MPI may have set CUDA up already). s->gpus are renumbered
- * to match, s->shown keeps the user's numbers for messages. Returns 0, or -1
- * with a usage error in err.
+ * which leaves the variable alone); each of several MPI ranks on a host
+ * (local_size > 1) its one GPU, --gpus' entry local_rank modulo their number
+ * or, without --gpus, GPU local_rank modulo gpus_on_host. gpus_on_host comes
+ * from ih_gpus_before_cuda: -1 leaves everything alone, 0 (unknown) leaves a
+ * rank without --gpus alone. The CPU backend changes nothing. s->gpus are
+ * renumbered to match, s->shown keeps the user's numbers for messages.
+ * Returns 0, or -1 with a usage error in err.
  */
-int ih_narrow_gpus(ih_scale_opts *s, int batch, int cpu_backend, int mpi, char *err,
-                   size_t errlen);
+int ih_narrow_gpus(ih_scale_opts *s, int batch, int cpu_backend, int local_rank, int local_size,
+                   int gpus_on_host, char *err, size_t errlen);
+
+/*
+ * -1 when CUDA's driver library is in the process already (a CUDA-aware MPI
+ * may have set CUDA up in MPI_Init, and then CUDA_VISIBLE_DEVICES is read
+ * already); otherwise how many GPUs CUDA will see: the entries of
+ * CUDA_VISIBLE_DEVICES when it is set, else the /dev/nvidiaN device files
+ * this process may open (0 where there are none).
+ */
+int ih_gpus_before_cuda(void);
 
 /* The user's number of device `dev` (as given to the library). */
 int ih_gpu_shown(const ih_scale_opts *s, int dev);
