@@ -231,7 +231,7 @@ def main():
             # GPUs after; the same bytes as the run on the GPU above.
             r = run("-r", "-v", "-j", "4", *outputs("early", work), "in", cwd=work)
             check(r.returncode == 1, f"auto: exit {r.returncode} {r.stderr}")
-            check("(the CPU until it is up)" in r.stderr and
+            check("backend: auto (the CPU, then any usable GPU once it is up)" in r.stderr and
                   "counted on the CPU while the GPUs started" in r.stderr,
                   f"auto on a GPU host: no early-CPU report in {r.stderr!r}")
             for suffix in (".csv", ".jsonl", "_total.csv"):

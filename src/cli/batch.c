@@ -367,11 +367,6 @@ static void *make_slot_contexts(void *arg)
     return NULL;
 }
 
-/* Starts making the contexts; without `background`, returns when they are made. */
-static int makers_start(ctx_makers *mk, const ih_cli_args *a, worker *workers,
-                        unsigned n_workers, unsigned threads_each, const int *slots,
-                        unsigned n_slots, int background);
-
 /* Waits for the makers; the first failure's exit status, or IH_EXIT_OK. */
 static int makers_finish(ctx_makers *mk)
 {
@@ -389,6 +384,7 @@ static int makers_finish(ctx_makers *mk)
     return rc;
 }
 
+/* Starts making the contexts; without `background`, returns when they are made. */
 static int makers_start(ctx_makers *mk, const ih_cli_args *a, worker *workers,
                         unsigned n_workers, unsigned threads_each, const int *slots,
                         unsigned n_slots, int background)
@@ -409,6 +405,46 @@ static int makers_start(ctx_makers *mk, const ih_cli_args *a, worker *workers,
         }
     }
     return background ? IH_EXIT_OK : makers_finish(mk);
+}
+
+/*
+ * An auto run without --gpus: which GPUs there are (CUDA's start, a quarter
+ * of a second or more for each GPU) and their contexts, found and made in
+ * the background while the workers count on the CPU.
+ */
+typedef struct gpu_starter {
+    const ih_cli_args *a;
+    worker *workers;
+    unsigned n_workers, threads_each;
+    int slots[IH_MAX_GPU_SLOTS];
+    unsigned n_slots;
+    ctx_makers makers;
+    pthread_t tid;
+    int started;
+} gpu_starter;
+
+static void *start_gpus(void *arg)
+{
+    gpu_starter *g = arg;
+    char err[256];
+    if (ih_device_slots(&g->a->scale, 0, ih_mpi.local_rank, ih_mpi.local_size, g->slots,
+                        &g->n_slots, err, sizeof err) != 0) {
+        g->n_slots = 0; /* not without --gpus; the workers stay on the CPU */
+    }
+    if (g->n_slots > 0) {
+        (void)makers_start(&g->makers, g->a, g->workers, g->n_workers, g->threads_each,
+                           g->slots, g->n_slots, 0);
+    }
+    return NULL;
+}
+
+/* Waits for the starter and its makers (which have finished when it has). */
+static void starter_finish(gpu_starter *g)
+{
+    if (g->started) {
+        pthread_join(g->tid, NULL);
+        g->started = 0;
+    }
 }
 
 /* An auto run on GPUs: every worker's CPU context, made now. */
@@ -447,7 +483,13 @@ int ih_run_batch(const ih_cli_args *a)
     ih_file_list files = plan.mine;
     int slots[IH_MAX_GPU_SLOTS];
     unsigned n_slots = 0;
-    const int bad_slots = ih_device_slots(&a->scale, a->backend == IMGHIST_BACKEND_CPU,
+    /* auto: the workers count on the CPU while the GPUs start. Without
+     * --gpus even finding them (CUDA's start) happens in the background;
+     * --gpus is checked first, as a usage error must stop the run. */
+    const int early_cpu = a->backend == IMGHIST_BACKEND_AUTO;
+    const int find_late = early_cpu && a->scale.n_gpus == 0;
+    const int bad_slots = !find_late &&
+                          ih_device_slots(&a->scale, a->backend == IMGHIST_BACKEND_CPU,
                                           ih_mpi.local_rank, ih_mpi.local_size, slots, &n_slots,
                                           err, sizeof err) != 0;
     if (bad_slots) {
@@ -480,26 +522,30 @@ int ih_run_batch(const ih_cli_args *a)
         ih_say("out of memory");
         rc = IH_EXIT_FILE;
     }
-    /* auto on GPUs: the GPUs start in the background (CUDA sets each one up,
-     * a quarter of a second or more) while the workers count on the CPU; the
-     * results are the same bits either way. */
-    const int early_cpu = a->backend == IMGHIST_BACKEND_AUTO && n_slots > 0;
+    /* The results are the same bits on the CPU and on a GPU. */
+    const int early = early_cpu && (find_late || n_slots > 0);
     ctx_makers makers;
     memset(&makers, 0, sizeof makers);
-    if (rc == IH_EXIT_OK && early_cpu) {
+    gpu_starter starter;
+    memset(&starter, 0, sizeof starter);
+    if (rc == IH_EXIT_OK && early) {
         rc = make_cpu_contexts(a, workers, n_workers, threads_each);
     }
-    if (rc == IH_EXIT_OK) {
-        rc = makers_start(&makers, a, workers, n_workers, threads_each, slots, n_slots,
-                          early_cpu);
+    if (rc == IH_EXIT_OK && find_late) {
+        starter = (gpu_starter){.a = a, .workers = workers, .n_workers = n_workers,
+                                .threads_each = threads_each};
+        starter.started = pthread_create(&starter.tid, NULL, start_gpus, &starter) == 0;
+        /* Without the thread the run stays on the CPU, as with no GPU. */
+    } else if (rc == IH_EXIT_OK) {
+        rc = makers_start(&makers, a, workers, n_workers, threads_each, slots, n_slots, early);
     }
     if (rc == IH_EXIT_OK && ih_verbosity > 0) {
         char where[160] = "", ranks[64] = "";
         int dev = -1;
-        if (!early_cpu) {
+        if (!early) {
             imghist_get_device(workers[0].ctx, &dev);
         }
-        for (unsigned i = 0; (early_cpu || dev >= 0) && i < n_slots && i < n_workers; i++) {
+        for (unsigned i = 0; (early || dev >= 0) && i < n_slots && i < n_workers; i++) {
             const size_t at = strlen(where);
             snprintf(where + at, sizeof where - at, "%s%d", i ? "," : " on GPU ",
                      ih_gpu_shown(&a->scale, slots[i]));
@@ -508,9 +554,12 @@ int ih_run_batch(const ih_cli_args *a)
             snprintf(ranks, sizeof ranks, "rank %d of %d: ", ih_mpi.rank, ih_mpi.size);
         }
         ih_say("%sbackend: %s%s%s, %u threads, %zu images, %zu files skipped", ranks,
-               early_cpu ? "auto" : imghist_backend_name(imghist_get_backend(workers[0].ctx)),
-               where, early_cpu ? " (the CPU until it is up)" : "", n_workers, files.count,
-               files.skipped);
+               early ? "auto" : imghist_backend_name(imghist_get_backend(workers[0].ctx)),
+               where,
+               find_late ? " (the CPU, then any usable GPU once it is up)"
+               : early   ? " (the CPU until it is up)"
+                         : "",
+               n_workers, files.count, files.skipped);
     }
     /* Under MPI every rank keeps its records for rank 0. */
     if (rc == IH_EXIT_OK && ih_mpi.active && (a->csv_out != NULL || a->json_out != NULL) &&
@@ -529,6 +578,7 @@ int ih_run_batch(const ih_cli_args *a)
     rc = ih_mpi_max(rc); /* every rank sets out, or none */
     if (rc != IH_EXIT_OK) {
         ih_outputs_abort(&outs);
+        starter_finish(&starter);
         makers_finish(&makers);
         for (unsigned i = 0; workers != NULL && i < n_workers; i++) {
             imghist_destroy(workers[i].ctx);
@@ -623,8 +673,17 @@ int ih_run_batch(const ih_cli_args *a)
         on_cpu += workers[i].on_cpu;
         on_ctx += workers[i].on_ctx;
     }
-    (void)makers_finish(&makers); /* a maker that failed left its workers on the CPU */
+    /* A maker that failed left its workers on the CPU. */
+    starter_finish(&starter);
+    (void)makers_finish(&makers);
+    if (find_late) {
+        n_slots = starter.n_slots;
+        memcpy(slots, starter.slots, sizeof slots);
+    }
+    int gpu_ran = 0; /* an auto context on a GPU that failed is a CPU one */
     for (unsigned i = 0; i < n_workers; i++) {
+        gpu_ran |= workers[i].ctx != NULL &&
+                   imghist_get_backend(workers[i].ctx) == IMGHIST_BACKEND_CUDA;
         imghist_destroy(workers[i].ctx);
         imghist_destroy(workers[i].cpu);
     }
@@ -713,9 +772,17 @@ int ih_run_batch(const ih_cli_args *a)
                all_count, shard, secs, secs > 0 ? (double)emitted / secs : 0.0, processed, failed,
                files.skipped, stopped);
     }
-    if (early_cpu && ih_verbosity > 0) {
-        ih_say("%s%zu images counted on the CPU while the GPUs started, %zu after",
-               ih_mpi.active ? "this rank: " : "", on_cpu, on_ctx);
+    if (early && gpu_ran && ih_verbosity > 0) {
+        char where[160] = "";
+        for (unsigned i = 0; i < n_slots && i < n_workers; i++) {
+            const size_t at = strlen(where);
+            snprintf(where + at, sizeof where - at, "%s%d", i ? "," : "",
+                     ih_gpu_shown(&a->scale, slots[i]));
+        }
+        ih_say("%s%zu images counted on the CPU while the GPUs started, %zu on GPU %s",
+               ih_mpi.active ? "this rank: " : "", on_cpu, on_ctx, where);
+    } else if (early && ih_verbosity > 0) {
+        ih_say("%sno usable GPU: every image ran on the CPU", ih_mpi.active ? "this rank: " : "");
     }
     pthread_cond_destroy(&b.done_cv);
     pthread_cond_destroy(&b.space_cv);
