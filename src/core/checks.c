@@ -215,8 +215,9 @@ imghist_status ih_resolve_spec(imghist_ctx *ctx, const imghist_histspec *spec,
     }
     integer_fast_path(job);
     const uint32_t maxv = type_max(dtype);
-    job->natural = maxv != 0 && !job->outliers && b->shift_ok && b->shift == 0 &&
-                   b->ilo == 0 && b->ihi == (int64_t)maxv + 1;
+    job->natural_bins = maxv != 0 && b->shift_ok && b->shift == 0 && b->ilo == 0 &&
+                        b->ihi == (int64_t)maxv + 1;
+    job->natural = job->natural_bins && !job->outliers;
     job->stride = (size_t)b->bins + (job->outliers ? 3 : 0);
     job->len = job->stride * job->channels;
     return IMGHIST_OK;

@@ -103,6 +103,8 @@ typedef struct ih_hist_job {
     size_t stride;      /* counters per channel: bins (+ 3) */
     size_t len;         /* counters per image: channels * stride */
     int natural;        /* U8/U16, one bin per value of the type, no outliers */
+    int natural_bins;   /* the same binning, outlier counters or not (which then
+                           stay 0: no integer sample falls outside) */
     ih_binning bin;     /* binning.h: bins, range, and the integer fast path */
 } ih_hist_job;
 /* Resolve spec for samples of dtype in views of `channels` (0 means 1). */

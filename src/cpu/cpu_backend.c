@@ -158,9 +158,22 @@ static void band_hist(band_work *w)
     const ih_hist_job *job = c->job;
     const uint32_t ch = job->channels, width = s->width;
     uint64_t *out = w->counts;
-    if (job->dtype == IMGHIST_U8 && job->natural && ch == 1 && c->mask == NULL) {
-        ih_cpu_hist_u8(row_of(s, w->row0), s->pitch, width, w->rows, out);
-        return;
+    /* One bin per value, one channel, no mask: the table-free loops. The
+     * outlier counters, when asked for, stay at the zero they start at. */
+    if (job->natural_bins && ch == 1 && c->mask == NULL) {
+        if (job->dtype == IMGHIST_U8) {
+            ih_cpu_hist_u8(row_of(s, w->row0), s->pitch, width, w->rows, out);
+            return;
+        }
+        if (job->dtype == IMGHIST_U16) {
+            for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
+                const uint16_t *row = row_of(s, y);
+                for (uint32_t x = 0; x < width; x++) {
+                    out[row[x]]++;
+                }
+            }
+            return;
+        }
     }
     for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
         const uint8_t *m = c->mask != NULL ? row_of(c->mask, y) : NULL;
@@ -307,7 +320,7 @@ static imghist_status cpu_histogram(imghist_ctx *ctx, const imghist_view *src,
     cx.job = job;
     cx.len = job->len;
     uint32_t *slot = NULL;
-    if (!(job->natural && job->dtype == IMGHIST_U8 && job->channels == 1 && mask == NULL)) {
+    if (!(job->natural_bins && job->dtype != IMGHIST_F32 && job->channels == 1 && mask == NULL)) {
         slot = slot_table(ctx, job);
         if (slot == NULL && job->dtype != IMGHIST_F32) {
             return IMGHIST_E_NOMEM;

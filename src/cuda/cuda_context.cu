@@ -218,11 +218,11 @@ static imghist_status cuda_get_stream(const imghist_ctx *ctx, imghist_stream *st
 }
 
 /* The 8-bit path of 0.2 (kernels/hist_u8.cu) takes one channel of U8 with
- * one bin per value and no mask; everything else goes through the wide
- * kernels. */
+ * one bin per value and no mask (with outlier counters too: they are 0);
+ * everything else goes through the wide kernels. */
 static int u8_path(const imghist_view *src, const imghist_view *mask, const ih_hist_job *job)
 {
-    return src->dtype == IMGHIST_U8 && job->natural && job->channels == 1 && mask == NULL;
+    return src->dtype == IMGHIST_U8 && job->natural_bins && job->channels == 1 && mask == NULL;
 }
 
 static imghist_status cuda_histogram(imghist_ctx *ctx, const imghist_view *src,
@@ -233,8 +233,20 @@ static imghist_status cuda_histogram(imghist_ctx *ctx, const imghist_view *src,
     if (!u8_path(src, mask, job)) {
         return ih_cuda_hist_wide(ctx, src, mask, job, out);
     }
-    return src->mem == IMGHIST_MEM_DEVICE ? ih_cuda_hist_device(ctx, src, job, out)
-                                          : ih_cuda_hist_host(ctx, src, job, out);
+    const imghist_status st = src->mem == IMGHIST_MEM_DEVICE
+                                  ? ih_cuda_hist_device(ctx, src, job, out)
+                                  : ih_cuda_hist_host(ctx, src, job, out);
+    if (st != IMGHIST_OK || !job->outliers || job->accumulate) {
+        return st;
+    }
+    /* below, above and nan after the 256 bins: no 8-bit sample is any of them. */
+    if (out->mem == IMGHIST_MEM_HOST) {
+        memset(out->data + 256, 0, 3 * sizeof *out->data);
+        return IMGHIST_OK;
+    }
+    IH_CUDA_TRY(ctx, "memset",
+                cudaMemsetAsync(out->data + 256, 0, 3 * sizeof *out->data, ih_cuda(ctx)->stream));
+    return IMGHIST_OK;
 }
 
 static imghist_status cuda_equalize(imghist_ctx *ctx, const imghist_view *src,
