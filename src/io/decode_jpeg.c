@@ -9,7 +9,10 @@
  * for the caller to apply, as cv::imread applies it.
  *
  * Gray, as OpenCV 4.6's JPEG decoder makes it (grfmt_jpeg.cpp, readData):
- * for cvtColor(BGR2GRAY) the colour is decoded and load.c reduces it; for
+ * for cvtColor(BGR2GRAY) the colour is decoded and each row reduced with
+ * load.c's weights (ih_gray_from_rgb) as it comes, so that the colour image
+ * is never held whole (a 12 MP photograph's 36 MB, which cost more in page
+ * faults than the reduction itself); for
  * IMREAD_GRAYSCALE (IMGHIST_GRAY_LUMA) a 1- or 3-component file is decoded
  * straight to JCS_GRAYSCALE, which for YCbCr is the Y plane as stored: the
  * chroma is neither decoded nor upsampled, and no colour is converted, so it
@@ -122,6 +125,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     struct jerr err;
     uint8_t *volatile samples = NULL;
     uint8_t *volatile cmyk_row = NULL;
+    uint8_t *volatile rgb_row = NULL; /* bgr2gray: one decoded row */
     volatile imghist_status st = IMGHIST_E_DECODE;
     volatile int said = 0; /* the error is already on ctx */
 
@@ -139,6 +143,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
         jpeg_destroy_decompress(&cinfo);
         free(samples);
         free(cmyk_row);
+        free(rgb_row);
         if (!said) {
             return ih_fail(ctx, st, "%s: invalid JPEG (%s)", name, why);
         }
@@ -166,13 +171,20 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     }
     jpeg_start_decompress(&cinfo);
     const uint32_t w = cinfo.output_width, h = cinfo.output_height;
-    const int channels = cinfo.out_color_space == JCS_GRAYSCALE || (cmyk && luma) ? 1 : 3;
+    /* BGR2GRAY: colour decoded row by row and reduced at once. */
+    const int row_gray = !luma && !opts->keep_channels && cinfo.out_color_space != JCS_GRAYSCALE;
+    const int channels = cinfo.out_color_space == JCS_GRAYSCALE || (cmyk && luma) || row_gray
+                             ? 1
+                             : 3;
     samples = malloc((size_t)w * h * channels);
     if (cmyk) {
         cmyk_row = malloc((size_t)w * 4);
     }
+    if (row_gray) {
+        rgb_row = malloc((size_t)w * 3);
+    }
     const int components = cmyk ? 4 : cinfo.out_color_space == JCS_GRAYSCALE ? 1 : 3;
-    if (samples == NULL || (cmyk && cmyk_row == NULL) ||
+    if (samples == NULL || (cmyk && cmyk_row == NULL) || (row_gray && rgb_row == NULL) ||
         cinfo.output_components != components) {
         st = samples == NULL ? ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory", name)
                              : ih_fail(ctx, IMGHIST_E_DECODE, "%s: unsupported JPEG colour layout",
@@ -182,7 +194,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     }
     while (cinfo.output_scanline < h) {
         uint8_t *dst = samples + (size_t)cinfo.output_scanline * w * channels;
-        JSAMPROW row = cmyk ? cmyk_row : dst;
+        JSAMPROW row = cmyk ? cmyk_row : row_gray ? rgb_row : dst;
         if (jpeg_read_scanlines(&cinfo, &row, 1) != 1) {
             break;
         }
@@ -190,7 +202,13 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
             if (luma) {
                 cmyk_to_luma(cmyk_row, dst, w);
             } else {
-                cmyk_to_rgb(cmyk_row, dst, w);
+                cmyk_to_rgb(cmyk_row, row_gray ? rgb_row : dst, w);
+            }
+        }
+        if (row_gray) {
+            const uint8_t *p = rgb_row;
+            for (uint32_t x = 0; x < w; x++, p += 3) {
+                dst[x] = ih_gray_from_rgb(p[0], p[1], p[2]);
             }
         }
         if (err.truncated && !opts->read_truncated) {
@@ -210,6 +228,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     }
     jpeg_destroy_decompress(&cinfo);
     free(cmyk_row);
+    free(rgb_row);
     out->width = w;
     out->height = h;
     out->channels = channels;
