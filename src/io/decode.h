@@ -27,8 +27,9 @@ typedef struct ih_load_opts {
  * limit is checked from the header, before the image is allocated. With
  * IMGHIST_GRAY_LUMA (and keep_channels off) the PNG and JPEG decoders make
  * gray themselves, as OpenCV's decoders do for IMREAD_GRAYSCALE, and return
- * one channel; in the BGR2GRAY mode the JPEG decoder reduces each row with
- * ih_gray_from_rgb as it decodes it (load.c's weights, the same bits). A decoder may return U16 or F32 samples only when
+ * one channel; in the BGR2GRAY mode the JPEG decoder and the PNG decoder (for
+ * a file that is not interlaced) reduce each 8-bit colour row with
+ * ih_gray_from_rgb as they decode it (load.c's weights, the same bits). A decoder may return U16 or F32 samples only when
  * native_depth is set, except the TIFF decoder, which always returns the
  * file's depth (load.c reduces it). Alpha may be returned in every mode
  * (load.c drops it for gray). */

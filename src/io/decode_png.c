@@ -4,7 +4,10 @@
  * (grfmt_png.cpp, readData): palette and low bit depths expanded, 16-bit
  * samples reduced by dropping the low byte (>> 8), alpha and tRNS ignored.
  * For cvtColor(BGR2GRAY) colour is decoded as it is stored (no gamma
- * correction) and load.c reduces it. For IMREAD_GRAYSCALE
+ * correction) and reduced with load.c's weights (ih_gray_from_rgb): row by
+ * row as libpng gives them where the file is not interlaced, so that the
+ * colour image is never held whole; by load.c after png_read_image where it
+ * is. For IMREAD_GRAYSCALE
  * (IMGHIST_GRAY_LUMA) OpenCV has libpng make gray, and so does this:
  * png_set_rgb_to_gray with its weights 0.299 and 0.587, which libpng keeps as
  * 9797 and 19234 (/ 32768, truncated), sums truncated. libpng does that in
@@ -111,11 +114,13 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     }
     uint8_t *volatile samples = NULL;
     png_bytep *volatile rows = NULL;
+    uint8_t *volatile rgb_row = NULL; /* BGR2GRAY, not interlaced: one decoded row */
     volatile imghist_status st = IMGHIST_E_DECODE;
 
     if (setjmp(png_jmpbuf(png))) {
         free(samples);
         free(rows);
+        free(rgb_row);
         png_destroy_read_struct(&png, &info, NULL);
         if (st == IMGHIST_E_DECODE) {
             return ih_fail(ctx, st, "%s: invalid PNG (%s)", name, src.err.msg);
@@ -190,22 +195,42 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
         snprintf(src.err.msg, sizeof src.err.msg, "unexpected layout after transforms");
         png_longjmp(png, 1);
     }
-    samples = malloc(rowbytes * h);
-    rows = malloc(sizeof(png_bytep) * h);
-    if (samples == NULL || rows == NULL) {
-        st = ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory for %ux%u pixels", name, w, h);
-        png_longjmp(png, 1);
+    const int row_gray = !luma && !opts->keep_channels && !keep16 && channels == 3 &&
+                         png_get_interlace_type(png, info) == PNG_INTERLACE_NONE;
+    if (row_gray) {
+        samples = malloc((size_t)w * h);
+        rgb_row = malloc(rowbytes);
+        if (samples == NULL || rgb_row == NULL) {
+            st = ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory for %ux%u pixels", name, w, h);
+            png_longjmp(png, 1);
+        }
+        for (uint32_t y = 0; y < h; y++) {
+            png_read_row(png, rgb_row, NULL);
+            uint8_t *dst = samples + (size_t)w * y;
+            const uint8_t *p = rgb_row;
+            for (uint32_t x = 0; x < w; x++, p += 3) {
+                dst[x] = ih_gray_from_rgb(p[0], p[1], p[2]);
+            }
+        }
+    } else {
+        samples = malloc(rowbytes * h);
+        rows = malloc(sizeof(png_bytep) * h);
+        if (samples == NULL || rows == NULL) {
+            st = ih_fail(ctx, IMGHIST_E_NOMEM, "%s: out of memory for %ux%u pixels", name, w, h);
+            png_longjmp(png, 1);
+        }
+        for (uint32_t y = 0; y < h; y++) {
+            rows[y] = samples + rowbytes * y;
+        }
+        png_read_image(png, rows);
     }
-    for (uint32_t y = 0; y < h; y++) {
-        rows[y] = samples + rowbytes * y;
-    }
-    png_read_image(png, rows);
     png_read_end(png, NULL); /* checks the trailing chunks' CRCs and IEND */
     free(rows);
+    free(rgb_row);
     png_destroy_read_struct(&png, &info, NULL);
     out->width = w;
     out->height = h;
-    out->channels = channels;
+    out->channels = row_gray ? 1 : channels;
     out->dtype = keep16 ? IMGHIST_U16 : IMGHIST_U8;
     out->samples = samples;
     /* In the BGR2GRAY mode the orientation is not applied (0.2's results,
