@@ -77,6 +77,10 @@ static inline uint8_t ih_gray_from_rgb(uint32_t r, uint32_t g, uint32_t b)
     return (uint8_t)((9798u * r + 19235u * g + 3735u * b + 16384u) >> 15);
 }
 
+/* ih_gray_from_rgb over n packed RGB triples (load.c): with AVX2 where the
+ * CPU has it, the same bits. */
+void ih_gray_from_rgb_row(const uint8_t *rgb, uint8_t *gray, size_t n);
+
 /* What OpenCV 4.6's own decoders (BMP, PNM, the CMYK JPEG path) compute for
  * IMREAD_GRAYSCALE: 14-bit weights (imgcodecs/src/utils.cpp,
  * icvCvt_BGR2Gray_8u_C3C1R: cR = round(0.299 * 2^14) = 4899, cG = 9617,

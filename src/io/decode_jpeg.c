@@ -206,10 +206,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
             }
         }
         if (row_gray) {
-            const uint8_t *p = rgb_row;
-            for (uint32_t x = 0; x < w; x++, p += 3) {
-                dst[x] = ih_gray_from_rgb(p[0], p[1], p[2]);
-            }
+            ih_gray_from_rgb_row(rgb_row, dst, w);
         }
         if (err.truncated && !opts->read_truncated) {
             break;

@@ -206,11 +206,7 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
         }
         for (uint32_t y = 0; y < h; y++) {
             png_read_row(png, rgb_row, NULL);
-            uint8_t *dst = samples + (size_t)w * y;
-            const uint8_t *p = rgb_row;
-            for (uint32_t x = 0; x < w; x++, p += 3) {
-                dst[x] = ih_gray_from_rgb(p[0], p[1], p[2]);
-            }
+            ih_gray_from_rgb_row(rgb_row, samples + (size_t)w * y, w);
         }
     } else {
         samples = malloc(rowbytes * h);

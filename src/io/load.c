@@ -168,6 +168,45 @@ static void reduce_to_u8(ih_raw *raw)
 }
 
 /*
+ * The BGR2GRAY reduction of packed 8-bit RGB, the hot loop of a colour JPEG
+ * or PNG read in that mode. The compiler vectorizes the plain loop for AVX2
+ * (8 ms -> 3.7 ms for 12 MP with GCC 12 at -O3, 2.4 ms with clang 14), not
+ * for the SSE2 of the x86-64 baseline, so the AVX2 copy is chosen at run
+ * time where the CPU has it.
+ */
+static void gray_row_plain(const uint8_t *p, uint8_t *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++, p += 3) {
+        g[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__clang__)
+#define IH_AVX2_FN __attribute__((target("avx2")))
+#else
+#define IH_AVX2_FN __attribute__((target("avx2"), optimize("O3")))
+#endif
+IH_AVX2_FN static void gray_row_avx2(const uint8_t *p, uint8_t *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++, p += 3) {
+        g[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
+    }
+}
+#endif
+
+void ih_gray_from_rgb_row(const uint8_t *rgb, uint8_t *gray, size_t n)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2")) {
+        gray_row_avx2(rgb, gray, n);
+        return;
+    }
+#endif
+    gray_row_plain(rgb, gray, n);
+}
+
+/*
  * Samples -> one gray channel; the samples are replaced. -1 when out of
  * memory. Alpha is ignored. 8-bit colour comes from stb_image, TIFF, or PNG
  * and JPEG in the BGR2GRAY mode: cvtColor's 15-bit weights there; in the luma
@@ -200,6 +239,8 @@ static int to_gray(ih_raw *raw, imghist_gray_mode mode)
             for (size_t i = 0; i < n; i++, p += step) {
                 g[i] = ih_luma14_from_rgb(p[0], p[1], p[2]);
             }
+        } else if (step == 3) {
+            ih_gray_from_rgb_row(p, g, n);
         } else {
             for (size_t i = 0; i < n; i++, p += step) {
                 g[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
