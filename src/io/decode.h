@@ -29,10 +29,11 @@ typedef struct ih_load_opts {
  * gray themselves, as OpenCV's decoders do for IMREAD_GRAYSCALE, and return
  * one channel; in the BGR2GRAY mode the JPEG decoder and the PNG decoder (for
  * a file that is not interlaced) reduce each 8-bit colour row with
- * ih_gray_from_rgb as they decode it (load.c's weights, the same bits). A decoder may return U16 or F32 samples only when
- * native_depth is set, except the TIFF decoder, which always returns the
- * file's depth (load.c reduces it). Alpha may be returned in every mode
- * (load.c drops it for gray). */
+ * ih_gray_from_rgb_row as they decode it (load.c's weights, the same bits).
+ * A decoder may return U16 or F32 samples only when native_depth is set,
+ * except the TIFF decoder, which always returns the file's depth (load.c
+ * reduces it). Alpha may be returned in every mode (load.c drops it for
+ * gray). */
 imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size,
