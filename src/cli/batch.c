@@ -447,6 +447,18 @@ static void starter_finish(gpu_starter *g)
     }
 }
 
+/* "<lead>0,1": the first n slots' GPUs as the user numbers them (nothing
+ * when n is 0). */
+static void gpu_list(const ih_cli_args *a, const int *slots, unsigned n, const char *lead,
+                     char *out, size_t len)
+{
+    out[0] = '\0';
+    for (unsigned i = 0; i < n; i++) {
+        const size_t at = strlen(out);
+        snprintf(out + at, len - at, "%s%d", i ? "," : lead, ih_gpu_shown(&a->scale, slots[i]));
+    }
+}
+
 /* An auto run on GPUs: every worker's CPU context, made now. */
 static int make_cpu_contexts(const ih_cli_args *a, worker *workers, unsigned n_workers,
                              unsigned threads_each)
@@ -545,10 +557,9 @@ int ih_run_batch(const ih_cli_args *a)
         if (!early) {
             imghist_get_device(workers[0].ctx, &dev);
         }
-        for (unsigned i = 0; (early || dev >= 0) && i < n_slots && i < n_workers; i++) {
-            const size_t at = strlen(where);
-            snprintf(where + at, sizeof where - at, "%s%d", i ? "," : " on GPU ",
-                     ih_gpu_shown(&a->scale, slots[i]));
+        if (early || dev >= 0) {
+            gpu_list(a, slots, n_slots < n_workers ? n_slots : n_workers, " on GPU ", where,
+                     sizeof where);
         }
         if (ih_mpi.active) {
             snprintf(ranks, sizeof ranks, "rank %d of %d: ", ih_mpi.rank, ih_mpi.size);
@@ -774,11 +785,7 @@ int ih_run_batch(const ih_cli_args *a)
     }
     if (early && gpu_ran && ih_verbosity > 0) {
         char where[160] = "";
-        for (unsigned i = 0; i < n_slots && i < n_workers; i++) {
-            const size_t at = strlen(where);
-            snprintf(where + at, sizeof where - at, "%s%d", i ? "," : "",
-                     ih_gpu_shown(&a->scale, slots[i]));
-        }
+        gpu_list(a, slots, n_slots < n_workers ? n_slots : n_workers, "", where, sizeof where);
         ih_say("%s%zu images counted on the CPU while the GPUs started, %zu on GPU %s",
                ih_mpi.active ? "this rank: " : "", on_cpu, on_ctx, where);
     } else if (early && ih_verbosity > 0) {

@@ -250,12 +250,11 @@ int ih_device_slots(const ih_scale_opts *s, int cpu_backend, int local_rank, int
 
 /* ---- which GPUs CUDA is shown ---- */
 
-int ih_visible_devices(const char *visible, const int *want, unsigned n, char *out,
-                       size_t outlen, int *map, char *err, size_t errlen)
+/* The entries of a CUDA_VISIBLE_DEVICES value (indices, UUIDs or MIG names),
+ * blanks trimmed, up to the first empty one (where CUDA stops reading). */
+static unsigned visible_entries(const char *visible, const char *entry[IH_MAX_GPU_SLOTS],
+                                size_t len[IH_MAX_GPU_SLOTS])
 {
-    /* The list's entries (indices, UUIDs or MIG names), blanks trimmed. */
-    const char *entry[IH_MAX_GPU_SLOTS];
-    size_t len[IH_MAX_GPU_SLOTS];
     unsigned entries = 0;
     for (const char *p = visible; p != NULL && *p != '\0' && entries < IH_MAX_GPU_SLOTS;) {
         const char *end = strchr(p, ',');
@@ -264,12 +263,21 @@ int ih_visible_devices(const char *visible, const int *want, unsigned n, char *o
         const char *q = stop;
         while (q > p && (q[-1] == ' ' || q[-1] == '\t')) q--;
         if (q == p) {
-            break; /* an empty entry ends what CUDA reads */
+            break;
         }
         entry[entries] = p;
         len[entries++] = (size_t)(q - p);
         p = end != NULL ? end + 1 : stop;
     }
+    return entries;
+}
+
+int ih_visible_devices(const char *visible, const int *want, unsigned n, char *out,
+                       size_t outlen, int *map, char *err, size_t errlen)
+{
+    const char *entry[IH_MAX_GPU_SLOTS];
+    size_t len[IH_MAX_GPU_SLOTS];
+    const unsigned entries = visible_entries(visible, entry, len);
     if (visible != NULL && entries == 0) {
         return 1;
     }
@@ -320,17 +328,9 @@ int ih_gpus_before_cuda(void)
     }
     const char *visible = getenv("CUDA_VISIBLE_DEVICES");
     if (visible != NULL) {
-        int map[IH_MAX_GPU_SLOTS], want[IH_MAX_GPU_SLOTS];
-        char out[4096], err[160];
-        unsigned n = 0;
-        /* The entries CUDA reads: the longest prefix of positions that exist. */
-        for (int k = 0; k < IH_MAX_GPU_SLOTS; k++) {
-            want[n++] = k;
-            if (ih_visible_devices(visible, want, n, out, sizeof out, map, err, sizeof err) != 0) {
-                return (int)n - 1;
-            }
-        }
-        return IH_MAX_GPU_SLOTS;
+        const char *entry[IH_MAX_GPU_SLOTS];
+        size_t len[IH_MAX_GPU_SLOTS];
+        return (int)visible_entries(visible, entry, len);
     }
     int n = 0;
     for (int k = 0; k < 256; k++) {

@@ -151,6 +151,15 @@ static inline uint32_t slot_of_float(const ih_hist_job *job, float v)
     return job->outliers ? b : UINT32_MAX; /* bins + 0/1/2: below/above/nan */
 }
 
+/* One bin per value of an integer type, one channel, no mask: counted by
+ * the table-free loops (the outlier counters, when asked for, stay at the
+ * zero they start at). */
+static int table_free(const ih_hist_job *job, const void *mask)
+{
+    return job->natural_bins && job->dtype != IMGHIST_F32 && job->channels == 1 &&
+           mask == NULL;
+}
+
 static void band_hist(band_work *w)
 {
     const band_call *c = w->call;
@@ -158,9 +167,7 @@ static void band_hist(band_work *w)
     const ih_hist_job *job = c->job;
     const uint32_t ch = job->channels, width = s->width;
     uint64_t *out = w->counts;
-    /* One bin per value, one channel, no mask: the table-free loops. The
-     * outlier counters, when asked for, stay at the zero they start at. */
-    if (job->natural_bins && ch == 1 && c->mask == NULL) {
+    if (table_free(job, c->mask)) {
         if (job->dtype == IMGHIST_U8) {
             ih_cpu_hist_u8(row_of(s, w->row0), s->pitch, width, w->rows, out);
             return;
@@ -320,7 +327,7 @@ static imghist_status cpu_histogram(imghist_ctx *ctx, const imghist_view *src,
     cx.job = job;
     cx.len = job->len;
     uint32_t *slot = NULL;
-    if (!(job->natural_bins && job->dtype != IMGHIST_F32 && job->channels == 1 && mask == NULL)) {
+    if (!table_free(job, mask)) {
         slot = slot_table(ctx, job);
         if (slot == NULL && job->dtype != IMGHIST_F32) {
             return IMGHIST_E_NOMEM;

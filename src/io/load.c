@@ -174,7 +174,8 @@ static void reduce_to_u8(ih_raw *raw)
  * for the SSE2 of the x86-64 baseline, so the AVX2 copy is chosen at run
  * time where the CPU has it.
  */
-static void gray_row_plain(const uint8_t *p, uint8_t *g, size_t n)
+static inline __attribute__((always_inline)) void gray_row(const uint8_t *p, uint8_t *g,
+                                                          size_t n)
 {
     for (size_t i = 0; i < n; i++, p += 3) {
         g[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
@@ -189,9 +190,7 @@ static void gray_row_plain(const uint8_t *p, uint8_t *g, size_t n)
 #endif
 IH_AVX2_FN static void gray_row_avx2(const uint8_t *p, uint8_t *g, size_t n)
 {
-    for (size_t i = 0; i < n; i++, p += 3) {
-        g[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
-    }
+    gray_row(p, g, n);
 }
 #endif
 
@@ -203,7 +202,7 @@ void ih_gray_from_rgb_row(const uint8_t *rgb, uint8_t *gray, size_t n)
         return;
     }
 #endif
-    gray_row_plain(rgb, gray, n);
+    gray_row(rgb, gray, n);
 }
 
 /*
