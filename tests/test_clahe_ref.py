@@ -3,8 +3,8 @@
 bit: photographs and adversarial images (sizes that are not multiples of the
 grid, 1xN, Nx1, 1x1, tiles larger than the image, constant images, values
 that are multiples of 32), 8-bit and 16-bit (--depth native), several clip
-limits and grids, on the cpu backend and on whatever `auto` picks (CUDA on a
-GPU machine); and the option refusals.
+limits and grids, on the cpu backend and on CUDA where there is a GPU; and
+the option refusals.
 
 usage: test_clahe_ref.py IMGHIST_BINARY SAMPLES_DIR
 Exits 77 (skipped) when python3-opencv is not installed.
@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from backends import backends
 
 try:
     import cv2
@@ -59,6 +61,7 @@ def run(exe, *args):
 
 def main():
     exe, samples = sys.argv[1], sys.argv[2]
+    on = backends(exe, samples)
     seed = int(os.environ.get("IMGHIST_TEST_SEED", int.from_bytes(os.urandom(4), "little")))
     print(f"OpenCV {cv2.__version__}, seed {seed}")
     rng = np.random.default_rng(seed)
@@ -69,7 +72,7 @@ def main():
         for name, path, img in images(samples, work, rng):
             for clip, tiles in SETTINGS:
                 want = cv2.createCLAHE(clip, tiles).apply(img)
-                for backend in ("cpu", "auto"):
+                for backend in on:
                     args = [path, "-q", "--backend", backend, "--clahe", "--clip", str(clip),
                             "--tiles", f"{tiles[0]}x{tiles[1]}", "--equalize", out]
                     if img.dtype == np.uint16:

@@ -5,7 +5,7 @@
   channels: equalizeHist (or CLAHE) of B, G and R each;
 on photographs, an image holding all 2^24 colours (every input of the
 colour conversions), RGBA and gray files (imread(IMREAD_COLOR) drops alpha
-and replicates gray), on the cpu backend and on whatever `auto` picks; and
+and replicates gray), on the cpu backend and on CUDA where there is a GPU; and
 the refusals.
 
 usage: test_color_ref.py IMGHIST_BINARY SAMPLES_DIR
@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from backends import backends
 
 try:
     import cv2
@@ -36,6 +38,7 @@ def opencv(path, mode, clahe):
 
 def main():
     exe, samples = sys.argv[1], sys.argv[2]
+    on = backends(exe, samples)
     rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
     ok, checks = True, 0
     with tempfile.TemporaryDirectory() as work:
@@ -56,8 +59,8 @@ def main():
             for mode in ("luma", "channels"):
                 for clahe in (False, True):
                     want = opencv(path, mode, clahe)
-                    for backend in ("cpu", "auto"):
-                        if os.path.basename(path) == "all-colours.png" and backend == "auto" \
+                    for backend in on:
+                        if os.path.basename(path) == "all-colours.png" and backend == "cuda" \
                                 and clahe:
                             continue  # the slowest case once is enough
                         args = [path, "-q", "--backend", backend, "--color", mode,

@@ -3,9 +3,9 @@
 
 For real photographs (and a few adversarial synthetic images) the gray
 conversion, the histogram and the equalized image must match OpenCV's
-calcHist and equalizeHist bit for bit, on the CPU backend and on whatever
-`auto` picks (CUDA on a GPU machine), in both gray modes: `--gray bgr2gray`
-against imread(IMREAD_COLOR) + cvtColor(BGR2GRAY), `--gray luma` against
+calcHist and equalizeHist bit for bit, on the CPU backend and on CUDA where
+there is a GPU, in both gray modes: `--gray bgr2gray` against
+imread(IMREAD_COLOR) + cvtColor(BGR2GRAY), `--gray luma` against
 imread(IMREAD_GRAYSCALE).
 
 usage: test_opencv_ref.py IMGHIST_BINARY SAMPLES_DIR [MAKE_JPEG]
@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 import zlib
+
+from backends import backends
 
 try:
     import cv2
@@ -333,7 +335,7 @@ def main():
                     "ends early" in p.stderr and not os.path.exists(os.path.join(work, "cut.csv")))
             print(f"{'cut-' + name:32s} refused: {'ok' if good else 'FAIL: ' + p.stderr.strip()}")
             ok &= good
-        for backend in ("cpu", "auto"):
+        for backend in backends(exe, samples):
             for mode in GRAY_MODES:
                 for src in inputs + (luma_inputs if mode == "luma" else []):
                     ok &= check(exe, src, work, backend, mode, os.path.basename(src))

@@ -10,6 +10,9 @@ under mpirun, each against one plain run of the same folder.
 - --gpus: usage errors; --gpus 0,0 (two worker slots on one GPU, the
   multi-GPU code path) gives the same bytes (on the CPU where there is no
   GPU, on the GPU where there is one);
+- one image with --backend auto runs on the CPU (-v says why), on the GPU
+  with --gpus 0 or IMGHIST_BACKEND=cuda (without a GPU: auto's CPU, and an
+  error), with the same CSV;
 - mpirun -np 4 --oversubscribe gives byte-identical CSV, JSON Lines, total
   and equalized PNGs, one summary, exit status 1 for the corrupt image on
   whichever rank it fell, 0 without it; more ranks than images; MPI with
@@ -241,6 +244,25 @@ def main():
             check(same_tree(os.path.join(work, "early_eq"), os.path.join(work, "gpus00_eq")),
                   "auto (CPU, then GPU): equalized PNGs differ from the GPU run's")
         print("--gpus 0,0 ran on", "the GPU" if backend else "the CPU (no usable GPU)")
+
+        # ---- one image with auto: the CPU, unless --gpus or IMGHIST_BACKEND names a GPU ----
+        moon = os.path.join(SAMPLES, "moon.png")
+        want = run("--backend", "cpu", "-q", moon, "--csv", "-").stdout
+        env = {k: v for k, v in os.environ.items() if k != "IMGHIST_BACKEND"}
+        for args, extra_env, where in (([], {}, "cpu"),
+                                       (["--gpus", "0"], {}, "cuda" if backend else "cpu"),
+                                       ([], {"IMGHIST_BACKEND": "cuda"}, "cuda" if backend else None)):
+            r = run("-v", moon, *args, "--csv", "-", env=dict(env, **extra_env))
+            label = f"one image, auto {' '.join(args)} {extra_env}"
+            if where is None:  # no GPU: IMGHIST_BACKEND=cuda is an error
+                check(r.returncode != 0 and r.stdout == "", f"{label}: exit {r.returncode}")
+                continue
+            check(r.returncode == 0 and r.stdout == want, f"{label}: exit {r.returncode}, "
+                  "or not the CPU's CSV")
+            check(f"backend: {where}" in r.stderr, f"{label}: not on {where}: {r.stderr!r}")
+            check(("one image is done before CUDA" in r.stderr) == (where == "cpu" and not args
+                                                                   and not extra_env),
+                  f"{label}: the reason for the CPU, {r.stderr!r}")
 
         # ---- MPI ----
         mpirun = shutil.which("mpirun")

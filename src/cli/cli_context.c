@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "sanitize.h"
@@ -37,8 +38,24 @@ static int set(imghist_ctx *ctx, imghist_param p, uint64_t value, const char *op
     return IH_EXIT_OK;
 }
 
+int ih_one_image_on_cpu(const ih_cli_args *a)
+{
+    const char *env = getenv("IMGHIST_BACKEND");
+    imghist_backend named = IMGHIST_BACKEND_AUTO;
+    if (env != NULL && *env != '\0' && imghist_backend_from_name(env, &named) != IMGHIST_OK) {
+        return 0; /* the library says what is wrong with it */
+    }
+    return a->backend == IMGHIST_BACKEND_AUTO && named == IMGHIST_BACKEND_AUTO &&
+           a->scale.n_gpus == 0;
+}
+
 int ih_make_context(const ih_cli_args *a, unsigned cpu_threads, imghist_ctx **out)
 {
+    if (ih_one_image_on_cpu(a)) {
+        ih_cli_args cpu = *a; /* read only, for the backend */
+        cpu.backend = IMGHIST_BACKEND_CPU;
+        return ih_make_context_on(&cpu, cpu_threads, -1, out);
+    }
     return ih_make_context_on(a, cpu_threads, a->scale.n_gpus > 0 ? a->scale.gpus[0] : -1, out);
 }
 

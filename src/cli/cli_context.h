@@ -27,9 +27,18 @@ void ih_say(const char *fmt, ...)
 unsigned ih_cores(void);
 
 /*
+ * Whether a one-image run takes the CPU for --backend auto: yes unless --gpus
+ * names a GPU or IMGHIST_BACKEND names a backend. One image is done on the CPU
+ * long before CUDA has started (0.3 s or more on an H100 host; a 12 MP photo's
+ * histogram on the CPU: 0.12-0.17 s in all, bench/RESULTS.md).
+ */
+int ih_one_image_on_cpu(const ih_cli_args *a);
+
+/*
  * A context on the chosen backend with the options that are library
- * parameters; cpu_threads for the CPU backend. Returns IH_EXIT_OK and *ctx,
- * or an exit status after saying why (*ctx NULL).
+ * parameters; cpu_threads for the CPU backend (a one-image auto run: the CPU,
+ * as ih_one_image_on_cpu says). Returns IH_EXIT_OK and *ctx, or an exit status
+ * after saying why (*ctx NULL).
  */
 int ih_make_context(const ih_cli_args *a, unsigned cpu_threads, imghist_ctx **ctx);
 /* The same on GPU `device` (imghist_create_on); -1: imghist_create's choice.

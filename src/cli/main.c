@@ -413,7 +413,10 @@ static int run_one(const ih_cli_args *a)
         return rc;
     }
     if (ih_verbosity > 0) {
-        ih_say("backend: %s", imghist_backend_name(imghist_get_backend(ctx)));
+        ih_say("backend: %s%s", imghist_backend_name(imghist_get_backend(ctx)),
+               ih_one_image_on_cpu(a) ? " (auto: one image is done before CUDA would have "
+                                        "started; --backend cuda or --gpus for a GPU)"
+                                      : "");
     }
     imghist_image *img = NULL, *mask_img = NULL;
     void *eq_pixels = NULL;
