@@ -847,7 +847,7 @@ void section_batch()
         /* The same call with the blocks taking shorter runs of chunks in
          * turn (IMGHIST_P_EXP_BATCH_RUN), for comparison with the library's
          * choice (the last row, which the targets use, stays that one). */
-        for (int64_t run : {4, 16}) {
+        for (int64_t run : {4, 8, 16}) {
             impls.insert(impls.end() - 1,
                 hist_impl("imghist batch, runs of " + std::to_string(run),
                           [&imgs, run, out = device_counts(imgs.size())](std::string *err) {

@@ -151,16 +151,18 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     __shared__ ih_geom s_geom;
     __shared__ bool s_last;
     const uint32_t col = lane_column(sh);
+    uint32_t seen = 0; /* fold_since's record of the thread's bin */
+    zero_counters(sh);
     for_each_segment(
         l.chunk_start, l.n_large, l.count_run, blockIdx.x, gridDim.x,
         [&](uint32_t img, uint32_t c0, uint32_t c1) {
             if (threadIdx.x == 0) {
                 s_geom = l.large[img].src;
             }
-            zero_counters(sh); /* its barrier publishes s_geom */
+            __syncthreads(); /* s_geom published; the last fold's reads done */
             count_granules(col, s_geom, c0, 1, c1);
             unsigned long long *ws = l.ws + (size_t)img * 256;
-            fold_replicas(sh, ws);
+            fold_since(sh, ws, seen);
             /* Release the fold, take the image's ticket: one per run that
              * touches the image (hist_u8_kernel explains the one fence). */
             __syncthreads();

@@ -187,10 +187,10 @@ __device__ __forceinline__ void count_granules(uint32_t col, const ih_geom &g, u
         [col](uint32_t b, uint32_t, uint32_t) { inc_shared(col + (b << 7), 1u); });
 }
 
-/* Fold the 32 replicas of every bin and add them to dst[0..255]. Two threads
- * per bin, each summing 16 replicas in a rotated order so that a warp reads 32
- * different banks. */
-__device__ __forceinline__ void fold_replicas(const uint32_t *sh, unsigned long long *dst)
+/* After a barrier, the sum (modulo 2^32) of the 32 replicas of bin
+ * threadIdx.x / 2, in both threads of the pair: each sums 16 replicas in a
+ * rotated order so that a warp reads 32 different banks. */
+__device__ __forceinline__ uint32_t pair_bin_sum(const uint32_t *sh)
 {
     __syncthreads();
     const uint32_t bin = threadIdx.x >> 1;
@@ -200,9 +200,34 @@ __device__ __forceinline__ void fold_replicas(const uint32_t *sh, unsigned long 
     for (uint32_t j = 0; j < 16; j++) {
         s += sh[bin * LANES + half * 16 + ((j + bin) & 15)];
     }
-    s += __shfl_xor_sync(0xffffffffu, s, 1);
-    if (half == 0 && s != 0) {
-        atomicAdd(dst + bin, (unsigned long long)s);
+    return s + __shfl_xor_sync(0xffffffffu, s, 1);
+}
+
+/* Fold the 32 replicas of every bin and add them to dst[0..255]. */
+__device__ __forceinline__ void fold_replicas(const uint32_t *sh, unsigned long long *dst)
+{
+    const uint32_t s = pair_bin_sum(sh);
+    if ((threadIdx.x & 1) == 0 && s != 0) {
+        atomicAdd(dst + (threadIdx.x >> 1), (unsigned long long)s);
+    }
+}
+
+/*
+ * fold_replicas for counters that are never zeroed: adds to dst[0..255] what
+ * every bin gained since the previous call (seen: the bin's sum then, kept by
+ * the caller in the thread's register, 0 at first). The sums are modulo 2^32,
+ * so the difference is exact while one call's share of a bin stays below 2^32
+ * (as fold_replicas' sum of zeroed counters). The caller keeps the counters
+ * from changing until every thread has read them (a barrier).
+ */
+__device__ __forceinline__ void fold_since(const uint32_t *sh, unsigned long long *dst,
+                                           uint32_t &seen)
+{
+    const uint32_t s = pair_bin_sum(sh);
+    const uint32_t gained = s - seen;
+    seen = s;
+    if ((threadIdx.x & 1) == 0 && gained != 0) {
+        atomicAdd(dst + (threadIdx.x >> 1), (unsigned long long)gained);
     }
 }
 
