@@ -234,9 +234,24 @@ def main():
             # GPUs after; the same bytes as the run on the GPU above.
             r = run("-r", "-v", "-j", "4", *outputs("early", work), "in", cwd=work)
             check(r.returncode == 1, f"auto: exit {r.returncode} {r.stderr}")
-            check("backend: auto (the CPU, then any usable GPU once it is up)" in r.stderr and
-                  "counted on the CPU while the GPUs started" in r.stderr,
+            check("backend: auto (the CPU; from 1 s on, any usable GPU too)" in r.stderr and
+                  ("counted on the CPU (while the GPUs started" in r.stderr or
+                   "without waiting for it" in r.stderr or
+                   "the run was over before auto starts the GPUs" in r.stderr),
                   f"auto on a GPU host: no early-CPU report in {r.stderr!r}")
+            print("auto:", r.stderr.strip().splitlines()[-1])
+            # Images of 4 MiB and more go to the GPU once it is up; whichever
+            # took them, the bytes are the CPU's.
+            big = os.path.join(work, "big")
+            os.makedirs(big)
+            for i in range(12):
+                with open(os.path.join(big, f"b{i:02d}.pgm"), "wb") as f:
+                    f.write(b"P5\n2048 2048\n255\n" + os.urandom(2048 * 2048))
+            want_big = run("--backend", "cpu", "-q", "--csv", "-", big).stdout
+            r = run("-v", "-j", "2", "--csv", "-", big)
+            check(r.returncode == 0 and r.stdout == want_big,
+                  f"auto, 4 MiB images: exit {r.returncode} or not the CPU's CSV")
+            print("auto, 4 MiB images:", r.stderr.strip().splitlines()[-1])
             for suffix in (".csv", ".jsonl", "_total.csv"):
                 check(read(os.path.join(work, "early" + suffix)) ==
                       read(os.path.join(work, "gpus00" + suffix)),

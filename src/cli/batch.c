@@ -70,8 +70,9 @@ typedef struct worker {
     int device; /* its GPU, -1: the default */
     pthread_t tid;
     int started;
-    /* An auto run on GPUs: the worker's CPU context takes its images until
-     * ctx (made in the background) is ready. */
+    /* An auto run on GPUs: the worker's CPU context decodes its images and
+     * counts them until ctx (made in the background) is ready, and the small
+     * ones after (counting_ctx). */
     imghist_ctx *cpu;
     int ready;              /* ctx is made (atomic: the maker sets it) */
     size_t on_cpu, on_ctx;  /* images counted with each */
@@ -161,14 +162,44 @@ static void write_plot_file(const ih_cli_args *a, const ih_file *f, result *r)
     free(path);
 }
 
-static void process(imghist_ctx *ctx, const ih_cli_args *a, const ih_file *f, result *r)
+/*
+ * An auto run's images with fewer bytes of samples than this are counted on
+ * the CPU even once the worker's GPU is up. For a small image the GPU's path
+ * (a copy into pinned memory, a launch, a wait among many workers) costs the
+ * worker more than counting it: on two H100s, 36,000 gray 640x480 tiles ran
+ * at 61,200 images/s on the CPU backend and 40,700 with auto on the GPUs,
+ * while 12 MP JPEGs ran faster with the GPUs (784 against 728 images/s;
+ * README). The CPU counts 8-bit samples at several GB/s a core.
+ */
+#define IH_GPU_MIN_BYTES ((size_t)4 << 20)
+
+/* The context that counts an image of the worker's: its CPU one (an auto
+ * run) until its GPU one is ready, and for small images. */
+static imghist_ctx *counting_ctx(worker *w, const imghist_view *v)
+{
+    if (w->cpu == NULL) {
+        return w->ctx;
+    }
+    const size_t sample = v->dtype == IMGHIST_U8 ? 1 : v->dtype == IMGHIST_U16 ? 2 : 4;
+    const size_t bytes = (size_t)v->width * v->height * v->channels * sample;
+    if (bytes >= IH_GPU_MIN_BYTES && __atomic_load_n(&w->ready, __ATOMIC_ACQUIRE)) {
+        w->on_ctx++;
+        return w->ctx;
+    }
+    w->on_cpu++;
+    return w->cpu;
+}
+
+static void process(worker *w, const ih_cli_args *a, const ih_file *f, result *r)
 {
     imghist_image *img = NULL;
+    imghist_ctx *ctx = w->cpu != NULL ? w->cpu : w->ctx; /* decoding is the same on both */
     r->status = imghist_load_file(ctx, f->path, &img);
     if (r->status != IMGHIST_OK) {
         snprintf(r->msg, sizeof r->msg, "%s", imghist_last_error(ctx));
         return;
     }
+    ctx = counting_ctx(w, &img->view);
     r->width = img->view.width;
     r->height = img->view.height;
     r->truncated = (imghist_image_flags(img) & IMGHIST_IMAGE_TRUNCATED) != 0;
@@ -235,12 +266,7 @@ static void *work(void *arg)
         pthread_mutex_unlock(&b->mu);
 
         memset(&r, 0, sizeof r);
-        imghist_ctx *ctx = w->ctx;
-        if (w->cpu != NULL) {
-            ctx = __atomic_load_n(&w->ready, __ATOMIC_ACQUIRE) ? w->ctx : w->cpu;
-            ctx == w->cpu ? w->on_cpu++ : w->on_ctx++;
-        }
-        process(ctx, b->a, &b->files->files[k], &r);
+        process(w, b->a, &b->files->files[k], &r);
         r.done = 1;
         pthread_mutex_lock(&b->mu);
         b->slots[k % b->window] = r;
@@ -410,8 +436,15 @@ static int makers_start(ctx_makers *mk, const ih_cli_args *a, worker *workers,
 /*
  * An auto run without --gpus: which GPUs there are (CUDA's start, a quarter
  * of a second or more for each GPU) and their contexts, found and made in
- * the background while the workers count on the CPU.
+ * the background while the workers count on the CPU; and only once the run
+ * has gone on for IH_GPU_START_DELAY_MS. CUDA's start takes a core for its
+ * length, and a process that has begun it takes tens of milliseconds more
+ * to end; the GPUs only pay off in a long run (an H100 host of 16 cores:
+ * 64 PNGs 0.02 s on the CPU backend, 0.08-0.09 s with CUDA started and left
+ * behind; 152 JPEGs 1.02-1.07 s against 1.23-1.32 s).
  */
+#define IH_GPU_START_DELAY_MS 1000
+
 typedef struct gpu_starter {
     const ih_cli_args *a;
     worker *workers;
@@ -421,30 +454,83 @@ typedef struct gpu_starter {
     ctx_makers makers;
     pthread_t tid;
     int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int finished; /* under mu: the run is over, CUDA is not wanted */
+    int begun;    /* under mu: start_gpus went on to start CUDA */
+    int waited;   /* start_gpus found the run over before the delay */
+    int done;     /* atomic: start_gpus has returned */
 } gpu_starter;
+
+int ih_batch_left_running;
+
+/* Waits up to IH_GPU_START_DELAY_MS for the run to finish; whether it goes on. */
+static int still_running_after_delay(gpu_starter *g)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += IH_GPU_START_DELAY_MS / 1000;
+    until.tv_nsec += (long)(IH_GPU_START_DELAY_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&g->mu);
+    while (!g->finished && pthread_cond_timedwait(&g->cv, &g->mu, &until) == 0) {
+    }
+    const int go = !g->finished;
+    g->begun = go;
+    pthread_mutex_unlock(&g->mu);
+    return go;
+}
 
 static void *start_gpus(void *arg)
 {
     gpu_starter *g = arg;
     char err[256];
-    if (ih_device_slots(&g->a->scale, 0, ih_mpi.local_rank, ih_mpi.local_size, g->slots,
-                        &g->n_slots, err, sizeof err) != 0) {
+    if (!still_running_after_delay(g)) {
+        g->waited = 1;
+    } else if (ih_device_slots(&g->a->scale, 0, ih_mpi.local_rank, ih_mpi.local_size,
+                               g->slots, &g->n_slots, err, sizeof err) != 0) {
         g->n_slots = 0; /* not without --gpus; the workers stay on the CPU */
     }
-    if (g->n_slots > 0) {
+    if (!g->waited && g->n_slots > 0) {
         (void)makers_start(&g->makers, g->a, g->workers, g->n_workers, g->threads_each,
                            g->slots, g->n_slots, 0);
     }
+    __atomic_store_n(&g->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
-/* Waits for the starter and its makers (which have finished when it has). */
-static void starter_finish(gpu_starter *g)
+/* Tells the starter (if any) that the run is over; whether it had begun
+ * CUDA's start. */
+static int starter_stop(gpu_starter *g)
 {
-    if (g->started) {
-        pthread_join(g->tid, NULL);
-        g->started = 0;
+    if (g == NULL || !g->started) {
+        return 0;
     }
+    pthread_mutex_lock(&g->mu);
+    g->finished = 1;
+    const int begun = g->begun;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    return begun;
+}
+
+/* Stops and waits for the starter (if any) and its makers (which have
+ * finished when it has), and frees it. */
+static void starter_free(gpu_starter *g)
+{
+    if (g == NULL) {
+        return;
+    }
+    if (g->started) {
+        (void)starter_stop(g);
+        pthread_join(g->tid, NULL);
+    }
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
 }
 
 /* "<lead>0,1": the first n slots' GPUs as the user numbers them (nothing
@@ -538,16 +624,21 @@ int ih_run_batch(const ih_cli_args *a)
     const int early = early_cpu && (find_late || n_slots > 0);
     ctx_makers makers;
     memset(&makers, 0, sizeof makers);
-    gpu_starter starter;
-    memset(&starter, 0, sizeof starter);
+    /* On the heap: a run done before CUDA has started leaves it running. */
+    gpu_starter *starter = NULL;
     if (rc == IH_EXIT_OK && early) {
         rc = make_cpu_contexts(a, workers, n_workers, threads_each);
     }
     if (rc == IH_EXIT_OK && find_late) {
-        starter = (gpu_starter){.a = a, .workers = workers, .n_workers = n_workers,
-                                .threads_each = threads_each};
-        starter.started = pthread_create(&starter.tid, NULL, start_gpus, &starter) == 0;
-        /* Without the thread the run stays on the CPU, as with no GPU. */
+        /* Without the memory or the thread the run stays on the CPU, as with
+         * no GPU. */
+        if ((starter = malloc(sizeof *starter)) != NULL) {
+            *starter = (gpu_starter){.a = a, .workers = workers, .n_workers = n_workers,
+                                     .threads_each = threads_each};
+            pthread_mutex_init(&starter->mu, NULL);
+            pthread_cond_init(&starter->cv, NULL);
+            starter->started = pthread_create(&starter->tid, NULL, start_gpus, starter) == 0;
+        }
     } else if (rc == IH_EXIT_OK) {
         rc = makers_start(&makers, a, workers, n_workers, threads_each, slots, n_slots, early);
     }
@@ -567,7 +658,7 @@ int ih_run_batch(const ih_cli_args *a)
         ih_say("%sbackend: %s%s%s, %u threads, %zu images, %zu files skipped", ranks,
                early ? "auto" : imghist_backend_name(imghist_get_backend(workers[0].ctx)),
                where,
-               find_late ? " (the CPU, then any usable GPU once it is up)"
+               find_late ? " (the CPU; from 1 s on, any usable GPU too)"
                : early   ? " (the CPU until it is up)"
                          : "",
                n_workers, files.count, files.skipped);
@@ -589,7 +680,7 @@ int ih_run_batch(const ih_cli_args *a)
     rc = ih_mpi_max(rc); /* every rank sets out, or none */
     if (rc != IH_EXIT_OK) {
         ih_outputs_abort(&outs);
-        starter_finish(&starter);
+        starter_free(starter);
         makers_finish(&makers);
         for (unsigned i = 0; workers != NULL && i < n_workers; i++) {
             imghist_destroy(workers[i].ctx);
@@ -684,18 +775,31 @@ int ih_run_batch(const ih_cli_args *a)
         on_cpu += workers[i].on_cpu;
         on_ctx += workers[i].on_ctx;
     }
+    /* Every image done before CUDA has started (a small folder, on the CPU):
+     * the run ends without waiting for it. The starter keeps the workers and
+     * the arguments; ih_batch_left_running tells main to end the process
+     * without freeing them (batch.h). Under MPI every rank finishes in step. */
+    const int leave = starter_stop(starter) && !ih_mpi.active &&
+                      !__atomic_load_n(&starter->done, __ATOMIC_ACQUIRE);
+    int cuda_skipped = 0; /* over before the delay: CUDA never started */
+    if (starter != NULL && starter->started && !leave) {
+        pthread_join(starter->tid, NULL);
+        starter->started = 0;
+        cuda_skipped = starter->waited;
+    }
     /* A maker that failed left its workers on the CPU. */
-    starter_finish(&starter);
     (void)makers_finish(&makers);
-    if (find_late) {
-        n_slots = starter.n_slots;
-        memcpy(slots, starter.slots, sizeof slots);
+    if (starter != NULL && !leave) {
+        n_slots = starter->n_slots;
+        memcpy(slots, starter->slots, sizeof slots);
     }
     int gpu_ran = 0; /* an auto context on a GPU that failed is a CPU one */
     for (unsigned i = 0; i < n_workers; i++) {
-        gpu_ran |= workers[i].ctx != NULL &&
-                   imghist_get_backend(workers[i].ctx) == IMGHIST_BACKEND_CUDA;
-        imghist_destroy(workers[i].ctx);
+        if (!leave) { /* leaving: the makers may still be making them */
+            gpu_ran |= workers[i].ctx != NULL &&
+                       imghist_get_backend(workers[i].ctx) == IMGHIST_BACKEND_CUDA;
+            imghist_destroy(workers[i].ctx);
+        }
         imghist_destroy(workers[i].cpu);
     }
     ih_progress_update(&progress, emitted, files.count, 1);
@@ -783,18 +887,30 @@ int ih_run_batch(const ih_cli_args *a)
                all_count, shard, secs, secs > 0 ? (double)emitted / secs : 0.0, processed, failed,
                files.skipped, stopped);
     }
-    if (early && gpu_ran && ih_verbosity > 0) {
+    if (cuda_skipped && ih_verbosity > 0) {
+        ih_say("every image ran on the CPU: the run was over before auto starts the GPUs "
+               "(after %.1f s)", IH_GPU_START_DELAY_MS / 1000.0);
+    } else if (leave && ih_verbosity > 0) {
+        ih_say("%zu images counted on the CPU and %zu on a GPU; done before CUDA had started "
+               "the rest, without waiting for it", on_cpu, on_ctx);
+    } else if (early && gpu_ran && ih_verbosity > 0) {
         char where[160] = "";
         gpu_list(a, slots, n_slots < n_workers ? n_slots : n_workers, "", where, sizeof where);
-        ih_say("%s%zu images counted on the CPU while the GPUs started, %zu on GPU %s",
-               ih_mpi.active ? "this rank: " : "", on_cpu, on_ctx, where);
+        ih_say("%s%zu images counted on the CPU (while the GPUs started, or smaller than %zu "
+               "MiB), %zu on GPU %s", ih_mpi.active ? "this rank: " : "", on_cpu,
+               IH_GPU_MIN_BYTES >> 20, on_ctx, where);
     } else if (early && ih_verbosity > 0) {
         ih_say("%sno usable GPU: every image ran on the CPU", ih_mpi.active ? "this rank: " : "");
     }
     pthread_cond_destroy(&b.done_cv);
     pthread_cond_destroy(&b.space_cv);
     pthread_mutex_destroy(&b.mu);
-    free(workers);
+    if (leave) {
+        ih_batch_left_running = 1; /* workers and starter stay theirs */
+    } else {
+        free(workers);
+        starter_free(starter);
+    }
     free(b.slots);
     ih_gather_free(gather);
     ih_plan_free(&plan);

@@ -11,4 +11,9 @@ int ih_is_batch(const ih_cli_args *a);
  * 128 + the signal when interrupted). */
 int ih_run_batch(const ih_cli_args *a);
 
+/* Set by an auto run that finished before CUDA had started: a thread still
+ * starting it uses the arguments, so the caller ends the process (its
+ * outputs complete) without waiting for it or freeing them: fflush, _exit. */
+extern int ih_batch_left_running;
+
 #endif

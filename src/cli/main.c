@@ -629,6 +629,13 @@ int main(int argc, char **argv)
             rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
         }
     }
+    if (ih_batch_left_running) {
+        /* CUDA is still starting in a thread that reads the arguments. */
+        if (fflush(NULL) != 0 && rc == IH_EXIT_OK) {
+            rc = IH_EXIT_FILE;
+        }
+        _exit(rc);
+    }
     ih_free_args(&a);
     ih_mpi_stop();
     return rc;
