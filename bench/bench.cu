@@ -847,29 +847,17 @@ void section_batch()
         /* The same call with the blocks taking shorter runs of chunks in
          * turn (IMGHIST_P_EXP_BATCH_RUN), for comparison with the library's
          * choice (the last row, which the targets use, stays that one). */
-        /* And with a tail (IMGHIST_P_EXP_BATCH_TAIL, per mille) that the
-         * blocks take as they finish, in runs of `run` chunks. */
-        const std::pair<int64_t, int64_t> orders[] = {{0, 4},   {0, 16},  {50, 1},
-                                                      {100, 1}, {100, 2}, {200, 2}};
-        for (const auto &o : orders) {
-            const int64_t tail = o.first, run = o.second;
-            const std::string name = tail == 0 ? "imghist batch, runs of " + std::to_string(run)
-                                               : "imghist batch, tail " + std::to_string(tail) +
-                                                     "/1000 in " + std::to_string(run);
+        for (int64_t run : {4, 8, 16}) {
             impls.insert(impls.end() - 1,
-                hist_impl(name,
-                          [&imgs, run, tail, out = device_counts(imgs.size())](std::string *err) {
+                hist_impl("imghist batch, runs of " + std::to_string(run),
+                          [&imgs, run, out = device_counts(imgs.size())](std::string *err) {
                               const bool ok =
                                   imghist_ok(imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_RUN, run),
-                                             err) &&
-                                  imghist_ok(imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_TAIL,
-                                                               tail),
                                              err) &&
                                   imghist_ok(imghist_histogram_batch(g.ctx, imgs.data(), imgs.size(),
                                                                      nullptr, &out),
                                              err);
                               imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_RUN, 0);
-                              imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_TAIL, 0);
                               return ok;
                           },
                           g.d_h64, 8, bins, ref.data()));

@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
  */
 __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     hist_u8_batch_kernel(const ih_geom *geoms, const uint32_t *chunk_start, uint32_t count,
-                         ih_batch_order order, unsigned long long *hists)
+                         uint32_t run, unsigned long long *hists)
 {
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
     /* The current image's geometry. Read through a pointer into global
@@ -107,49 +107,16 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     const uint32_t col = lane_column(sh);
     uint32_t seen = 0; /* fold_since's record of the thread's bin */
     zero_counters(sh);
-    const auto seg = [&](uint32_t img, uint32_t c0, uint32_t c1) {
-        if (threadIdx.x == 0) {
-            s_geom = geoms[img];
-        }
-        __syncthreads(); /* s_geom published; the last fold's reads done */
-        count_granules(col, s_geom, c0, 1, c1);
-        fold_since(sh, hists + (size_t)img * 256, seen);
-    };
-    /* Runs of the head in turn, then runs of the tail as they are asked for;
-     * one call site of seg keeps the kernel within its registers. */
-    const uint32_t total = chunk_start[count];
-    const bool has_tail = order.tail_from < total;
-    __shared__ uint32_t s_next;
-    const uint32_t head_runs = order.tail_from / order.run + (order.tail_from % order.run != 0);
-    for (uint32_t k = blockIdx.x;; k += gridDim.x) { /* k: the block's next head run */
-        uint32_t lo, hi;
-        if (k < head_runs) {
-            lo = k * order.run; /* below tail_from */
-            hi = order.tail_from - lo < order.run ? order.tail_from : lo + order.run;
-        } else if (has_tail) {
-            if (threadIdx.x == 0) {
-                s_next = atomicAdd(order.queue, 1u);
-            }
-            __syncthreads(); /* seg's barriers order the reads before the next write */
-            const uint64_t at = (uint64_t)s_next * order.tail_run;
-            if (at >= total - order.tail_from) {
-                break;
-            }
-            lo = order.tail_from + (uint32_t)at;
-            hi = total - lo < order.tail_run ? total : lo + order.tail_run;
-        } else {
-            break;
-        }
-        for_each_piece(chunk_start, count, lo, hi, seg);
-    }
-    if (!has_tail) {
-        return;
-    }
-    /* The last block out leaves the queue at zero for the next launch. */
-    if (threadIdx.x == 0 && atomicAdd(order.queue + 1, 1u) == gridDim.x - 1) {
-        order.queue[0] = 0;
-        order.queue[1] = 0;
-    }
+    for_each_segment(chunk_start, count, run, blockIdx.x, gridDim.x,
+                     [&](uint32_t img, uint32_t c0, uint32_t c1) {
+                         if (threadIdx.x == 0) {
+                             s_geom = geoms[img];
+                         }
+                         /* s_geom published; the last fold's reads done */
+                         __syncthreads();
+                         count_granules(col, s_geom, c0, 1, c1);
+                         fold_since(sh, hists + (size_t)img * 256, seen);
+                     });
 }
 
 /* Source and destination share their alignment within 16 bytes on every row,
@@ -200,10 +167,10 @@ cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStr
 }
 
 cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
-                                    uint32_t count, const ih_batch_order &order, int grid,
+                                    uint32_t count, uint32_t run, int grid,
                                     unsigned long long *hists, cudaStream_t stream)
 {
-    hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, order, hists);
+    hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists);
     return cudaGetLastError();
 }
 

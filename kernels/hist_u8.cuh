@@ -30,24 +30,13 @@ struct ih_hist_launch {
 /* Histogram of one band of granules; see ih_hist_launch. */
 cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStream_t stream);
 
-/* The order in which a batch launch's blocks take the chunks: chunks below
- * tail_from in runs of `run` taken in turn (block b: runs b, b + grid, ...);
- * the rest (the tail) in runs of tail_run, each to the block that asks first
- * through queue (two device words, zero before the launch and left zero). */
-struct ih_batch_order {
-    uint32_t run;
-    uint32_t tail_from;
-    uint32_t tail_run;
-    unsigned int *queue;
-};
-
 /* Histograms of many images in one persistent launch: image i (geoms[i], a
  * device array) adds into hists[256*i] (device, zeroed by the caller).
  * chunk_start (device, count + 1 entries) numbers the images' chunks back to
- * back: image i owns chunks [chunk_start[i], chunk_start[i+1]); the blocks
- * take them in `order`. */
+ * back: image i owns chunks [chunk_start[i], chunk_start[i+1]); blocks take
+ * runs of `run` chunks in turn. */
 cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
-                                    uint32_t count, const ih_batch_order &order, int grid,
+                                    uint32_t count, uint32_t run, int grid,
                                     unsigned long long *hists, cudaStream_t stream);
 
 /* dst = lut[src] over an image; `lut` is 256 device bytes, 4-byte aligned. */

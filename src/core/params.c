@@ -41,8 +41,6 @@ static const param_info params[] = {
      offsetof(ih_params, batch_run)},
     {IMGHIST_P_EXP_EQ_BATCH_SMALL, "IMGHIST_P_EXP_EQ_BATCH_SMALL", 0, INT32_MAX, 0,
      offsetof(ih_params, eq_batch_small)},
-    {IMGHIST_P_EXP_BATCH_TAIL, "IMGHIST_P_EXP_BATCH_TAIL", 0, 1000, 0,
-     offsetof(ih_params, batch_tail)},
 };
 
 static const param_info *find(imghist_param id)

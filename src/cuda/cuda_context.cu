@@ -173,11 +173,11 @@ static imghist_status cuda_open(imghist_ctx *ctx)
                 cudaSuccess ||
             (e = cudaEventCreateWithFlags(&s->handoff, cudaEventDisableTiming)) != cudaSuccess ||
             (e = cudaMalloc((void **)&s->workspace, ws_bytes)) != cudaSuccess ||
-            (e = cudaMalloc((void **)&s->ticket, 3 * sizeof(unsigned int))) != cudaSuccess ||
+            (e = cudaMalloc((void **)&s->ticket, sizeof(unsigned int))) != cudaSuccess ||
             (e = cudaMalloc((void **)&s->hist, 256 * sizeof(unsigned long long))) != cudaSuccess ||
             (e = cudaMalloc((void **)&s->lut, 256)) != cudaSuccess ||
             (e = cudaMemset(s->workspace, 0, ws_bytes)) != cudaSuccess ||
-            (e = cudaMemset(s->ticket, 0, 3 * sizeof(unsigned int))) != cudaSuccess ||
+            (e = cudaMemset(s->ticket, 0, sizeof(unsigned int))) != cudaSuccess ||
             (e = ih_equalize_batch_setup(&s->eqb_small_max, &s->eqb_count_bps,
                                          &s->eqb_apply_bps)) != cudaSuccess ||
             (e = cudaDeviceSynchronize()) != cudaSuccess) {

@@ -267,28 +267,18 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
      * 83-88 % for runs of 16, 17 or 26 chunks taken in turn and 81-85 % for
      * runs of 8. IMGHIST_P_EXP_BATCH_RUN sets the run length instead. */
     const int resident = s->sm_count * (s->batch_bps > 0 ? s->batch_bps : 1);
-    /* IMGHIST_P_EXP_BATCH_TAIL leaves that share (per mille) of the chunks
-     * to blocks that ask for them as they finish. */
-    const uint64_t tail = (uint64_t)chunks * (uint64_t)ctx->params.batch_tail / 1000;
-    const uint64_t head = (uint64_t)chunks - tail;
-    uint64_t run = (head + (uint64_t)resident - 1) / (uint64_t)resident;
+    uint64_t run = ((uint64_t)chunks + (uint64_t)resident - 1) / (uint64_t)resident;
     run = run < 1 ? 1 : run;
-    if (ctx->params.batch_run > 0 && tail == 0) {
+    if (ctx->params.batch_run > 0) {
         run = (uint64_t)ctx->params.batch_run;
     }
-    const uint64_t runs = (head + run - 1) / run;
-    const int grid = tail > 0 || runs >= (uint64_t)resident ? resident
-                                                            : (int)(runs > 0 ? runs : 1);
-    ih_batch_order order;
-    order.run = (uint32_t)run;
-    order.tail_from = (uint32_t)head;
-    order.tail_run = ctx->params.batch_run > 0 && tail > 0 ? (uint32_t)ctx->params.batch_run : 1;
-    order.queue = s->ticket + 1;
+    const uint64_t runs = ((uint64_t)chunks + run - 1) / run;
+    const int grid = runs < (uint64_t)resident ? (int)(runs > 0 ? runs : 1) : resident;
     const ih_geom *d_geoms = (const ih_geom *)s->batch_desc;
     const uint32_t *d_starts =
         (const uint32_t *)((uint8_t *)s->batch_desc + count * sizeof(ih_geom));
     IH_CUDA_TRY(ctx, "batch histogram launch",
-                ih_launch_hist_u8_batch(d_geoms, d_starts, (uint32_t)count, order, grid, target,
-                                        s->stream));
+                ih_launch_hist_u8_batch(d_geoms, d_starts, (uint32_t)count, (uint32_t)run, grid,
+                                        target, s->stream));
     return ih_cuda_deliver(ctx, out, n, target);
 }

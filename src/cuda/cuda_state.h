@@ -30,8 +30,7 @@ struct ih_cuda_state {
     cudaStream_t stream;                /* the context's stream: own_stream or the caller's */
     cudaEvent_t handoff;                /* orders a new stream after the old one */
     unsigned long long *workspace;      /* IH_WS_COPIES * 256 counters, zero between launches */
-    unsigned int *ticket;               /* the last-block ticket, then the batch's tail queue
-                                           (two words): zero between launches */
+    unsigned int *ticket;               /* the last-block ticket, zero between launches */
     unsigned long long *hist;           /* 256 results bound for host memory */
     unsigned char *lut;                 /* 256 LUT bytes */
     uint8_t *staging;                   /* host images, whole or in bands */
