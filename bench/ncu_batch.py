@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""The 8-bit batch kernel on a few data patterns, for ncu.
+
+2000 CuPy images of 640x480 (issue 13's batch), each pattern counted three
+times through imghist.histogram (one imghist_histogram_batch call each):
+
+    ncu --clock-control none -k regex:hist_u8_batch --section ... \\
+        python3 bench/ncu_batch.py
+
+Patterns: uniform, normal (N(128, 20^2) rounded, as the bench's), normal40
+(mean 120, sd 40), constant (127), runs64 (runs of 64 equal bytes). Needs CuPy and the package on PYTHONPATH
+(IMGHIST_LIBRARY naming the CUDA build's library).
+"""
+import cupy as cp
+
+import imghist
+
+N, H, W = 2000, 480, 640
+
+
+def pattern(name, rng):
+    if name == "uniform":
+        return rng.integers(0, 256, (N, H, W), dtype=cp.uint8)
+    if name in ("normal", "normal40"):  # the bench's normal: N(128, 20^2), rounded
+        mean, sd = (128, 20) if name == "normal" else (120, 40)
+        return cp.clip(cp.rint(cp.random.normal(mean, sd, (N, H, W), dtype=cp.float32)), 0,
+                       255).astype(cp.uint8)
+    if name == "constant":
+        return cp.full((N, H, W), 127, cp.uint8)
+    if name == "runs64":
+        v = rng.integers(0, 256, (N * H * W) // 64, dtype=cp.uint8)
+        return cp.repeat(v, 64).reshape(N, H, W)
+    raise ValueError(name)
+
+
+def main():
+    rng = cp.random.default_rng(13)
+    cp.random.seed(13)
+    for name in ("uniform", "normal", "normal40", "constant", "runs64"):
+        x = pattern(name, rng)
+        want = cp.bincount(x[:4].reshape(4, -1)[0], minlength=256)
+        for _ in range(3):
+            h = imghist.histogram(x)
+        cp.cuda.Device().synchronize()
+        assert (h[0] == want).all(), name
+        print(name, "ok")
+        del x
+
+
+if __name__ == "__main__":
+    main()
