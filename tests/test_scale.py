@@ -240,6 +240,19 @@ def main():
                    "the run was over before auto starts the GPUs" in r.stderr),
                   f"auto on a GPU host: no early-CPU report in {r.stderr!r}")
             print("auto:", r.stderr.strip().splitlines()[-1])
+            # CUDA started at once (the tests' delay of 0): the run is done
+            # while it starts, and ends without waiting for it (or after it,
+            # on a fast host); the same bytes either way.
+            env0 = dict(os.environ, IMGHIST_TEST_GPU_START_DELAY_MS="0")
+            r = run("-r", "-v", "-j", "4", *outputs("early0", work), "in", cwd=work, env=env0)
+            check(r.returncode == 1, f"auto, no delay: exit {r.returncode} {r.stderr}")
+            for suffix in (".csv", ".jsonl", "_total.csv"):
+                check(read(os.path.join(work, "early0" + suffix)) ==
+                      read(os.path.join(work, "gpus00" + suffix)),
+                      f"auto, no delay: {suffix} differs from the GPU run's")
+            check(same_tree(os.path.join(work, "early0_eq"), os.path.join(work, "gpus00_eq")),
+                  "auto, no delay: equalized PNGs differ from the GPU run's")
+            print("auto, no delay:", r.stderr.strip().splitlines()[-1])
             # Images of 4 MiB and more go to the GPU once it is up; whichever
             # took them, the bytes are the CPU's.
             big = os.path.join(work, "big")
