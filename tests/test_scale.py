@@ -101,6 +101,15 @@ def outputs(tag, work):
             "--equalize", o + "_eq"]
 
 
+def same_outputs(tag, ref, work, label):
+    """Run `tag`'s CSV, JSON Lines, total and equalized PNGs against run `ref`'s."""
+    for suffix in (".csv", ".jsonl", "_total.csv"):
+        check(read(os.path.join(work, tag + suffix)) == read(os.path.join(work, ref + suffix)),
+              f"{label}: {suffix} differs from the {ref} run's")
+    check(same_tree(os.path.join(work, tag + "_eq"), os.path.join(work, ref + "_eq")),
+          f"{label}: equalized PNGs differ from the {ref} run's")
+
+
 def files_of(jsonl):
     import json
     with open(jsonl, encoding="utf-8", errors="surrogateescape") as f:
@@ -206,11 +215,7 @@ def main():
         r = run("-r", "-q", "-j", "4", "--gpus", "0,0", *backend, *outputs("gpus00", work), "in",
                 cwd=work)
         check(r.returncode == 1, f"--gpus 0,0: exit {r.returncode} {r.stderr}")
-        for suffix in (".csv", ".jsonl", "_total.csv"):
-            check(read(os.path.join(work, "gpus00" + suffix)) == read(os.path.join(work, "whole" + suffix)),
-                  f"--gpus 0,0 {' '.join(backend)}: {suffix} differs from the plain run's")
-        check(same_tree(os.path.join(work, "gpus00_eq"), os.path.join(work, "whole_eq")),
-              "--gpus 0,0: equalized PNGs differ")
+        same_outputs("gpus00", "whole", work, f"--gpus 0,0 {' '.join(backend)}")
         if backend:
             # CUDA is shown only GPU 4095 (ih_narrow_gpus), finds none, and the
             # context's error names the GPU as the user did.
@@ -246,12 +251,7 @@ def main():
             env0 = dict(os.environ, IMGHIST_TEST_GPU_START_DELAY_MS="0")
             r = run("-r", "-v", "-j", "4", *outputs("early0", work), "in", cwd=work, env=env0)
             check(r.returncode == 1, f"auto, no delay: exit {r.returncode} {r.stderr}")
-            for suffix in (".csv", ".jsonl", "_total.csv"):
-                check(read(os.path.join(work, "early0" + suffix)) ==
-                      read(os.path.join(work, "gpus00" + suffix)),
-                      f"auto, no delay: {suffix} differs from the GPU run's")
-            check(same_tree(os.path.join(work, "early0_eq"), os.path.join(work, "gpus00_eq")),
-                  "auto, no delay: equalized PNGs differ from the GPU run's")
+            same_outputs("early0", "gpus00", work, "auto, no delay")
             print("auto, no delay:", r.stderr.strip().splitlines()[-1])
             # Images of 4 MiB and more go to the GPU once it is up; whichever
             # took them, the bytes are the CPU's.
@@ -265,12 +265,7 @@ def main():
             check(r.returncode == 0 and r.stdout == want_big,
                   f"auto, 4 MiB images: exit {r.returncode} or not the CPU's CSV")
             print("auto, 4 MiB images:", r.stderr.strip().splitlines()[-1])
-            for suffix in (".csv", ".jsonl", "_total.csv"):
-                check(read(os.path.join(work, "early" + suffix)) ==
-                      read(os.path.join(work, "gpus00" + suffix)),
-                      f"auto (CPU, then GPU): {suffix} differs from the GPU run's")
-            check(same_tree(os.path.join(work, "early_eq"), os.path.join(work, "gpus00_eq")),
-                  "auto (CPU, then GPU): equalized PNGs differ from the GPU run's")
+            same_outputs("early", "gpus00", work, "auto (CPU, then GPU)")
         print("--gpus 0,0 ran on", "the GPU" if backend else "the CPU (no usable GPU)")
 
         # ---- one image with auto: the CPU, unless --gpus or IMGHIST_BACKEND names a GPU ----
