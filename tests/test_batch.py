@@ -147,6 +147,12 @@ def main():
         src = os.path.join(tmp, "in")
         images, skipped, corrupt = make_tree(src)
 
+        # The run's outputs to a device (written directly): each one alone.
+        for opt in ("--csv", "--json", "--total"):
+            r = run("-r", "-q", "--backend", "cpu", opt, "/dev/null", src)
+            check(r.returncode == 1 and "/dev/null" not in r.stderr,
+                  f"{opt} /dev/null: exit {r.returncode} (want 1: the corrupt files), {r.stderr!r}")
+
         for luma in (False, True):
             mode = ["--gray", "luma"] if luma else []
             runs = {}

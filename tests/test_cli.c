@@ -475,6 +475,17 @@ static void test_failed_write_keeps_old_output(void **state)
         assert_one_line_error(&r, "/dev/full");
         free_result(&r);
     }
+
+    /* A device that takes the bytes: written directly, and done. */
+    if (tu_exists("/dev/null")) {
+        const char *opts[] = {"--csv", "--json", "--equalize", "--total"};
+        for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+            r = RUN(sample("moon.png"), opts[i], "/dev/null");
+            assert_int_equal(r.code, 0);
+            assert_string_equal(r.err, "");
+            free_result(&r);
+        }
+    }
 }
 
 static void test_output_is_input_refused(void **state)

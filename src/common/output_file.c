@@ -38,6 +38,7 @@ int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char
                 snprintf(err, errlen, "%s", strerror(errno));
                 return -1;
             }
+            out->direct = 1;
             return 0;
         }
     }
@@ -116,6 +117,10 @@ int ih_output_close(ih_output_file *out, char *err, size_t errlen)
 
 int ih_output_commit(ih_output_file *out, char *err, size_t errlen)
 {
+    if (out->direct && out->fp == NULL) {
+        clear(out); /* written and closed: nothing to put in place */
+        return 0;
+    }
     if (out->fp == NULL && out->tmp_path == NULL && !out->is_stdout) {
         snprintf(err, errlen, "output is not open");
         return -1;

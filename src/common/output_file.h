@@ -10,6 +10,7 @@ typedef struct ih_output_file {
     char *final_path; /* NULL when writing straight to the target */
     char *tmp_path;   /* NULL when writing straight to the target */
     int is_stdout;
+    int direct;       /* writing straight to a device or FIFO that exists */
 } ih_output_file;
 
 /*
