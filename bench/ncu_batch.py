@@ -9,8 +9,12 @@ times through imghist.histogram (one imghist_histogram_batch call each):
 
 Patterns: uniform, normal (N(128, 20^2) rounded, as the bench's), normal40
 (mean 120, sd 40), constant (127), runs64 (runs of 64 equal bytes). Needs CuPy and the package on PYTHONPATH
-(IMGHIST_LIBRARY naming the CUDA build's library).
+(IMGHIST_LIBRARY naming the CUDA build's library). With --time it prints
+each pattern's median call time between CUDA events instead (after an L2
+flush, and back to back), for comparison with the bench's rows.
 """
+import sys
+
 import cupy as cp
 
 import imghist
@@ -33,9 +37,27 @@ def pattern(name, rng):
     raise ValueError(name)
 
 
+def timed(x, flush, runs=15):
+    """Median of `runs` calls, each between two events, after reading `flush`
+    (larger than L2) when it is given."""
+    ev0, ev1 = cp.cuda.Event(), cp.cuda.Event()
+    t = []
+    for _ in range(runs):
+        if flush is not None:
+            flush.sum()
+        ev0.record()
+        imghist.histogram(x)
+        ev1.record()
+        ev1.synchronize()
+        t.append(cp.cuda.get_elapsed_time(ev0, ev1) * 1000)
+    return sorted(t)[runs // 2]
+
+
 def main():
     rng = cp.random.default_rng(13)
     cp.random.seed(13)
+    timing = "--time" in sys.argv
+    flush = cp.ones(64 << 20, cp.uint32) if timing else None  # 256 MiB
     for name in ("uniform", "normal", "normal40", "constant", "runs64"):
         x = pattern(name, rng)
         want = cp.bincount(x[:4].reshape(4, -1)[0], minlength=256)
@@ -43,7 +65,11 @@ def main():
             h = imghist.histogram(x)
         cp.cuda.Device().synchronize()
         assert (h[0] == want).all(), name
-        print(name, "ok")
+        if timing:
+            print(f"{name:9s} {timed(x, flush):7.1f} us after an L2 flush, "
+                  f"{timed(x, None):7.1f} us back to back")
+        else:
+            print(name, "ok")
         del x
 
 
