@@ -796,17 +796,12 @@ void section_batch()
 
     /* The read ceiling in the batch kernel's order: blocks take runs of
      * 32 KiB chunks in turn; run 1 is the plain streaming order. */
-    const std::pair<uint32_t, bool> floors[] = {{1, false},  {4, false}, {10, false}, {16, false},
-                                                {51, false}, {10, true}, {16, true},  {51, true}};
-    for (const auto &f : floors) {
-        const uint32_t run = f.first;
-        const bool rotate = f.second;
+    for (uint32_t run : {1u, 4u, 16u, 51u}) {
         Impl im;
-        im.name = "floor: read in runs of " + std::to_string(run) + " x 32 KiB" +
-                  (rotate ? ", rotated" : "");
+        im.name = "floor: read in runs of " + std::to_string(run) + " x 32 KiB";
         im.run = [=](std::string *err) {
-            return cuda_ok(
-                launch_read_runs(d, total, 2048, run, rotate, g.d_sink, g.rw_grid, g.stream), err);
+            return cuda_ok(launch_read_runs(d, total, 2048, run, g.d_sink, g.rw_grid, g.stream),
+                           err);
         };
         table_row(im.name, "-", measure(im, ts), (double)total, -1);
     }
@@ -850,30 +845,19 @@ void section_batch()
             },
             g.d_h64, 8, bins, ref.data()));
         /* The same call with the blocks taking shorter runs of chunks in
-         * turn (IMGHIST_P_EXP_BATCH_RUN; 0: the library's length), and
-         * reading each run from a point of their own
-         * (IMGHIST_P_EXP_BATCH_ROTATE), for comparison with the library's
+         * turn (IMGHIST_P_EXP_BATCH_RUN), for comparison with the library's
          * choice (the last row, which the targets use, stays that one). */
-        const std::pair<int64_t, int64_t> orders[] = {{4, 0}, {16, 0}, {0, 1}, {16, 1}};
-        for (const auto &o : orders) {
-            const int64_t run = o.first, rotate = o.second;
-            const std::string name =
-                "imghist batch, " + (run ? "runs of " + std::to_string(run) : std::string("one run")) +
-                (rotate ? ", rotated" : "");
+        for (int64_t run : {4, 8, 16}) {
             impls.insert(impls.end() - 1,
-                hist_impl(name,
-                          [&imgs, run, rotate, out = device_counts(imgs.size())](std::string *err) {
+                hist_impl("imghist batch, runs of " + std::to_string(run),
+                          [&imgs, run, out = device_counts(imgs.size())](std::string *err) {
                               const bool ok =
                                   imghist_ok(imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_RUN, run),
-                                             err) &&
-                                  imghist_ok(imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_ROTATE,
-                                                               rotate),
                                              err) &&
                                   imghist_ok(imghist_histogram_batch(g.ctx, imgs.data(), imgs.size(),
                                                                      nullptr, &out),
                                              err);
                               imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_RUN, 0);
-                              imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_ROTATE, 0);
                               return ok;
                           },
                           g.d_h64, 8, bins, ref.data()));

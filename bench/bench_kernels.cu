@@ -277,17 +277,14 @@ const char *cub_version_string(void)
 
 __global__ void __launch_bounds__(RW_THREADS) read_runs_kernel(const uint4 *__restrict__ src,
                                                                size_t n16, uint32_t chunk16,
-                                                               uint32_t run, bool rotate,
+                                                               uint32_t run,
                                                                unsigned int *__restrict__ sink)
 {
     const size_t chunks = (n16 + chunk16 - 1) / chunk16;
     uint32_t acc = 0;
     for (size_t lo = (size_t)blockIdx.x * run; lo < chunks; lo += (size_t)gridDim.x * run) {
         const size_t hi = chunks - lo < run ? chunks : lo + run;
-        /* rotate: from a point of the block's own (the library's hash), then wrap */
-        const size_t rot = rotate ? (blockIdx.x * 2654435761u) % (hi - lo) : 0;
-        for (size_t k = 0; k < hi - lo; k++) {
-            const size_t c = lo + (k + rot) % (hi - lo);
+        for (size_t c = lo; c < hi; c++) {
             const size_t end = (c + 1) * chunk16 < n16 ? (c + 1) * chunk16 : n16;
             for (size_t i = c * chunk16 + threadIdx.x; i < end; i += 4 * RW_THREADS) {
                 uint4 v[4];
@@ -312,13 +309,13 @@ __global__ void __launch_bounds__(RW_THREADS) read_runs_kernel(const uint4 *__re
 }
 
 cudaError_t launch_read_runs(const void *src, size_t bytes, uint32_t chunk16, uint32_t run,
-                             bool rotate, unsigned int *sink, int grid, cudaStream_t stream)
+                             unsigned int *sink, int grid, cudaStream_t stream)
 {
     if (chunk16 == 0 || run == 0) {
         return cudaErrorInvalidValue;
     }
     read_runs_kernel<<<grid, RW_THREADS, 0, stream>>>(static_cast<const uint4 *>(src), bytes / 16,
-                                                       chunk16, run, rotate, sink);
+                                                       chunk16, run, sink);
     return cudaGetLastError();
 }
 

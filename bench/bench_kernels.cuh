@@ -33,10 +33,9 @@ cudaError_t launch_read(read_variant v, const void *src, size_t bytes, unsigned 
                         int grid, cudaStream_t stream);
 /* The streaming read in the batch kernel's order: `bytes` (a multiple of 16)
  * cut into chunks of `chunk16` 16-byte words, chunks grouped into runs of
- * `run`; block b reads runs b, b + grid, ... (4 loads in flight per thread),
- * with `rotate` each from a chunk of its own (IMGHIST_P_EXP_BATCH_ROTATE's). */
+ * `run`; block b reads runs b, b + grid, ... (4 loads in flight per thread). */
 cudaError_t launch_read_runs(const void *src, size_t bytes, uint32_t chunk16, uint32_t run,
-                             bool rotate, unsigned int *sink, int grid, cudaStream_t stream);
+                             unsigned int *sink, int grid, cudaStream_t stream);
 /* A kernel that does nothing: the floor of a timed single launch. */
 cudaError_t launch_empty(cudaStream_t stream);
 /* Holds `stream` until *release (host-mapped memory) becomes non-zero, so that

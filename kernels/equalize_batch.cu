@@ -109,7 +109,7 @@ __device__ void apply_large(const ih_eq_batch_launch &l, uint32_t block, uint32_
 {
     __shared__ ih_eq_image s_d;
     const uint8_t *lutl = lane_lut(sh);
-    for_each_segment(l.chunk_start, l.n_large, l.apply_run, block, blocks, false,
+    for_each_segment(l.chunk_start, l.n_large, l.apply_run, block, blocks,
                      [&](uint32_t img, uint32_t c0, uint32_t c1) {
                          __syncthreads(); /* the last piece's lookups are done */
                          if (threadIdx.x == 0) {
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     uint32_t seen = 0; /* fold_since's record of the thread's bin */
     zero_counters(sh);
     for_each_segment(
-        l.chunk_start, l.n_large, l.count_run, blockIdx.x, gridDim.x, false,
+        l.chunk_start, l.n_large, l.count_run, blockIdx.x, gridDim.x,
         [&](uint32_t img, uint32_t c0, uint32_t c1) {
             if (threadIdx.x == 0) {
                 s_geom = l.large[img].src;

@@ -93,7 +93,6 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
  * spills (80-82 % of the read ceiling against 74-76 %, before the geometry
  * moved to shared memory).
  */
-template <bool ROTATE>
 __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     hist_u8_batch_kernel(const ih_geom *geoms, const uint32_t *chunk_start, uint32_t count,
                          uint32_t run, unsigned long long *hists)
@@ -108,7 +107,7 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     const uint32_t col = lane_column(sh);
     uint32_t seen = 0; /* fold_since's record of the thread's bin */
     zero_counters(sh);
-    for_each_segment(chunk_start, count, run, blockIdx.x, gridDim.x, ROTATE,
+    for_each_segment(chunk_start, count, run, blockIdx.x, gridDim.x,
                      [&](uint32_t img, uint32_t c0, uint32_t c1) {
                          if (threadIdx.x == 0) {
                              s_geom = geoms[img];
@@ -168,16 +167,10 @@ cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStr
 }
 
 cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
-                                    uint32_t count, uint32_t run, bool rotate, int grid,
+                                    uint32_t count, uint32_t run, int grid,
                                     unsigned long long *hists, cudaStream_t stream)
 {
-    if (rotate) {
-        hist_u8_batch_kernel<true><<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run,
-                                                                 hists);
-    } else {
-        hist_u8_batch_kernel<false><<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run,
-                                                                  hists);
-    }
+    hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists);
     return cudaGetLastError();
 }
 
@@ -202,8 +195,7 @@ cudaError_t ih_hist_blocks_per_sm(int *hist, int *batch, int *apply)
 {
     cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(hist, hist_u8_kernel, THREADS, 0);
     if (e == cudaSuccess) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(batch, hist_u8_batch_kernel<false>,
-                                                          THREADS, 0);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(batch, hist_u8_batch_kernel, THREADS, 0);
     }
     if (e == cudaSuccess) {
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(apply, apply_lut_kernel, THREADS, 0);

@@ -36,7 +36,7 @@ cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStr
  * back: image i owns chunks [chunk_start[i], chunk_start[i+1]); blocks take
  * runs of `run` chunks in turn. */
 cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
-                                    uint32_t count, uint32_t run, bool rotate, int grid,
+                                    uint32_t count, uint32_t run, int grid,
                                     unsigned long long *hists, cudaStream_t stream);
 
 /* dst = lut[src] over an image; `lut` is 256 device bytes, 4-byte aligned. */

@@ -308,57 +308,37 @@ __device__ __forceinline__ void load_lut(uint32_t *s_lut, const unsigned char *l
     __syncthreads();
 }
 
-/* The image holding chunk c: the last i with chunk_start[i] <= c. */
-__device__ __forceinline__ uint32_t image_of_chunk(const uint32_t *chunk_start, uint32_t count,
-                                                   uint32_t c)
-{
-    uint32_t a = 0, b = count - 1;
-    while (a < b) {
-        const uint32_t m = (a + b + 1) / 2;
-        if (chunk_start[m] <= c) {
-            a = m;
-        } else {
-            b = m - 1;
-        }
-    }
-    return a;
-}
-
 /*
  * The batch kernels' walk: the images' chunks numbered back to back (image i
  * owns chunks [chunk_start[i], chunk_start[i+1])) and cut into runs of `run`
  * chunks; block `block` of `blocks` takes runs block, block + blocks, ... and
  * calls seg(image, c0, c1) for each piece of a run within one image, chunks
- * [c0, c1) counted from the image's first. With `rotate`, a block reads each
- * run from a point of its own (a hash of the block's number) to the end, then
- * from the start to that point; one call site of seg either way.
+ * [c0, c1) counted from the image's first.
  */
 template <class OnSegment>
 __device__ __forceinline__ void for_each_segment(const uint32_t *chunk_start, uint32_t count,
                                                  uint32_t run, uint32_t block, uint32_t blocks,
-                                                 bool rotate, OnSegment seg)
+                                                 OnSegment seg)
 {
     const uint32_t total = chunk_start[count];
     for (uint64_t lo64 = (uint64_t)block * run; lo64 < total; lo64 += (uint64_t)blocks * run) {
         const uint32_t lo = (uint32_t)lo64;
         const uint32_t hi = total - lo < run ? total : lo + run;
-        const uint32_t mid = rotate ? lo + (block * 2654435761u) % (hi - lo) : lo;
-        uint32_t at = mid, stop = hi;
-        uint32_t img = image_of_chunk(chunk_start, count, at);
-        for (;;) {
-            if (at == stop) {
-                if (stop == mid || mid == lo) {
-                    break; /* both parts done, or no second part */
-                }
-                at = lo; /* the part before the starting point */
-                stop = mid;
-                img = image_of_chunk(chunk_start, count, at);
+        /* The image holding chunk lo: the last i with chunk_start[i] <= lo. */
+        uint32_t a = 0, b = count - 1;
+        while (a < b) {
+            const uint32_t m = (a + b + 1) / 2;
+            if (chunk_start[m] <= lo) {
+                a = m;
+            } else {
+                b = m - 1;
             }
+        }
+        for (uint32_t img = a, at = lo; at < hi; img++) {
             const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
-            const uint32_t end = next < stop ? next : stop;
+            const uint32_t end = next < hi ? next : hi;
             seg(img, at - base, end - base);
             at = end;
-            img += at == next;
         }
     }
 }

@@ -406,33 +406,25 @@ static void test_batch_mixed_sizes(void **state)
         tu_naive_hist(im[i].host, im[i].pitch, w, h, want + BINS * i);
     }
     /* The library's run length (0), then runs of 1, 3 and 16 chunks (a
-     * block's segments then cross from none to hundreds of image ends); each
-     * read in order, and from a point of the block's own (rotated: a run's
-     * image pieces in two parts). */
-    const int64_t runs[] = {0, 1, 3, 16, 0, 1, 3, 16};
-    const int64_t rotate[] = {0, 0, 0, 0, 1, 1, 1, 1};
+     * block's segments then cross from none to hundreds of image ends). */
+    const int64_t runs[] = {0, 1, 3, 16};
     const imghist_counts hc = counts_at(got, n * BINS, IMGHIST_MEM_HOST);
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        int64_t v = -1, rot = -1;
+        int64_t v = -1;
         IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_RUN, runs[r]));
-        IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_ROTATE, rotate[r]));
         IH_OK(gpu, imghist_get_param(gpu, IMGHIST_P_EXP_BATCH_RUN, &v));
-        IH_OK(gpu, imghist_get_param(gpu, IMGHIST_P_EXP_BATCH_ROTATE, &rot));
         assert_int_equal(v, runs[r]);
-        assert_int_equal(rot, rotate[r]);
         memset(got, 0xa5, n * BINS * sizeof(uint64_t));
         IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, NULL, &hc));
         CUDA_OK(cudaDeviceSynchronize());
         for (size_t i = 0; i < n; i++) {
             if (memcmp(got + BINS * i, want + BINS * i, BINS * sizeof(uint64_t)) != 0) {
-                fail_msg("batch image %zu (%ux%u) differs (run %lld%s%s)", i, dv[i].width,
-                         dv[i].height, (long long)runs[r], runs[r] == 0 ? ": automatic" : "",
-                         rotate[r] ? ", rotated" : "");
+                fail_msg("batch image %zu (%ux%u) differs (run %lld%s)", i, dv[i].width,
+                         dv[i].height, (long long)runs[r], runs[r] == 0 ? ": automatic" : "");
             }
         }
     }
     IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_RUN, 0));
-    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_ROTATE, 0));
     for (size_t i = 0; i < n; i++) {
         free_image(&im[i]);
     }

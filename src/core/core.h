@@ -32,7 +32,6 @@ typedef struct ih_params {
     int64_t load_truncated;     /* 1: JPEGs that end early are read */
     int64_t hist_blocks_per_sm; /* experimental; 0: automatic */
     int64_t batch_run;          /* experimental; 0: automatic */
-    int64_t batch_rotate;       /* experimental: blocks read their runs from a point of their own */
     int64_t eq_batch_small;     /* experimental; 0: automatic */
 } ih_params;
 

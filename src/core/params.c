@@ -41,8 +41,6 @@ static const param_info params[] = {
      offsetof(ih_params, batch_run)},
     {IMGHIST_P_EXP_EQ_BATCH_SMALL, "IMGHIST_P_EXP_EQ_BATCH_SMALL", 0, INT32_MAX, 0,
      offsetof(ih_params, eq_batch_small)},
-    {IMGHIST_P_EXP_BATCH_ROTATE, "IMGHIST_P_EXP_BATCH_ROTATE", 0, 1, 0,
-     offsetof(ih_params, batch_rotate)},
 };
 
 static const param_info *find(imghist_param id)

@@ -278,7 +278,7 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     const uint32_t *d_starts =
         (const uint32_t *)((uint8_t *)s->batch_desc + count * sizeof(ih_geom));
     IH_CUDA_TRY(ctx, "batch histogram launch",
-                ih_launch_hist_u8_batch(d_geoms, d_starts, (uint32_t)count, (uint32_t)run,
-                                        ctx->params.batch_rotate != 0, grid, target, s->stream));
+                ih_launch_hist_u8_batch(d_geoms, d_starts, (uint32_t)count, (uint32_t)run, grid,
+                                        target, s->stream));
     return ih_cuda_deliver(ctx, out, n, target);
 }
