@@ -870,6 +870,22 @@ void section_batch()
                          (double)total, -1);
             }
         }
+        /* What of the held call is the kernel's: the library's call without
+         * the L2 flush in front, and the kernel alone (IMGHIST_ACCUMULATE:
+         * no memset of the counts first; unchecked, the counts grow) with
+         * and without the flush. */
+        Impl alone;
+        alone.name = "imghist batch, kernel alone (accumulating)";
+        alone.run = [&imgs, out = device_counts(imgs.size())](std::string *err) {
+            const imghist_histspec spec{256, 0.0, 256.0, IMGHIST_ACCUMULATE};
+            return imghist_ok(
+                imghist_histogram_batch(g.ctx, imgs.data(), imgs.size(), &spec, &out), err);
+        };
+        held_row(impls.back().name + ", no flush", pattern_name(p),
+                 held_ms(impls.back(), ts.runs, false), (double)total, -1);
+        held_row(alone.name, pattern_name(p), held_ms(alone, ts.runs, true), (double)total, -1);
+        held_row(alone.name + ", no flush", pattern_name(p), held_ms(alone, ts.runs, false),
+                 (double)total, -1);
         note_target(T_BATCH, res.back(), pct_of_ceiling(res.back(), (double)total), p);
     }
     if (graph_exec != nullptr) {
