@@ -89,13 +89,21 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
  * counters into an image's histogram each time a run leaves that image,
  * adding what they gained since the last fold instead of zeroing them: a
  * fold reads the 32 KiB of counters once, and nothing writes them again.
+ * With a workspace (ws, tickets: zero, and left zero), the counts are
+ * written, not added, so that the caller need not clear them first (a
+ * memset of the counts in front measured 2-10 us slower, bench/RESULTS.md):
+ * an image that one run holds whole is stored by its block; the pieces of
+ * an image split over runs are added into ws, and the last piece's block
+ * (a ticket per image) stores the sum and leaves ws zero. Without ws, the
+ * blocks add into hists (IMGHIST_ACCUMULATE, or counts already zeroed).
  * Three blocks per SM measured faster than two without the few bytes of
  * spills (80-82 % of the read ceiling against 74-76 %, before the geometry
  * moved to shared memory).
  */
 __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     hist_u8_batch_kernel(const ih_geom *geoms, const uint32_t *chunk_start, uint32_t count,
-                         uint32_t run, unsigned long long *hists)
+                         uint32_t run, unsigned long long *hists, unsigned long long *ws,
+                         unsigned int *tickets)
 {
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
     /* The current image's geometry. Read through a pointer into global
@@ -104,19 +112,58 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
      * addresses): 78-81 % of the read ceiling; from shared memory 83-87 %.
      * A copy in registers measured 77-80 %. */
     __shared__ ih_geom s_geom;
+    __shared__ bool s_last;
     const uint32_t col = lane_column(sh);
-    uint32_t seen = 0; /* fold_since's record of the thread's bin */
+    uint32_t seen = 0; /* the thread's bin's sum at the last fold (fold_since) */
     zero_counters(sh);
-    for_each_segment(chunk_start, count, run, blockIdx.x, gridDim.x,
-                     [&](uint32_t img, uint32_t c0, uint32_t c1) {
-                         if (threadIdx.x == 0) {
-                             s_geom = geoms[img];
-                         }
-                         /* s_geom published; the last fold's reads done */
-                         __syncthreads();
-                         count_granules(col, s_geom, c0, 1, c1);
-                         fold_since(sh, hists + (size_t)img * 256, seen);
-                     });
+    for_each_segment(
+        chunk_start, count, run, blockIdx.x, gridDim.x, [&](uint32_t img, uint32_t c0, uint32_t c1) {
+            if (threadIdx.x == 0) {
+                s_geom = geoms[img];
+            }
+            __syncthreads(); /* s_geom published; the last fold's reads done */
+            /* Read before the fold's barrier: thread 0 may write s_geom again
+             * once past it. */
+            const bool whole = c0 == 0 && c1 == (s_geom.total + CHUNK - 1) / CHUNK;
+            count_granules(col, s_geom, c0, 1, c1);
+            unsigned long long *dst = hists + (size_t)img * 256;
+            if (ws == nullptr) {
+                fold_since(sh, dst, seen);
+                return;
+            }
+            const uint32_t s = pair_bin_sum(sh);
+            const uint32_t gained = s - seen;
+            seen = s;
+            const bool lead = (threadIdx.x & 1) == 0;
+            const uint32_t bin = threadIdx.x >> 1;
+            if (whole) {
+                if (lead) {
+                    dst[bin] = gained; /* the whole image */
+                }
+                return;
+            }
+            unsigned long long *w = ws + (size_t)img * 256;
+            if (lead && gained != 0) {
+                atomicAdd(w + bin, (unsigned long long)gained);
+            }
+            /* Release the piece, take the image's ticket: one per run that
+             * touches the image (hist_u8_kernel explains the one fence). */
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
+                const uint32_t pieces = (next - 1) / run - base / run + 1;
+                __threadfence();
+                s_last = atomicAdd(tickets + img, 1u) == pieces - 1;
+                if (s_last) {
+                    __threadfence();
+                    tickets[img] = 0;
+                }
+            }
+            __syncthreads();
+            if (s_last && lead) {
+                dst[bin] = atomicExch(w + bin, 0ull); /* read at L2 and leave zero */
+            }
+        });
 }
 
 /* Source and destination share their alignment within 16 bytes on every row,
@@ -168,9 +215,11 @@ cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStr
 
 cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
                                     uint32_t count, uint32_t run, int grid,
-                                    unsigned long long *hists, cudaStream_t stream)
+                                    unsigned long long *hists, unsigned long long *ws,
+                                    unsigned int *tickets, cudaStream_t stream)
 {
-    hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists);
+    hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists, ws,
+                                                       tickets);
     return cudaGetLastError();
 }
 

@@ -31,13 +31,16 @@ struct ih_hist_launch {
 cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStream_t stream);
 
 /* Histograms of many images in one persistent launch: image i (geoms[i], a
- * device array) adds into hists[256*i] (device, zeroed by the caller).
- * chunk_start (device, count + 1 entries) numbers the images' chunks back to
- * back: image i owns chunks [chunk_start[i], chunk_start[i+1]); blocks take
- * runs of `run` chunks in turn. */
+ * device array) is written to hists[256*i] (device) when ws is given (count *
+ * 256 counters and count tickets, device, zero before and left zero; every
+ * image must have a chunk), and added into it when ws is NULL. chunk_start
+ * (device, count + 1 entries) numbers the images' chunks back to back: image
+ * i owns chunks [chunk_start[i], chunk_start[i+1]); blocks take runs of `run`
+ * chunks in turn. */
 cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
                                     uint32_t count, uint32_t run, int grid,
-                                    unsigned long long *hists, cudaStream_t stream);
+                                    unsigned long long *hists, unsigned long long *ws,
+                                    unsigned int *tickets, cudaStream_t stream);
 
 /* dst = lut[src] over an image; `lut` is 256 device bytes, 4-byte aligned. */
 cudaError_t ih_launch_apply_lut(const ih_geom &src, uint8_t *dst, size_t dst_pitch,

@@ -387,6 +387,48 @@ static void test_batch(void **state)
     free(got);
 }
 
+/* More images than the batch's workspace holds (IH_BATCH_WS_IMAGES, 32768):
+ * the counts are cleared, then added into; and a second call of fewer images
+ * through the workspace after it. Tiny images side by side in one buffer,
+ * counts poisoned first. */
+static void test_batch_beyond_workspace(void **state)
+{
+    (void)state;
+    const size_t counts[] = {40000, 700};
+    const uint32_t W = 5, H = 3;
+    const size_t n_max = counts[0], stride = W * H;
+    uint8_t *host = malloc(n_max * stride), *dev = NULL;
+    imghist_view *dv = malloc(n_max * sizeof *dv);
+    uint64_t *want = malloc(n_max * BINS * sizeof(uint64_t));
+    uint64_t *got = malloc(n_max * BINS * sizeof(uint64_t));
+    assert_true(host && dv && want && got);
+    for (size_t i = 0; i < n_max * stride; i++) {
+        host[i] = (uint8_t)(i % 7 == 0 ? 255 : tu_below(&rng, 256));
+    }
+    CUDA_OK(cudaMalloc((void **)&dev, n_max * stride));
+    CUDA_OK(cudaMemcpy(dev, host, n_max * stride, cudaMemcpyHostToDevice));
+    for (size_t i = 0; i < n_max; i++) {
+        dv[i] = u8_view(dev + i * stride, IMGHIST_MEM_DEVICE, W, H, W);
+        tu_naive_hist(host + i * stride, W, W, H, want + BINS * i);
+    }
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        memset(got, 0xa5, counts[c] * BINS * sizeof(uint64_t));
+        const imghist_counts hc = counts_at(got, counts[c] * BINS, IMGHIST_MEM_HOST);
+        IH_OK(gpu, imghist_histogram_batch(gpu, dv, counts[c], NULL, &hc));
+        CUDA_OK(cudaDeviceSynchronize());
+        for (size_t i = 0; i < counts[c]; i++) {
+            if (memcmp(got + BINS * i, want + BINS * i, BINS * sizeof(uint64_t)) != 0) {
+                fail_msg("batch of %zu: image %zu differs", counts[c], i);
+            }
+        }
+    }
+    CUDA_OK(cudaFree(dev));
+    free(host);
+    free(dv);
+    free(want);
+    free(got);
+}
+
 /* Many tiny images and one large one: blocks whose run of chunks crosses
  * hundreds of images, and images split over many blocks. */
 static void test_batch_mixed_sizes(void **state)
@@ -1770,6 +1812,7 @@ int main(int argc, char **argv)
         GPU_TEST(test_equalize_random),
         GPU_TEST(test_batch),
         GPU_TEST(test_batch_mixed_sizes),
+        GPU_TEST(test_batch_beyond_workspace),
         GPU_TEST(test_host_api_photographs),
         GPU_TEST(test_host_api_in_bands),
         GPU_TEST(test_host_transfers),

@@ -113,6 +113,7 @@ static void cuda_close(imghist_ctx *ctx)
     cudaFree(s->batch_desc);
     free(s->batch_desc_host);
     cudaFree(s->batch_hist);
+    cudaFree(s->batch_ws);
     cudaFree(s->wide_counts);
     cudaFree(s->wide_staging);
     cudaFree(s->range_keys);

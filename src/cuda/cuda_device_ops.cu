@@ -237,6 +237,10 @@ static imghist_status upload_batch(imghist_ctx *ctx, const imghist_view *src, si
     return st;
 }
 
+/* The most images whose counts a batch writes through its workspace (2 KiB
+ * and a ticket each: 64 MiB). */
+#define IH_BATCH_WS_IMAGES 32768
+
 imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *src,
                                          size_t count, const ih_hist_job *job,
                                          const imghist_counts *out)
@@ -256,9 +260,30 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     if (st != IMGHIST_OK) {
         return st;
     }
-    /* The batch kernel adds into its outputs. */
-    if (!job->accumulate) {
+    /* The kernel writes the counts (no memset in front: bench/RESULTS.md),
+     * through a workspace for the images split over blocks, zero between
+     * launches (every image has a chunk: empty views are refused before).
+     * Accumulating adds into the caller's counts; so does a batch of more
+     * than IH_BATCH_WS_IMAGES images, into counts cleared first, rather than
+     * hold a workspace as large as its counts. */
+    unsigned long long *ws = NULL;
+    unsigned int *tickets = NULL;
+    const size_t ws_image = 256 * sizeof(uint64_t) + sizeof(unsigned int);
+    if (!job->accumulate && count > IH_BATCH_WS_IMAGES) {
         IH_CUDA_TRY(ctx, "memset", cudaMemsetAsync(target, 0, n * sizeof(uint64_t), s->stream));
+    } else if (!job->accumulate) {
+        if (count > s->batch_ws_images) {
+            const size_t need = count * ws_image;
+            s->batch_ws_images = 0; /* until it has grown and been cleared */
+            st = ih_cuda_grow_async(ctx, &s->batch_ws, &s->batch_ws_cap, need, 0);
+            if (st != IMGHIST_OK) {
+                return st;
+            }
+            IH_CUDA_TRY(ctx, "memset", cudaMemsetAsync(s->batch_ws, 0, need, s->stream));
+            s->batch_ws_images = count;
+        }
+        ws = (unsigned long long *)s->batch_ws;
+        tickets = (unsigned int *)(ws + s->batch_ws_images * 256);
     }
     /* One run per block: the chunks split evenly over the resident grid, so
      * that every block reads one contiguous share, crosses the fewest image
@@ -279,6 +304,6 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
         (const uint32_t *)((uint8_t *)s->batch_desc + count * sizeof(ih_geom));
     IH_CUDA_TRY(ctx, "batch histogram launch",
                 ih_launch_hist_u8_batch(d_geoms, d_starts, (uint32_t)count, (uint32_t)run, grid,
-                                        target, s->stream));
+                                        target, ws, tickets, s->stream));
     return ih_cuda_deliver(ctx, out, n, target);
 }

@@ -40,6 +40,8 @@ struct ih_cuda_state {
     uint8_t *batch_desc_host;           /* what batch_desc holds, to skip re-uploading it */
     size_t batch_desc_bytes;
     unsigned long long *batch_hist;     /* batch results bound for host memory */
+    void *batch_ws;                     /* the batch's split images: counters, then tickets; zero */
+    size_t batch_ws_cap, batch_ws_images;
     size_t batch_hist_cap;
     /* cuda_wide_ops.cu */
     unsigned long long *wide_counts;    /* wide results bound for host memory */
