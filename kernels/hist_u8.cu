@@ -100,6 +100,7 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
  * spills (80-82 % of the read ceiling against 74-76 %, before the geometry
  * moved to shared memory).
  */
+template <bool WRITE> /* WRITE: through ws and tickets; else adding into hists */
 __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     hist_u8_batch_kernel(const ih_geom *geoms, const uint32_t *chunk_start, uint32_t count,
                          uint32_t run, unsigned long long *hists, unsigned long long *ws,
@@ -127,7 +128,7 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
             const bool whole = c0 == 0 && c1 == (s_geom.total + CHUNK - 1) / CHUNK;
             count_granules(col, s_geom, c0, 1, c1);
             unsigned long long *dst = hists + (size_t)img * 256;
-            if (ws == nullptr) {
+            if (!WRITE) {
                 fold_since(sh, dst, seen);
                 return;
             }
@@ -218,8 +219,13 @@ cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_
                                     unsigned long long *hists, unsigned long long *ws,
                                     unsigned int *tickets, cudaStream_t stream)
 {
-    hist_u8_batch_kernel<<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists, ws,
-                                                       tickets);
+    if (ws != nullptr) {
+        hist_u8_batch_kernel<true>
+            <<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists, ws, tickets);
+    } else {
+        hist_u8_batch_kernel<false>
+            <<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists, ws, tickets);
+    }
     return cudaGetLastError();
 }
 
@@ -240,11 +246,20 @@ cudaError_t ih_launch_apply_lut(const ih_geom &src, uint8_t *dst, size_t dst_pit
     return cudaGetLastError();
 }
 
+cudaError_t ih_batch_writes(bool *writes)
+{
+    cudaFuncAttributes fa;
+    const cudaError_t e = cudaFuncGetAttributes(&fa, hist_u8_batch_kernel<true>);
+    *writes = e == cudaSuccess && fa.localSizeBytes == 0;
+    return e;
+}
+
 cudaError_t ih_hist_blocks_per_sm(int *hist, int *batch, int *apply)
 {
     cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(hist, hist_u8_kernel, THREADS, 0);
     if (e == cudaSuccess) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(batch, hist_u8_batch_kernel, THREADS, 0);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(batch, hist_u8_batch_kernel<true>,
+                                                          THREADS, 0);
     }
     if (e == cudaSuccess) {
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(apply, apply_lut_kernel, THREADS, 0);

@@ -46,6 +46,12 @@ cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_
 cudaError_t ih_launch_apply_lut(const ih_geom &src, uint8_t *dst, size_t dst_pitch,
                                 const unsigned char *lut, int grid, cudaStream_t stream);
 
+/* Whether the batch launch should be given a workspace, to write its counts:
+ * only where that kernel, as built for this GPU, spills no registers (sm_90
+ * has none; sm_80 to sm_89 spill some, and there the counts are cleared and
+ * added into, as measured before). */
+cudaError_t ih_batch_writes(bool *writes);
+
 /* Blocks per SM the kernels reach (occupancy), for sizing persistent grids. */
 cudaError_t ih_hist_blocks_per_sm(int *hist, int *batch, int *apply);
 

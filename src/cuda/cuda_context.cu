@@ -112,6 +112,7 @@ static void cuda_close(imghist_ctx *ctx)
     cudaFree(s->staging);
     cudaFree(s->batch_desc);
     free(s->batch_desc_host);
+    free(s->batch_views);
     cudaFree(s->batch_hist);
     cudaFree(s->batch_ws);
     cudaFree(s->wide_counts);
@@ -166,7 +167,8 @@ static imghist_status cuda_open(imghist_ctx *ctx)
         s->sm_count = prop.multiProcessorCount;
         /* No kernel image for this GPU shows up here. */
         if ((e = ih_hist_blocks_per_sm(&s->hist_bps, &s->batch_bps, &s->apply_bps)) !=
-            cudaSuccess) {
+                cudaSuccess ||
+            (e = ih_batch_writes(&s->batch_writes)) != cudaSuccess) {
             break;
         }
         const size_t ws_bytes = IH_WS_COPIES * 256 * sizeof(unsigned long long);

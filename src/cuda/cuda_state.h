@@ -39,7 +39,11 @@ struct ih_cuda_state {
     size_t batch_desc_cap;
     uint8_t *batch_desc_host;           /* what batch_desc holds, to skip re-uploading it */
     size_t batch_desc_bytes;
+    imghist_view *batch_views;          /* the views batch_desc describes (batch_views_n), */
+    size_t batch_views_n;               /* to skip even building the descriptors again */
+    uint32_t batch_chunks;              /* their chunks */
     unsigned long long *batch_hist;     /* batch results bound for host memory */
+    bool batch_writes;                  /* the batch kernel writes its counts (ih_batch_writes) */
     void *batch_ws;                     /* the batch's split images: counters, then tickets; zero */
     size_t batch_ws_cap, batch_ws_images;
     size_t batch_hist_cap;
