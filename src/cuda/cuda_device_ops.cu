@@ -253,7 +253,8 @@ static imghist_status upload_batch(imghist_ctx *ctx, const imghist_view *src, si
         }
     }
     free(desc);
-    /* The views the descriptors are now of (no copy: nothing is skipped). */
+    /* The views these descriptors describe, for the next call to compare
+     * (without the copy, it builds them again). */
     s->batch_views_n = 0;
     if (st == IMGHIST_OK) {
         imghist_view *v = (imghist_view *)realloc(s->batch_views, count * sizeof *v);
@@ -291,7 +292,7 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     if (st != IMGHIST_OK) {
         return st;
     }
-    /* The kernel writes the counts (no memset in front: bench/RESULTS.md),
+    /* The kernel writes the counts (no memset in front, bench/RESULTS.md),
      * through a workspace for the images split over blocks, zero between
      * launches (every image has a chunk: empty views are refused before).
      * Accumulating adds into the caller's counts; so does a batch of more
