@@ -18,6 +18,7 @@ void ih_cuda_batch_close(ih_cuda_state *s)
     cudaFree(s->eqb_ws);
     free(s->eqb_last);
     free(s->eqb_build);
+    free(s->eqb_cache);
     for (int k = 0; k < IH_EQB_SLOTS; k++) {
         cudaFreeHost(s->eqb_slot[k].host);
         if (s->eqb_slot[k].done != NULL) {
@@ -198,14 +199,60 @@ static void runs_for(uint32_t chunks, int resident, uint32_t *run, int *grid)
     *grid = runs < (uint64_t)resident ? (int)(runs > 0 ? runs : 1) : resident;
 }
 
+/* The views and plan of the descriptors on the GPU (s->eqb_cache): the same
+ * views again (a pipeline's frames) skip building and comparing them. */
+typedef struct eq_cache {
+    batch_plan plan;
+    uint64_t small;      /* small_limit when built */
+    size_t count;
+    imghist_view views[]; /* count sources, then count destinations */
+} eq_cache;
+
+static bool cached_plan(const ih_cuda_state *s, const imghist_view *src,
+                        const imghist_view *dst, size_t count, uint64_t small, batch_plan *p)
+{
+    const eq_cache *c = (const eq_cache *)s->eqb_cache;
+    if (c == NULL || c->count != count || c->small != small ||
+        s->eqb_last_bytes != c->plan.bytes || !ih_same_views(c->views, src, count) ||
+        !ih_same_views(c->views + count, dst, count)) {
+        return false;
+    }
+    *p = c->plan;
+    return true;
+}
+
+/* After an upload: what the GPU's descriptors are of (no record without the
+ * memory: the next call builds them again). */
+static void remember_plan(ih_cuda_state *s, const imghist_view *src, const imghist_view *dst,
+                          size_t count, uint64_t small, const batch_plan *p)
+{
+    free(s->eqb_cache);
+    eq_cache *c = (eq_cache *)malloc(sizeof *c + 2 * count * sizeof(imghist_view));
+    s->eqb_cache = c;
+    if (c != NULL) {
+        c->plan = *p;
+        c->small = small;
+        c->count = count;
+        memcpy(c->views, src, count * sizeof *src);
+        memcpy(c->views + count, dst, count * sizeof *dst);
+    }
+}
+
 imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_view *src,
                                              const imghist_view *dst, size_t count,
                                              const imghist_counts *hists)
 {
     ih_cuda_state *s = ih_cuda(ctx);
     batch_plan p;
-    imghist_status st = build(ctx, src, dst, count, &p);
-    if (st == IMGHIST_OK) st = upload(ctx, p.bytes);
+    imghist_status st = IMGHIST_OK;
+    const uint64_t small = small_limit(ctx, s);
+    if (!cached_plan(s, src, dst, count, small, &p)) {
+        free(s->eqb_cache);
+        s->eqb_cache = NULL;
+        st = build(ctx, src, dst, count, &p);
+        if (st == IMGHIST_OK) st = upload(ctx, p.bytes);
+        if (st == IMGHIST_OK) remember_plan(s, src, dst, count, small, &p);
+    }
     if (st != IMGHIST_OK) {
         return st;
     }

@@ -177,19 +177,6 @@ imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, siz
     return IMGHIST_OK;
 }
 
-/* The same views, field by field (not their padding). */
-static bool same_views(const imghist_view *a, const imghist_view *b, size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        if (a[i].data != b[i].data || a[i].dtype != b[i].dtype || a[i].mem != b[i].mem ||
-            a[i].width != b[i].width || a[i].height != b[i].height ||
-            a[i].pitch != b[i].pitch || a[i].channels != b[i].channels) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /*
  * Upload the batch's descriptors: the geometries, then the chunk numbering
  * (count + 1 entries, image i owns chunks [start[i], start[i+1])). A pipeline
@@ -202,7 +189,7 @@ static imghist_status upload_batch(imghist_ctx *ctx, const imghist_view *src, si
 {
     ih_cuda_state *s = ih_cuda(ctx);
     if (s->batch_desc_host != NULL && s->batch_views_n == count &&
-        same_views(s->batch_views, src, count)) {
+        ih_same_views(s->batch_views, src, count)) {
         *chunks_out = s->batch_chunks;
         return IMGHIST_OK;
     }

@@ -67,6 +67,7 @@ struct ih_cuda_state {
         cudaEvent_t done;               /* recorded after that upload */
     } eqb_slot[IH_EQB_SLOTS];
     unsigned eqb_next_slot;
+    void *eqb_cache;                    /* the last batch's views and plan (cuda_batch_ops.cu) */
     void *eqb_ws;                       /* counters and tickets (zero between launches), LUTs */
     size_t eqb_ws_cap;                  /* bytes */
     uint32_t eqb_ws_images;             /* large images it is laid out for */
@@ -124,6 +125,20 @@ static inline ih_dev_image ih_dev_image_of(const imghist_view *v)
  * each end that a thread takes byte by byte while its warp waits: at 1080-byte
  * rows the 8-bit count ran 2.4x slower on an H100.
  */
+/* The same views, field by field (not their padding): a batch whose views
+ * are the last call's reuses the descriptors already on the GPU. */
+static inline bool ih_same_views(const imghist_view *a, const imghist_view *b, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (a[i].data != b[i].data || a[i].dtype != b[i].dtype || a[i].mem != b[i].mem ||
+            a[i].width != b[i].width || a[i].height != b[i].height ||
+            a[i].pitch != b[i].pitch || a[i].channels != b[i].channels) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static inline ih_dev_image ih_flat(ih_dev_image img, size_t dst_pitch)
 {
     const uint64_t bytes = (uint64_t)img.width * img.height;
