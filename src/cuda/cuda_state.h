@@ -43,10 +43,10 @@ struct ih_cuda_state {
     size_t batch_views_n;               /* to skip even building the descriptors again */
     uint32_t batch_chunks;              /* their chunks */
     unsigned long long *batch_hist;     /* batch results bound for host memory */
+    size_t batch_hist_cap;
     bool batch_writes;                  /* the batch kernel writes its counts (ih_batch_writes) */
     void *batch_ws;                     /* the batch's split images: counters, then tickets; zero */
     size_t batch_ws_cap, batch_ws_images;
-    size_t batch_hist_cap;
     /* cuda_wide_ops.cu */
     unsigned long long *wide_counts;    /* wide results bound for host memory */
     size_t wide_counts_cap;             /* counters */
@@ -117,14 +117,6 @@ static inline ih_dev_image ih_dev_image_of(const imghist_view *v)
     return d;
 }
 
-/*
- * img as one row of width * height bytes when its rows are packed (pitch ==
- * width, and dst_pitch == width for a lookup into dst), of a length that is
- * not a multiple of 16 bytes, and it holds fewer than 2^31 bytes: the granule
- * walk then meets no row end inside the image. Such a row has a granule at
- * each end that a thread takes byte by byte while its warp waits: at 1080-byte
- * rows the 8-bit count ran 2.4x slower on an H100.
- */
 /* The same views, field by field (not their padding): a batch whose views
  * are the last call's reuses the descriptors already on the GPU. */
 static inline bool ih_same_views(const imghist_view *a, const imghist_view *b, size_t count)
@@ -139,6 +131,14 @@ static inline bool ih_same_views(const imghist_view *a, const imghist_view *b, s
     return true;
 }
 
+/*
+ * img as one row of width * height bytes when its rows are packed (pitch ==
+ * width, and dst_pitch == width for a lookup into dst), of a length that is
+ * not a multiple of 16 bytes, and it holds fewer than 2^31 bytes: the granule
+ * walk then meets no row end inside the image. Such a row has a granule at
+ * each end that a thread takes byte by byte while its warp waits: at 1080-byte
+ * rows the 8-bit count ran 2.4x slower on an H100.
+ */
 static inline ih_dev_image ih_flat(ih_dev_image img, size_t dst_pitch)
 {
     const uint64_t bytes = (uint64_t)img.width * img.height;
