@@ -43,10 +43,10 @@ struct ih_cuda_state {
     size_t batch_views_n;               /* to skip even building the descriptors again */
     uint32_t batch_chunks;              /* their chunks */
     unsigned long long *batch_hist;     /* batch results bound for host memory */
-    size_t batch_hist_cap;
     bool batch_writes;                  /* the batch kernel writes its counts (ih_batch_writes) */
     void *batch_ws;                     /* the batch's split images: counters, then tickets; zero */
     size_t batch_ws_cap, batch_ws_images;
+    size_t batch_hist_cap;
     /* cuda_wide_ops.cu */
     unsigned long long *wide_counts;    /* wide results bound for host memory */
     size_t wide_counts_cap;             /* counters */
