@@ -437,13 +437,16 @@ static int makers_start(ctx_makers *mk, const ih_cli_args *a, worker *workers,
  * An auto run without --gpus: which GPUs there are (CUDA's start, a quarter
  * of a second or more for each GPU) and their contexts, found and made in
  * the background while the workers count on the CPU; and only once the run
- * has gone on for IH_GPU_START_DELAY_MS. CUDA's start takes a core for its
+ * has gone on for IH_GPU_START_DELAY_S. CUDA's start takes a core for its
  * length, and a process that has begun it takes tens of milliseconds more
  * to end; the GPUs only pay off in a long run (an H100 host of 16 cores:
  * 64 PNGs 0.02 s on the CPU backend, 0.08-0.09 s with CUDA started and left
  * behind; 152 JPEGs 1.02-1.07 s against 1.23-1.32 s).
  */
-#define IH_GPU_START_DELAY_MS 1000
+#define IH_GPU_START_DELAY_S 1
+#define IH_STR_(x) #x
+#define IH_STR(x) IH_STR_(x)
+#define START_DELAY_TEXT IH_STR(IH_GPU_START_DELAY_S) " s" /* as messages say it */
 
 typedef struct gpu_starter {
     const ih_cli_args *a;
@@ -464,12 +467,12 @@ typedef struct gpu_starter {
 
 int ih_batch_left_running;
 
-/* Waits up to IH_GPU_START_DELAY_MS for the run to finish; whether it goes
+/* Waits up to IH_GPU_START_DELAY_S for the run to finish; whether it goes
  * on. The tests set another delay through IMGHIST_TEST_GPU_START_DELAY_MS (0:
  * CUDA starts at once, so that a short run ends while it is starting). */
 static int still_running_after_delay(gpu_starter *g)
 {
-    long ms = IH_GPU_START_DELAY_MS;
+    long ms = IH_GPU_START_DELAY_S * 1000L;
     const char *env = getenv("IMGHIST_TEST_GPU_START_DELAY_MS");
     if (env != NULL && *env >= '0' && *env <= '9') {
         ms = strtol(env, NULL, 10) % 100000;
@@ -525,16 +528,26 @@ static int starter_stop(gpu_starter *g)
 }
 
 /* Stops and waits for the starter (if any) and its makers (which have
- * finished when it has), and frees it. */
+ * finished when it has); whether it returned without starting CUDA (the run
+ * was over before the delay). */
+static int starter_join(gpu_starter *g)
+{
+    if (g == NULL || !g->started) {
+        return 0;
+    }
+    (void)starter_stop(g);
+    pthread_join(g->tid, NULL);
+    g->started = 0;
+    return g->waited;
+}
+
+/* starter_join, then frees it. */
 static void starter_free(gpu_starter *g)
 {
     if (g == NULL) {
         return;
     }
-    if (g->started) {
-        (void)starter_stop(g);
-        pthread_join(g->tid, NULL);
-    }
+    (void)starter_join(g);
     pthread_cond_destroy(&g->cv);
     pthread_mutex_destroy(&g->mu);
     free(g);
@@ -665,7 +678,7 @@ int ih_run_batch(const ih_cli_args *a)
         ih_say("%sbackend: %s%s%s, %u threads, %zu images, %zu files skipped", ranks,
                early ? "auto" : imghist_backend_name(imghist_get_backend(workers[0].ctx)),
                where,
-               find_late ? " (the CPU; from 1 s on, any usable GPU too)"
+               find_late ? " (the CPU; from " START_DELAY_TEXT " on, any usable GPU too)"
                : early   ? " (the CPU until it is up)"
                          : "",
                n_workers, files.count, files.skipped);
@@ -788,12 +801,8 @@ int ih_run_batch(const ih_cli_args *a)
      * without freeing them (batch.h). Under MPI every rank finishes in step. */
     const int leave = starter_stop(starter) && !ih_mpi.active &&
                       !__atomic_load_n(&starter->done, __ATOMIC_ACQUIRE);
-    int cuda_skipped = 0; /* over before the delay: CUDA never started */
-    if (starter != NULL && starter->started && !leave) {
-        pthread_join(starter->tid, NULL);
-        starter->started = 0;
-        cuda_skipped = starter->waited;
-    }
+    /* over before the delay: CUDA never started */
+    const int cuda_skipped = !leave && starter_join(starter);
     /* A maker that failed left its workers on the CPU. */
     (void)makers_finish(&makers);
     if (starter != NULL && !leave) {
@@ -896,7 +905,7 @@ int ih_run_batch(const ih_cli_args *a)
     }
     if (cuda_skipped && ih_verbosity > 0) {
         ih_say("every image ran on the CPU: the run was over before auto starts the GPUs "
-               "(after %.1f s)", IH_GPU_START_DELAY_MS / 1000.0);
+               "(after " START_DELAY_TEXT ")");
     } else if (leave && ih_verbosity > 0) {
         ih_say("%zu images counted on the CPU and %zu on a GPU; done before CUDA had started "
                "the rest, without waiting for it", on_cpu, on_ctx);
