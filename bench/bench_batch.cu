@@ -12,7 +12,9 @@
  * imghist_histogram_batch (device counts); the batch again with every image
  * sent the two-pass way (IMGHIST_P_EXP_EQ_BATCH_SMALL = 1). Equalization is compared with
  * "read twice + write once" = read + copy; the histogram with the read
- * ceiling. Times are medians of CUDA-event timings of single calls after
+ * ceiling. Then both batch calls again with the sources taken from two
+ * buffers in turn (a pipeline's new tensors: other views every call, so the
+ * descriptors are built and uploaded each time). Times are medians of CUDA-event timings of single calls after
  * warm-up, with L2 flushed before each. Every result is checked before it is
  * timed against the CPU backend (pixels and histograms; the loop's pixels
  * against the batch's): a mismatch prints FAIL and makes the exit status 1.
@@ -23,6 +25,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -164,12 +167,63 @@ void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
     });
     const double hist =
         time_ms([&] { IH_CHECK(gpu, imghist_histogram_batch(gpu, src.data(), s.n, NULL, &dc)); });
+    /* A pipeline's batches are new tensors: the same calls with the sources
+     * taken from two buffers in turn (the second a copy of the first), so
+     * that every call has other views than the one before (the descriptors
+     * built and uploaded each time). Checked first. */
+    CUDA_CHECK(cudaMemcpyAsync(d_loop, d_src, bytes, cudaMemcpyDeviceToDevice, stream));
+    std::vector<imghist_view> other(src);
+    for (uint32_t i = 0; i < s.n; i++) {
+        other[i].data = d_loop + i * img;
+    }
+    const std::vector<imghist_view> *sets[2] = {&src, &other};
+    CUDA_CHECK(cudaMemsetAsync(d_dst, 0xa5, bytes, stream));
+    CUDA_CHECK(cudaMemsetAsync(d_hist, 0xa5, len * 8, stream));
+    IH_CHECK(gpu, imghist_equalize_batch(gpu, other.data(), dst.data(), s.n, &dc));
+    CUDA_CHECK(cudaMemcpyAsync(h_loop.data(), d_dst, bytes, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(got_h.data(), d_hist, len * 8, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    check(h_loop == h_got && got_h == want_h, "equalize_batch from the second buffer", s);
+    CUDA_CHECK(cudaMemsetAsync(d_hist, 0xa5, len * 8, stream));
+    IH_CHECK(gpu, imghist_histogram_batch(gpu, other.data(), s.n, NULL, &dc));
+    CUDA_CHECK(cudaMemcpyAsync(got_h.data(), d_hist, len * 8, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    check(got_h == want_h, "histogram_batch from the second buffer", s);
+    unsigned turn = 0;
+    const double eq_new = time_ms([&] {
+        const std::vector<imghist_view> &v = *sets[turn++ & 1];
+        IH_CHECK(gpu, imghist_equalize_batch(gpu, v.data(), dst.data(), s.n, &dc));
+    });
+    const double hist_new = time_ms([&] {
+        const std::vector<imghist_view> &v = *sets[turn++ & 1];
+        IH_CHECK(gpu, imghist_histogram_batch(gpu, v.data(), s.n, NULL, &dc));
+    });
+    /* The host's part: how long a call takes to return (queueing only), the
+     * GPU kept busy meanwhile, same views and new views each call (median of
+     * 21 histogram calls each). */
+    double host_us[2];
+    for (int fresh = 0; fresh < 2; fresh++) {
+        std::vector<double> t;
+        for (int k = 0; k < 21; k++) {
+            CUDA_CHECK(launch_read(READ_LDG_X4, d_src, bytes, timer.sink, timer.grid, stream));
+            const std::vector<imghist_view> &v = *sets[fresh ? turn++ & 1 : 0];
+            const auto t0 = std::chrono::steady_clock::now();
+            IH_CHECK(gpu, imghist_histogram_batch(gpu, v.data(), s.n, NULL, &dc));
+            t.push_back(std::chrono::duration<double, std::micro>(
+                            std::chrono::steady_clock::now() - t0).count());
+        }
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        std::sort(t.begin(), t.end());
+        host_us[fresh] = t[t.size() / 2];
+    }
     const double ref = read + copy, gb = bytes / 1e6;
     printf("| %u x %ux%u | %.1f | %.4f | %.4f | %.4f | %.4f (%.0f GB/s, %.2fx) | "
-           "%.4f (%.2fx) | %.4f (%.2fx) | %.4f (%.1fx the batch) | %.4f (%.0f GB/s, %.1f %%) |\n",
+           "%.4f (%.2fx) | %.4f (%.2fx) | %.4f (%.1fx the batch) | %.4f (%.0f GB/s, %.1f %%) | "
+           "%.4f (%.2fx) | %.4f (%.1f %%) | %.1f / %.1f |\n",
            s.n, s.w, s.h, gb, read, copy, ref, eq[0], gb / eq[0], eq[0] / ref, eq[1],
            eq[1] / ref, two_pass, two_pass / ref, looped, looped / eq[0], hist, gb / hist,
-           100.0 * read / hist);
+           100.0 * read / hist, eq_new, eq_new / ref, hist_new, 100.0 * read / hist_new,
+           host_us[0], host_us[1]);
     fflush(stdout);
 }
 
@@ -202,8 +256,10 @@ int main(int argc, char **argv)
            prop.l2CacheSize >> 20, date, timer.runs);
     printf("| batch | MB | read | copy | read + copy | equalize_batch OpenCV (GB/s, x(read+copy)) "
            "| equalize_batch PIL | equalize_batch, all two-pass | loop of imghist_equalize "
-           "| histogram_batch (GB/s, %% of read) |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|\n");
+           "| histogram_batch (GB/s, %% of read) | equalize_batch, new views each call "
+           "| histogram_batch, new views each call | host us a histogram call takes to "
+           "return: same views / new views |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     const Shape shapes[] = {
         {256, 640, 480}, {1024, 224, 224}, {64, 1920, 1080}, {16, 4000, 3000}, {1, 4000, 3000},
         {4096, 64, 64}, {1024, 128, 128}, {2048, 160, 160}, /* beyond the issue's: small images */

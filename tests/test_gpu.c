@@ -387,6 +387,63 @@ static void test_batch(void **state)
     free(got);
 }
 
+/* Eleven batches queued back to back without waiting, so that the host
+ * buffer the descriptors are built in is reused while earlier uploads are
+ * still queued: each call's views are other than the one before (rotated,
+ * shortened), except where a call repeats the last one's (the views cache);
+ * each into its own device counts, checked at the end against the naive
+ * histograms. */
+static void test_batch_queued(void **state)
+{
+    (void)state;
+    enum { N = 37, CALLS = 11 };
+    img_t im[N];
+    uint64_t *want = malloc(N * BINS * sizeof(uint64_t));
+    uint64_t *got = malloc(N * BINS * sizeof(uint64_t));
+    assert_true(want && got);
+    for (int i = 0; i < N; i++) {
+        const uint32_t w = 1 + tu_below(&rng, i % 5 == 0 ? 900 : 90);
+        const uint32_t h = 1 + tu_below(&rng, 60);
+        im[i] = make_image(w, h, w + tu_below(&rng, 20), tu_below(&rng, 16),
+                           (enum pattern)(i % N_PATTERNS));
+        tu_naive_hist(im[i].host, im[i].pitch, w, h, want + BINS * i);
+    }
+    imghist_view views[CALLS][N];
+    size_t first[CALLS], n[CALLS];
+    uint64_t *d;
+    CUDA_OK(cudaMalloc((void **)&d, CALLS * N * BINS * sizeof(uint64_t)));
+    poison_device(d, 0xa5, CALLS * N * BINS * sizeof(uint64_t));
+    for (int k = 0; k < CALLS; k++) {
+        /* Calls 4 and 5 are the same; so are 8 and 9. */
+        const int kk = k == 5 || k == 9 ? k - 1 : k;
+        first[k] = (size_t)(kk * 7) % N;
+        n[k] = N - (size_t)(kk % 4);
+        for (size_t j = 0; j < n[k]; j++) {
+            views[k][j] = im[(first[k] + j) % N].dv;
+        }
+        const imghist_counts dc = counts_at(d + (size_t)k * N * BINS, n[k] * BINS,
+                                            IMGHIST_MEM_DEVICE);
+        IH_OK(gpu, imghist_histogram_batch(gpu, views[k], n[k], NULL, &dc));
+    }
+    gpu_sync();
+    for (int k = 0; k < CALLS; k++) {
+        CUDA_OK(cudaMemcpy(got, d + (size_t)k * N * BINS, n[k] * BINS * sizeof(uint64_t),
+                           cudaMemcpyDeviceToHost));
+        for (size_t j = 0; j < n[k]; j++) {
+            if (memcmp(got + BINS * j, want + BINS * ((first[k] + j) % N),
+                       BINS * sizeof(uint64_t)) != 0) {
+                fail_msg("queued batch %d: image %zu differs", k, j);
+            }
+        }
+    }
+    CUDA_OK(cudaFree(d));
+    for (int i = 0; i < N; i++) {
+        free_image(&im[i]);
+    }
+    free(want);
+    free(got);
+}
+
 /* More images than the batch's workspace holds (IH_BATCH_WS_IMAGES, 32768):
  * the counts are cleared, then added into; and a second call of fewer images
  * through the workspace after it. Tiny images side by side in one buffer,
@@ -1811,6 +1868,7 @@ int main(int argc, char **argv)
         GPU_TEST(test_hist_patterns_large),
         GPU_TEST(test_equalize_random),
         GPU_TEST(test_batch),
+        GPU_TEST(test_batch_queued),
         GPU_TEST(test_batch_mixed_sizes),
         GPU_TEST(test_batch_beyond_workspace),
         GPU_TEST(test_host_api_photographs),

@@ -5,9 +5,9 @@
  * pitched rows, unaligned pointers, destinations of another 16-byte phase, in
  * place, histograms to device and host counts, batches of 1 and of 1000+,
  * the same batch twice (the descriptor cache) and batches that alternate
- * (the pinned upload buffers), every image sent the two-pass way; the PIL rule on single device and host
- * equalizations; host views on the CUDA backend. Exits 77 (skipped) without
- * a usable GPU.
+ * without synchronising, every image sent the two-pass way; the PIL rule on
+ * single device and host equalizations; host views on the CUDA backend.
+ * Exits 77 (skipped) without a usable GPU.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -251,8 +251,9 @@ static void test_all_two_pass(void **state)
     }
 }
 
-/* No histograms; two batches in turn, more times than there are pinned
- * upload buffers, without synchronising in between. */
+/* No histograms; two batches in turn, nine times without synchronising in
+ * between (the host buffer the descriptors are built in is reused while
+ * earlier uploads are queued). */
 static void test_alternating_no_hists(void **state)
 {
     (void)state;

@@ -1,9 +1,9 @@
 /*
  * imghist_equalize_batch on device views: the descriptors (one per image,
- * small images first, then the large ones and their chunk numbering), their
- * upload through pinned buffers taken in turn, skipped when the GPU already
- * holds the same, the context's workspaces grown on the stream, and the one
- * or two launches of kernels/equalize_batch.cu. Only queues work.
+ * small images first, then the large ones and their chunk numbering; built
+ * and uploaded through cuda_desc.cu, not at all when the GPU already holds
+ * them), the context's workspaces grown on the stream, and the one or two
+ * launches of kernels/equalize_batch.cu. Only queues work.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,42 +14,16 @@
 
 void ih_cuda_batch_close(ih_cuda_state *s)
 {
-    cudaFree(s->eqb_desc);
+    ih_desc_close(&s->eqb_desc);
     cudaFree(s->eqb_ws);
-    free(s->eqb_last);
-    free(s->eqb_build);
-    free(s->eqb_cache);
-    for (int k = 0; k < IH_EQB_SLOTS; k++) {
-        cudaFreeHost(s->eqb_slot[k].host);
-        if (s->eqb_slot[k].done != NULL) {
-            cudaEventDestroy(s->eqb_slot[k].done);
-        }
-    }
 }
 
-/* *buf holds at least `need` bytes (contents lost). */
-static imghist_status grow_host(imghist_ctx *ctx, uint8_t **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap) {
-        return IMGHIST_OK;
-    }
-    free(*buf);
-    *cap = 0;
-    *buf = (uint8_t *)malloc(need);
-    if (*buf == NULL) {
-        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu bytes of descriptors", need);
-    }
-    *cap = need;
-    return IMGHIST_OK;
-}
-
-/* The layout of a batch's descriptors. */
 /* Image i of a batch, src v into dst d, one row when both are packed
  * (ih_flat); granules checked by the caller. */
 static ih_eq_image eq_image(const imghist_view *v, const imghist_view *d, uint32_t i)
 {
     ih_eq_image e;
-    memset(&e, 0, sizeof e); /* padding too: the descriptors are compared bytewise */
+    memset(&e, 0, sizeof e); /* no uninitialised bytes go to the GPU */
     const uint8_t *base = (const uint8_t *)v->data;
     ih_dev_image img = {base, v->pitch, v->width, v->height};
     img = ih_flat(img, d->pitch);
@@ -77,20 +51,14 @@ typedef struct batch_plan {
     size_t bytes;         /* images, then n_large + 1 chunk starts */
 } batch_plan;
 
-/* Descriptors into s->eqb_build: small images from the front, large ones
- * from the back (their order does not matter), then the chunk starts. */
+/* The descriptors into buf (room for count images and count + 1 chunk
+ * starts): small images from the front, large ones from the back (their
+ * order does not matter), then the chunk starts. */
 static imghist_status build(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
-                            size_t count, batch_plan *p)
+                            size_t count, uint64_t small_max, uint8_t *buf, batch_plan *p)
 {
-    ih_cuda_state *s = ih_cuda(ctx);
-    const size_t most = count * sizeof(ih_eq_image) + (count + 1) * sizeof(uint32_t);
-    imghist_status st = grow_host(ctx, &s->eqb_build, &s->eqb_build_cap, most);
-    if (st != IMGHIST_OK) {
-        return st;
-    }
-    ih_eq_image *img = (ih_eq_image *)s->eqb_build;
+    ih_eq_image *img = (ih_eq_image *)buf;
     memset(p, 0, sizeof *p);
-    const uint64_t small_max = small_limit(ctx, s);
     for (size_t i = 0; i < count; i++) {
         const imghist_view *v = &src[i], *d = &dst[i];
         const uint8_t *base = (const uint8_t *)v->data;
@@ -123,56 +91,6 @@ static imghist_status build(imghist_ctx *ctx, const imghist_view *src, const img
     return IMGHIST_OK;
 }
 
-/*
- * s->eqb_build's first `bytes` to the device, unless the device already holds
- * them (a pipeline that passes the same frames again). The copy goes through
- * the next pinned slot, so that it is a real asynchronous copy; the slot's
- * event says when its previous upload has read it.
- */
-static imghist_status upload(imghist_ctx *ctx, size_t bytes)
-{
-    ih_cuda_state *s = ih_cuda(ctx);
-    if (s->eqb_last_bytes == bytes && memcmp(s->eqb_last, s->eqb_build, bytes) == 0) {
-        return IMGHIST_OK;
-    }
-    s->eqb_last_bytes = 0; /* until the copy below is queued */
-    imghist_status st = ih_cuda_grow_async(ctx, &s->eqb_desc, &s->eqb_desc_cap, bytes, 0);
-    if (st != IMGHIST_OK) {
-        return st;
-    }
-    auto *slot = &s->eqb_slot[s->eqb_next_slot];
-    s->eqb_next_slot = (s->eqb_next_slot + 1) % IH_EQB_SLOTS;
-    if (slot->done == NULL) {
-        IH_CUDA_TRY(ctx, "event creation",
-                    cudaEventCreateWithFlags(&slot->done, cudaEventDisableTiming));
-    }
-    IH_CUDA_TRY(ctx, "descriptor upload wait", cudaEventSynchronize(slot->done));
-    if (slot->cap < bytes) {
-        const size_t want = bytes + bytes / 4;
-        const cudaError_t freed = cudaFreeHost(slot->host);
-        slot->host = NULL;
-        slot->cap = 0;
-        IH_CUDA_TRY(ctx, "pinned free", freed);
-        IH_CUDA_TRY(ctx, "pinned allocation",
-                    cudaHostAlloc((void **)&slot->host, want, cudaHostAllocDefault));
-        slot->cap = want;
-    }
-    memcpy(slot->host, s->eqb_build, bytes);
-    IH_CUDA_TRY(ctx, "descriptor upload",
-                cudaMemcpyAsync(s->eqb_desc, slot->host, bytes, cudaMemcpyHostToDevice,
-                                s->stream));
-    IH_CUDA_TRY(ctx, "event record", cudaEventRecord(slot->done, s->stream));
-    /* eqb_build becomes the record of what the device holds. */
-    uint8_t *t = s->eqb_last;
-    const size_t cap = s->eqb_last_cap;
-    s->eqb_last = s->eqb_build;
-    s->eqb_last_cap = s->eqb_build_cap;
-    s->eqb_last_bytes = bytes;
-    s->eqb_build = t;
-    s->eqb_build_cap = cap;
-    return IMGHIST_OK;
-}
-
 /* The workspace for `images` large images: their counters, tickets, LUTs. */
 static size_t ws_tickets_at(size_t images)
 {
@@ -199,45 +117,6 @@ static void runs_for(uint32_t chunks, int resident, uint32_t *run, int *grid)
     *grid = runs < (uint64_t)resident ? (int)(runs > 0 ? runs : 1) : resident;
 }
 
-/* The views and plan of the descriptors on the GPU (s->eqb_cache): the same
- * views again (a pipeline's frames) skip building and comparing them. */
-typedef struct eq_cache {
-    batch_plan plan;
-    uint64_t small;      /* small_limit when built */
-    size_t count;
-    imghist_view views[]; /* count sources, then count destinations */
-} eq_cache;
-
-static bool cached_plan(const ih_cuda_state *s, const imghist_view *src,
-                        const imghist_view *dst, size_t count, uint64_t small, batch_plan *p)
-{
-    const eq_cache *c = (const eq_cache *)s->eqb_cache;
-    if (c == NULL || c->count != count || c->small != small ||
-        s->eqb_last_bytes != c->plan.bytes || !ih_same_views(c->views, src, count) ||
-        !ih_same_views(c->views + count, dst, count)) {
-        return false;
-    }
-    *p = c->plan;
-    return true;
-}
-
-/* After an upload: what the GPU's descriptors are of (no record without the
- * memory: the next call builds them again). */
-static void remember_plan(ih_cuda_state *s, const imghist_view *src, const imghist_view *dst,
-                          size_t count, uint64_t small, const batch_plan *p)
-{
-    free(s->eqb_cache);
-    eq_cache *c = (eq_cache *)malloc(sizeof *c + 2 * count * sizeof(imghist_view));
-    s->eqb_cache = c;
-    if (c != NULL) {
-        c->plan = *p;
-        c->small = small;
-        c->count = count;
-        memcpy(c->views, src, count * sizeof *src);
-        memcpy(c->views + count, dst, count * sizeof *dst);
-    }
-}
-
 imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_view *src,
                                              const imghist_view *dst, size_t count,
                                              const imghist_counts *hists)
@@ -246,19 +125,21 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
     batch_plan p;
     imghist_status st = IMGHIST_OK;
     const uint64_t small = small_limit(ctx, s);
-    if (!cached_plan(s, src, dst, count, small, &p)) {
-        free(s->eqb_cache);
-        s->eqb_cache = NULL;
-        st = build(ctx, src, dst, count, &p);
-        if (st == IMGHIST_OK) st = upload(ctx, p.bytes);
-        if (st == IMGHIST_OK) remember_plan(s, src, dst, count, small, &p);
+    if (!ih_desc_cached(&s->eqb_desc, src, dst, count, small, &p, sizeof p)) {
+        uint8_t *buf = NULL;
+        st = ih_desc_buffer(ctx, &s->eqb_desc,
+                            count * sizeof(ih_eq_image) + (count + 1) * sizeof(uint32_t), &buf);
+        if (st == IMGHIST_OK) st = build(ctx, src, dst, count, small, buf, &p);
+        if (st == IMGHIST_OK) {
+            st = ih_desc_upload(ctx, &s->eqb_desc, p.bytes, src, dst, count, small, &p, sizeof p);
+        }
     }
     if (st != IMGHIST_OK) {
         return st;
     }
     ih_eq_batch_launch l;
     memset(&l, 0, sizeof l);
-    const ih_eq_image *d_img = (const ih_eq_image *)s->eqb_desc;
+    const ih_eq_image *d_img = (const ih_eq_image *)s->eqb_desc.dev;
     l.small = d_img;
     l.n_small = p.n_small;
     l.small_bytes = p.small_bytes;

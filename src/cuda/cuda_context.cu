@@ -110,9 +110,7 @@ static void cuda_close(imghist_ctx *ctx)
     cudaFree(s->hist);
     cudaFree(s->lut);
     cudaFree(s->staging);
-    cudaFree(s->batch_desc);
-    free(s->batch_desc_host);
-    free(s->batch_views);
+    ih_desc_close(&s->batch_desc);
     cudaFree(s->batch_hist);
     cudaFree(s->batch_ws);
     cudaFree(s->wide_counts);

@@ -1,8 +1,8 @@
 /*
  * The CUDA backend on device images: launch planning (bands of granules that
- * fit one launch, persistent grids, the batch's chunk numbering and its
- * descriptor cache) and delivery of results to device or host counts. Every
- * call only queues work on the context's stream.
+ * fit one launch, persistent grids, the batch's chunk numbering) and delivery
+ * of results to device or host counts. Every call only queues work on the
+ * context's stream.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,7 @@ static uint32_t rows_per_launch(const ih_dev_image *img)
 static ih_geom geom_of(const ih_dev_image *img, uint32_t row0, uint32_t rows)
 {
     ih_geom g;
-    memset(&g, 0, sizeof g); /* padding too: the batch compares descriptors bytewise */
+    memset(&g, 0, sizeof g); /* no uninitialised bytes go to the GPU */
     ih_set_geom(&g, img->data + (size_t)row0 * img->pitch, img->pitch, img->width, rows);
     return g;
 }
@@ -178,82 +178,45 @@ imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, siz
 }
 
 /*
- * Upload the batch's descriptors: the geometries, then the chunk numbering
- * (count + 1 entries, image i owns chunks [start[i], start[i+1])). A pipeline
- * usually passes the same frames again: then the descriptors on the GPU are
- * already right, and neither built again (for 2000 images, tens of
- * microseconds on the host, in front of the launch) nor uploaded.
+ * The batch's descriptors on the GPU: the geometries, then the chunk
+ * numbering (count + 1 entries, image i owns chunks [start[i], start[i+1])).
+ * A pipeline that passes the same frames again finds them there already
+ * (for 2000 images, building them takes tens of microseconds on the host).
  */
 static imghist_status upload_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
                                    uint32_t *chunks_out)
 {
     ih_cuda_state *s = ih_cuda(ctx);
-    if (s->batch_desc_host != NULL && s->batch_views_n == count &&
-        ih_same_views(s->batch_views, src, count)) {
-        *chunks_out = s->batch_chunks;
+    if (ih_desc_cached(&s->batch_desc, src, NULL, count, 0, chunks_out, sizeof *chunks_out)) {
         return IMGHIST_OK;
     }
     const size_t desc_bytes = count * sizeof(ih_geom) + (count + 1) * sizeof(uint32_t);
-    uint8_t *desc = (uint8_t *)malloc(desc_bytes);
-    if (desc == NULL) {
-        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
+    uint8_t *desc = NULL;
+    imghist_status st = ih_desc_buffer(ctx, &s->batch_desc, desc_bytes, &desc);
+    if (st != IMGHIST_OK) {
+        return st;
     }
     ih_geom *g = (ih_geom *)desc;
     uint32_t *chunk_start = (uint32_t *)(desc + count * sizeof(ih_geom));
     uint64_t chunks = 0;
-    imghist_status st = IMGHIST_OK;
-    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+    for (size_t i = 0; i < count; i++) {
         const ih_dev_image img = ih_flat(ih_dev_image_of(&src[i]), src[i].width);
         const uint32_t per_row = ih_granules_per_row(img.data, img.pitch, img.width, img.height);
         if ((uint64_t)per_row * img.height >= IH_MAX_GRANULES) {
-            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                         "batch image %zu is over 32 GiB; give it to imghist_histogram", i);
-            break;
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                           "batch image %zu is over 32 GiB; give it to imghist_histogram", i);
         }
         g[i] = geom_of(&img, 0, img.height);
         chunk_start[i] = (uint32_t)chunks;
         chunks += (g[i].total + IH_HIST_CHUNK - 1) / IH_HIST_CHUNK;
         if (chunks > UINT32_MAX) {
-            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch too large for one call");
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch too large for one call");
         }
     }
     chunk_start[count] = (uint32_t)chunks;
-    if (st == IMGHIST_OK) {
-        st = ih_cuda_grow_async(ctx, &s->batch_desc, &s->batch_desc_cap, desc_bytes, 0);
-    }
-    const bool same = st == IMGHIST_OK && s->batch_desc_host != NULL &&
-                      s->batch_desc_bytes == desc_bytes &&
-                      memcmp(s->batch_desc_host, desc, desc_bytes) == 0;
-    if (st == IMGHIST_OK && !same) {
-        free(s->batch_desc_host);
-        s->batch_desc_host = NULL;
-        s->batch_desc_bytes = 0;
-        /* From pageable memory the copy is staged before this call returns. */
-        const cudaError_t e = cudaMemcpyAsync(s->batch_desc, desc, desc_bytes,
-                                              cudaMemcpyHostToDevice, s->stream);
-        if (e != cudaSuccess) {
-            st = ih_cuda_error(ctx, "descriptor upload", e);
-        } else {
-            s->batch_desc_host = desc; /* kept to compare with the next call */
-            s->batch_desc_bytes = desc_bytes;
-            desc = NULL;
-        }
-    }
-    free(desc);
-    /* The views these descriptors describe, for the next call to compare
-     * (without the copy, it builds them again). */
-    s->batch_views_n = 0;
-    if (st == IMGHIST_OK) {
-        imghist_view *v = (imghist_view *)realloc(s->batch_views, count * sizeof *v);
-        if (v != NULL) {
-            memcpy(v, src, count * sizeof *v);
-            s->batch_views = v;
-            s->batch_views_n = count;
-            s->batch_chunks = (uint32_t)chunks;
-        }
-    }
     *chunks_out = (uint32_t)chunks;
-    return st;
+    return ih_desc_upload(ctx, &s->batch_desc, desc_bytes, src, NULL, count, 0, chunks_out,
+                          sizeof *chunks_out);
 }
 
 /* The most images whose counts a batch writes through its workspace (2 KiB
@@ -319,9 +282,9 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     }
     const uint64_t runs = ((uint64_t)chunks + run - 1) / run;
     const int grid = runs < (uint64_t)resident ? (int)(runs > 0 ? runs : 1) : resident;
-    const ih_geom *d_geoms = (const ih_geom *)s->batch_desc;
+    const ih_geom *d_geoms = (const ih_geom *)s->batch_desc.dev;
     const uint32_t *d_starts =
-        (const uint32_t *)((uint8_t *)s->batch_desc + count * sizeof(ih_geom));
+        (const uint32_t *)((uint8_t *)s->batch_desc.dev + count * sizeof(ih_geom));
     IH_CUDA_TRY(ctx, "batch histogram launch",
                 ih_launch_hist_u8_batch(d_geoms, d_starts, (uint32_t)count, (uint32_t)run, grid,
                                         target, ws, tickets, s->stream));

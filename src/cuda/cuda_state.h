@@ -7,10 +7,19 @@
 
 #include "backend.h"
 
-/* Pinned buffers the equalization batch's descriptors go up through, in
- * turn: the host waits for an earlier upload only when it is this many batch
- * calls ahead of the GPU. */
-#define IH_EQB_SLOTS 4
+/* A batch path's descriptors on the GPU, and what they were built from
+ * (cuda_desc.cu). */
+typedef struct ih_desc_cache {
+    void *dev;                          /* the descriptors the kernels read */
+    size_t dev_cap;
+    uint8_t *host;                      /* where the next ones are built */
+    size_t host_cap;
+    imghist_view *views;                /* views_n views dev was built from (0: unknown) */
+    size_t views_n, views_cap, count;
+    uint64_t key;                       /* the build's other inputs */
+    uint64_t plan[8];                   /* the caller's plan of them (plan_bytes) */
+    size_t plan_bytes;
+} ih_desc_cache;
 
 /* Pinned buffers that host images go to and from the GPU through
  * (cuda_transfer.cu), in turn. */
@@ -35,13 +44,7 @@ struct ih_cuda_state {
     unsigned char *lut;                 /* 256 LUT bytes */
     uint8_t *staging;                   /* host images, whole or in bands */
     size_t staging_bytes;
-    void *batch_desc;                   /* batch descriptors: geometries, then chunk starts */
-    size_t batch_desc_cap;
-    uint8_t *batch_desc_host;           /* what batch_desc holds, to skip re-uploading it */
-    size_t batch_desc_bytes;
-    imghist_view *batch_views;          /* the views batch_desc describes (batch_views_n), */
-    size_t batch_views_n;               /* to skip even building the descriptors again */
-    uint32_t batch_chunks;              /* their chunks */
+    ih_desc_cache batch_desc;           /* batch descriptors: geometries, then chunk starts */
     unsigned long long *batch_hist;     /* batch results bound for host memory */
     bool batch_writes;                  /* the batch kernel writes its counts (ih_batch_writes) */
     void *batch_ws;                     /* the batch's split images: counters, then tickets; zero */
@@ -57,17 +60,7 @@ struct ih_cuda_state {
     /* cuda_batch_ops.cu: imghist_equalize_batch */
     uint32_t eqb_small_max;             /* most granule bytes of a one-block image */
     int eqb_count_bps, eqb_apply_bps;   /* resident blocks per SM of its two kernels */
-    void *eqb_desc;                     /* device descriptors */
-    size_t eqb_desc_cap;
-    uint8_t *eqb_last, *eqb_build;      /* host: what eqb_desc holds; the next ones */
-    size_t eqb_last_bytes, eqb_last_cap, eqb_build_cap;
-    struct {
-        uint8_t *host;                  /* pinned copy the upload reads */
-        size_t cap;
-        cudaEvent_t done;               /* recorded after that upload */
-    } eqb_slot[IH_EQB_SLOTS];
-    unsigned eqb_next_slot;
-    void *eqb_cache;                    /* the last batch's views and plan (cuda_batch_ops.cu) */
+    ih_desc_cache eqb_desc;             /* its descriptors (cuda_batch_ops.cu) */
     void *eqb_ws;                       /* counters and tickets (zero between launches), LUTs */
     size_t eqb_ws_cap;                  /* bytes */
     uint32_t eqb_ws_images;             /* large images it is laid out for */
@@ -150,6 +143,21 @@ static inline ih_dev_image ih_flat(ih_dev_image img, size_t dst_pitch)
     }
     return img;
 }
+
+/* ---- cuda_desc.cu: batch descriptors ---- */
+/* Whether c's descriptors were built from these views (a: count views; b:
+ * NULL or count more) and key; then *plan (plan_bytes) gets their plan. */
+bool ih_desc_cached(const ih_desc_cache *c, const imghist_view *a, const imghist_view *b,
+                    size_t count, uint64_t key, void *plan, size_t plan_bytes);
+/* *host: `bytes` or more of host memory to build descriptors in; c forgets
+ * its views until ih_desc_upload. */
+imghist_status ih_desc_buffer(imghist_ctx *ctx, ih_desc_cache *c, size_t bytes, uint8_t **host);
+/* Queue the upload of that memory's first `bytes` to c->dev (grown on the
+ * stream) and record what they were built from. */
+imghist_status ih_desc_upload(imghist_ctx *ctx, ih_desc_cache *c, size_t bytes,
+                              const imghist_view *a, const imghist_view *b, size_t count,
+                              uint64_t key, const void *plan, size_t plan_bytes);
+void ih_desc_close(ih_desc_cache *c);
 
 /* ---- cuda_device_ops.cu: work on device images, queued on the stream ---- */
 /* Histogram of img into hist_out (device, 256). `last`: img completes the
