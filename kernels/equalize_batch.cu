@@ -44,15 +44,44 @@ __device__ __forceinline__ void store16(uint8_t *dst, uint4 o, bool aligned)
     }
 }
 
-/* A small image (l.small[blockIdx.x]), read once: copied into shared memory
- * after the counters while it is counted; the LUT; the lookups from the copy. */
-__device__ void equalize_small(const ih_eq_batch_launch &l, uint32_t *sh)
+/* Image i of a list of the batch (l.small or l.large; of a uniform batch:
+ * computed). */
+template <bool UNIFORM>
+__device__ __forceinline__ ih_eq_image image_at(const ih_eq_batch_launch &l,
+                                                const ih_eq_image *list, uint32_t i)
+{
+    if constexpr (UNIFORM) {
+        ih_eq_image e = l.one;
+        e.src = ih_geom_at(e.src, l.src_stride, i);
+        e.dst += (long long)i * l.dst_stride;
+        e.index = i;
+        return e;
+    } else {
+        return list[i];
+    }
+}
+
+/* The large images' chunk numbering. */
+template <bool UNIFORM>
+__device__ __forceinline__ auto chunk_map(const ih_eq_batch_launch &l)
+{
+    if constexpr (UNIFORM) {
+        return ih_chunk_uniform{l.per_image};
+    } else {
+        return ih_chunk_array{l.chunk_start};
+    }
+}
+
+/* A small image (image_at(l, l.small, blockIdx.x)), read once: copied into
+ * shared memory after the counters while it is counted; the LUT; the lookups
+ * from the copy. */
+template <bool UNIFORM> __device__ void equalize_small(const ih_eq_batch_launch &l, uint32_t *sh)
 {
     __shared__ ih_eq_image s_d;
     __shared__ uint32_t s_lut8[64];
     const uint32_t t = threadIdx.x;
     if (t == 0) {
-        s_d = l.small != nullptr ? l.small[blockIdx.x] : l.one;
+        s_d = image_at<UNIFORM>(l, l.small, blockIdx.x);
     }
     zero_counters(sh); /* its barrier publishes s_d */
     const ih_geom g = s_d.src;
@@ -104,16 +133,17 @@ __device__ void equalize_small(const ih_eq_batch_launch &l, uint32_t *sh)
 
 /* The large images' lookups, block `block` of `blocks`, with the LUTs the
  * count launch made. */
+template <bool UNIFORM>
 __device__ void apply_large(const ih_eq_batch_launch &l, uint32_t block, uint32_t blocks,
                             uint32_t *sh)
 {
     __shared__ ih_eq_image s_d;
     const uint8_t *lutl = lane_lut(sh);
-    for_each_segment(l.chunk_start, l.n_large, l.apply_run, block, blocks,
+    for_each_segment(chunk_map<UNIFORM>(l), l.n_large, l.apply_run, block, blocks,
                      [&](uint32_t img, uint32_t c0, uint32_t c1) {
                          __syncthreads(); /* the last piece's lookups are done */
                          if (threadIdx.x == 0) {
-                             s_d = l.large[img];
+                             s_d = image_at<UNIFORM>(l, l.large, img);
                          }
                          load_lut(sh, l.luts + (size_t)img * 256); /* publishes s_d */
                          uint8_t *dst = s_d.dst;
@@ -131,19 +161,22 @@ __device__ void apply_large(const ih_eq_batch_launch &l, uint32_t block, uint32_
                      });
 }
 
-/* Blocks [0, n_small): one small image each; the rest: the large images' lookups. */
+/* Blocks [0, n_small): one small image each; the rest: the large images'
+ * lookups. UNIFORM: l is a uniform batch (as in hist_u8_batch_kernel). */
+template <bool UNIFORM>
 __global__ void __launch_bounds__(THREADS) eq_batch_kernel(ih_eq_batch_launch l)
 {
     extern __shared__ __align__(16) uint32_t dyn[];
     if (blockIdx.x < l.n_small) {
-        equalize_small(l, dyn);
+        equalize_small<UNIFORM>(l, dyn);
     } else {
-        apply_large(l, blockIdx.x - l.n_small, gridDim.x - l.n_small, dyn);
+        apply_large<UNIFORM>(l, blockIdx.x - l.n_small, gridDim.x - l.n_small, dyn);
     }
 }
 
 /* The large images' histograms, as the histogram batch counts them; the last
  * block to fold into an image makes its histogram and LUT. */
+template <bool UNIFORM>
 __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     eq_count_kernel(ih_eq_batch_launch l)
 {
@@ -154,10 +187,14 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     uint32_t seen = 0; /* fold_since's record of the thread's bin */
     zero_counters(sh);
     for_each_segment(
-        l.chunk_start, l.n_large, l.count_run, blockIdx.x, gridDim.x,
+        chunk_map<UNIFORM>(l), l.n_large, l.count_run, blockIdx.x, gridDim.x,
         [&](uint32_t img, uint32_t c0, uint32_t c1) {
             if (threadIdx.x == 0) {
-                s_geom = l.large[img].src;
+                if constexpr (UNIFORM) {
+                    s_geom = ih_geom_at(l.one.src, l.src_stride, img);
+                } else {
+                    s_geom = l.large[img].src;
+                }
             }
             __syncthreads(); /* s_geom published; the last fold's reads done */
             count_granules(col, s_geom, c0, 1, c1);
@@ -167,7 +204,8 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
              * touches the image (hist_u8_kernel explains the one fence). */
             __syncthreads();
             if (threadIdx.x == 0) {
-                const uint32_t base = l.chunk_start[img], next = l.chunk_start[img + 1];
+                const uint32_t base = chunk_map<UNIFORM>(l).at(img);
+                const uint32_t next = chunk_map<UNIFORM>(l).at(img + 1);
                 const uint32_t pieces = (next - 1) / l.count_run - base / l.count_run + 1;
                 __threadfence();
                 s_last = atomicAdd(l.tickets + img, 1u) == pieces - 1;
@@ -186,7 +224,8 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
                 if (threadIdx.x < 256) {
                     l.luts[(size_t)img * 256 + threadIdx.x] = (unsigned char)lut;
                     if (l.hists != nullptr) {
-                        l.hists[(size_t)l.large[img].index * 256 + threadIdx.x] = h;
+                        const uint32_t index = UNIFORM ? img : l.large[img].index;
+                        l.hists[(size_t)index * 256 + threadIdx.x] = h;
                     }
                 }
             }
@@ -198,7 +237,8 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
 cudaError_t ih_launch_equalize_batch(const ih_eq_batch_launch &l, cudaStream_t stream)
 {
     if (l.n_large > 0) {
-        eq_count_kernel<<<l.count_grid, THREADS, 0, stream>>>(l);
+        auto count = l.uniform ? eq_count_kernel<true> : eq_count_kernel<false>;
+        count<<<l.count_grid, THREADS, 0, stream>>>(l);
         const cudaError_t e = cudaGetLastError();
         if (e != cudaSuccess) {
             return e;
@@ -207,7 +247,8 @@ cudaError_t ih_launch_equalize_batch(const ih_eq_batch_launch &l, cudaStream_t s
     const uint32_t blocks = l.n_small + (l.n_large > 0 ? (uint32_t)l.apply_grid : 0u);
     const size_t smem = l.n_small > 0 ? SH_WORDS * sizeof(uint32_t) + l.small_bytes
                                       : LUT_WORDS * sizeof(uint32_t);
-    eq_batch_kernel<<<blocks, THREADS, smem, stream>>>(l);
+    auto kernel = l.uniform ? eq_batch_kernel<true> : eq_batch_kernel<false>;
+    kernel<<<blocks, THREADS, smem, stream>>>(l);
     return cudaGetLastError();
 }
 
@@ -222,26 +263,36 @@ cudaError_t ih_equalize_batch_setup(uint32_t *small_max, int *count_bps, int *ap
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, dev);
     cudaFuncAttributes fa;
-    if (e == cudaSuccess) e = cudaFuncGetAttributes(&fa, eq_batch_kernel);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&fa, eq_batch_kernel<false>);
+    cudaFuncAttributes fu;
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&fu, eq_batch_kernel<true>);
     if (e != cudaSuccess) {
         return e;
     }
     /* Two blocks per SM, so that one block's loads overlap another's scan and
      * stores (about 80 KB per image on an H100); one where two leave too
      * little. */
-    const long counters = SH_WORDS * (long)sizeof(uint32_t), fixed = (long)fa.sharedSizeBytes;
+    const long counters = SH_WORDS * (long)sizeof(uint32_t);
+    const long fixed = (long)(fa.sharedSizeBytes > fu.sharedSizeBytes ? fa.sharedSizeBytes
+                                                                      : fu.sharedSizeBytes);
     const long two = per_sm / 2 - reserved - fixed - counters;
     const long one = optin - fixed - counters;
     long most = two >= 16384 ? two : one;
     most = most > 0 ? most & ~15L : 0;
-    e = cudaFuncSetAttribute(eq_batch_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    e = cudaFuncSetAttribute(eq_batch_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)(counters + most));
     if (e == cudaSuccess) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(count_bps, eq_count_kernel, THREADS, 0);
+        e = cudaFuncSetAttribute(eq_batch_kernel<true>,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)(counters + most));
     }
     if (e == cudaSuccess) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(apply_bps, eq_batch_kernel, THREADS,
-                                                          LUT_WORDS * sizeof(uint32_t));
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(count_bps, eq_count_kernel<false>,
+                                                          THREADS, 0);
+    }
+    if (e == cudaSuccess) {
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(apply_bps, eq_batch_kernel<false>,
+                                                          THREADS, LUT_WORDS * sizeof(uint32_t));
     }
     *small_max = (uint32_t)most;
     return e;

@@ -25,9 +25,9 @@ struct ih_eq_batch_launch {
     uint32_t n_small;
     uint32_t small_bytes;           /* shared memory for the largest one's granules */
     /* The others: counted by a persistent grid over their chunks numbered back
-     * to back (chunk_start, n_large + 1 entries), then looked up. */
+     * to back, then looked up. */
     const ih_eq_image *large;
-    const uint32_t *chunk_start;
+    const uint32_t *chunk_start;    /* n_large + 1 entries */
     uint32_t n_large;
     uint32_t count_run, apply_run;  /* chunks per run of each launch */
     int count_grid, apply_grid;
@@ -36,9 +36,15 @@ struct ih_eq_batch_launch {
     unsigned char *luts;            /* n_large * 256 LUT bytes */
     unsigned long long *hists;      /* NULL, or 256 device counters per image of the batch */
     bool pil;                       /* PIL's rule, not OpenCV's */
-    /* small == NULL: the one small image (n_small == 1) travels in the launch
-     * itself, so that a single image needs no descriptor upload. */
+    /* A uniform batch (every image of one geometry, at fixed strides, and
+     * all of them small or all large) travels in the launch itself: small,
+     * large and chunk_start are not read; image i is `one` with its source
+     * and destination moved i times the strides, and index i; a large one
+     * has per_image chunks. So does a single small image (strides 0). */
+    bool uniform;
     ih_eq_image one;
+    long long src_stride, dst_stride;
+    uint32_t per_image;
 };
 
 /* Queue the batch: the large images' counts (when there are any), then one

@@ -79,6 +79,14 @@ static inline void ih_set_geom(ih_geom *g, const uint8_t *base, size_t pitch, ui
     g->per_row = ih_make_fastdiv(per_row);
 }
 
+/* Image i of a uniform batch: image 0's geometry g, `stride` bytes apart (a
+ * multiple of 16, so that every image has the same granules). */
+__device__ __forceinline__ ih_geom ih_geom_at(ih_geom g, long long stride, uint32_t i)
+{
+    g.base += (long long)i * stride;
+    return g;
+}
+
 /* Where granule i lies: its row (index and first byte) and its first byte. */
 __device__ __forceinline__ void ih_locate(const ih_geom &g, uint32_t i, uint32_t &r,
                                           const uint8_t *&row, const uint8_t *&gran)

@@ -101,12 +101,22 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
  * spills (80-82 % of the read ceiling against 74-76 %, before the geometry
  * moved to shared memory).
  */
-template <bool WRITE> /* WRITE: through ws and tickets; else adding into hists */
+/* WRITE: through ws and tickets, else adding into hists; UNIFORM: imgs is a
+ * uniform batch (two kernels, so that neither carries the other's registers). */
+template <bool WRITE, bool UNIFORM>
 __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
-    hist_u8_batch_kernel(const ih_geom *geoms, const uint32_t *chunk_start, uint32_t count,
-                         uint32_t run, unsigned long long *hists, unsigned long long *ws,
-                         unsigned int *tickets)
+    hist_u8_batch_kernel(ih_batch_images imgs, uint32_t count, uint32_t run,
+                         unsigned long long *hists, unsigned long long *ws, unsigned int *tickets)
 {
+    /* The chunk numbering, made where it is used from the parameters (held
+     * in a register for the whole kernel, it cost spills on sm_80). */
+    const auto map = [&] {
+        if constexpr (UNIFORM) {
+            return ih_chunk_uniform{imgs.per_image};
+        } else {
+            return ih_chunk_array{imgs.chunk_start};
+        }
+    };
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
     /* The current image's geometry. Read through a pointer into global
      * memory, the compiler loaded it again at every step (ncu: 8.5 M global
@@ -119,9 +129,13 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
     uint32_t seen = 0; /* the thread's bin's sum at the last fold (fold_since) */
     zero_counters(sh);
     for_each_segment(
-        chunk_start, count, run, blockIdx.x, gridDim.x, [&](uint32_t img, uint32_t c0, uint32_t c1) {
+        map(), count, run, blockIdx.x, gridDim.x, [&](uint32_t img, uint32_t c0, uint32_t c1) {
             if (threadIdx.x == 0) {
-                s_geom = geoms[img];
+                if constexpr (UNIFORM) {
+                    s_geom = ih_geom_at(imgs.g0, imgs.stride, img);
+                } else {
+                    s_geom = imgs.geoms[img];
+                }
             }
             __syncthreads(); /* s_geom published; the last fold's reads done */
             /* Read before the fold's barrier: thread 0 may write s_geom again
@@ -152,7 +166,7 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
              * touches the image (hist_u8_kernel explains the one fence). */
             __syncthreads();
             if (threadIdx.x == 0) {
-                const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
+                const uint32_t base = map().at(img), next = map().at(img + 1);
                 const uint32_t pieces = (next - 1) / run - base / run + 1;
                 __threadfence();
                 s_last = atomicAdd(tickets + img, 1u) == pieces - 1;
@@ -215,18 +229,18 @@ cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStr
     return cudaGetLastError();
 }
 
-cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
-                                    uint32_t count, uint32_t run, int grid,
-                                    unsigned long long *hists, unsigned long long *ws,
+cudaError_t ih_launch_hist_u8_batch(const ih_batch_images &imgs, uint32_t count, uint32_t run,
+                                    int grid, unsigned long long *hists, unsigned long long *ws,
                                     unsigned int *tickets, cudaStream_t stream)
 {
-    if (ws != nullptr) {
-        hist_u8_batch_kernel<true>
-            <<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists, ws, tickets);
-    } else {
-        hist_u8_batch_kernel<false>
-            <<<grid, THREADS, 0, stream>>>(geoms, chunk_start, count, run, hists, ws, tickets);
+    auto kernel = hist_u8_batch_kernel<false, false>;
+    if (imgs.geoms == nullptr) {
+        kernel = ws != nullptr ? hist_u8_batch_kernel<true, true>
+                               : hist_u8_batch_kernel<false, true>;
+    } else if (ws != nullptr) {
+        kernel = hist_u8_batch_kernel<true, false>;
     }
+    kernel<<<grid, THREADS, 0, stream>>>(imgs, count, run, hists, ws, tickets);
     return cudaGetLastError();
 }
 
@@ -247,11 +261,14 @@ cudaError_t ih_launch_apply_lut(const ih_geom &src, uint8_t *dst, size_t dst_pit
     return cudaGetLastError();
 }
 
-cudaError_t ih_batch_writes(bool *writes)
+cudaError_t ih_batch_kernels(bool *writes, bool *uniform)
 {
-    cudaFuncAttributes fa;
-    const cudaError_t e = cudaFuncGetAttributes(&fa, hist_u8_batch_kernel<true>);
-    *writes = e == cudaSuccess && fa.localSizeBytes == 0;
+    cudaFuncAttributes w, wu, au;
+    cudaError_t e = cudaFuncGetAttributes(&w, hist_u8_batch_kernel<true, false>);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&wu, hist_u8_batch_kernel<true, true>);
+    if (e == cudaSuccess) e = cudaFuncGetAttributes(&au, hist_u8_batch_kernel<false, true>);
+    *writes = e == cudaSuccess && w.localSizeBytes == 0 && wu.localSizeBytes == 0;
+    *uniform = e == cudaSuccess && (*writes ? wu : au).localSizeBytes == 0;
     return e;
 }
 
@@ -259,8 +276,8 @@ cudaError_t ih_hist_blocks_per_sm(int *hist, int *batch, int *apply)
 {
     cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(hist, hist_u8_kernel, THREADS, 0);
     if (e == cudaSuccess) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(batch, hist_u8_batch_kernel<true>,
-                                                          THREADS, 0);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            batch, hist_u8_batch_kernel<true, false>, THREADS, 0);
     }
     if (e == cudaSuccess) {
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(apply, apply_lut_kernel, THREADS, 0);

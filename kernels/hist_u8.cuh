@@ -30,27 +30,37 @@ struct ih_hist_launch {
 /* Histogram of one band of granules; see ih_hist_launch. */
 cudaError_t ih_launch_hist_u8(const ih_geom &g, const ih_hist_launch &l, cudaStream_t stream);
 
-/* Histograms of many images in one persistent launch: image i (geoms[i], a
- * device array) is written to hists[256*i] (device) when ws is given (count *
- * 256 counters and count tickets, device, zero before and left zero; every
- * image must have a chunk), and added into it when ws is NULL. chunk_start
- * (device, count + 1 entries) numbers the images' chunks back to back: image
- * i owns chunks [chunk_start[i], chunk_start[i+1]); blocks take runs of `run`
- * chunks in turn. */
-cudaError_t ih_launch_hist_u8_batch(const ih_geom *geoms, const uint32_t *chunk_start,
-                                    uint32_t count, uint32_t run, int grid,
-                                    unsigned long long *hists, unsigned long long *ws,
+/* The images of a batch: device descriptors, or one geometry repeated. */
+struct ih_batch_images {
+    const ih_geom *geoms;        /* device, one per image, */
+    const uint32_t *chunk_start; /* and their chunks numbered back to back (count + 1); */
+    /* or, with both NULL, a uniform batch: image i is image 0 moved i * stride
+     * bytes, per_image chunks each. */
+    ih_geom g0;
+    long long stride;
+    uint32_t per_image;
+};
+
+/* Histograms of many images in one persistent launch: image i is written to
+ * hists[256*i] (device) when ws is given (count * 256 counters and count
+ * tickets, device, zero before and left zero; every image must have a chunk),
+ * and added into it when ws is NULL. Blocks take runs of `run` chunks in
+ * turn. */
+cudaError_t ih_launch_hist_u8_batch(const ih_batch_images &imgs, uint32_t count, uint32_t run,
+                                    int grid, unsigned long long *hists, unsigned long long *ws,
                                     unsigned int *tickets, cudaStream_t stream);
 
 /* dst = lut[src] over an image; `lut` is 256 device bytes, 4-byte aligned. */
 cudaError_t ih_launch_apply_lut(const ih_geom &src, uint8_t *dst, size_t dst_pitch,
                                 const unsigned char *lut, int grid, cudaStream_t stream);
 
-/* Whether the batch launch should be given a workspace, to write its counts:
- * only where that kernel, as built for this GPU, spills no registers (sm_90
- * has none; sm_80 to sm_89 spill some, and there the counts are cleared and
- * added into, as measured before). */
-cudaError_t ih_batch_writes(bool *writes);
+/* Which batch kernels to use on this GPU, as built for it: *writes, whether
+ * the launch should be given a workspace, to write its counts (only where
+ * the writing kernels spill no registers: sm_90 has none; sm_80 to sm_89
+ * spill some, and there the counts are cleared and added into, as measured
+ * before); *uniform, whether a uniform batch may go without descriptors
+ * (only where the uniform kernel of that mode spills nothing either). */
+cudaError_t ih_batch_kernels(bool *writes, bool *uniform);
 
 /* Blocks per SM the kernels reach (occupancy), for sizing persistent grids. */
 cudaError_t ih_hist_blocks_per_sm(int *hist, int *batch, int *apply);

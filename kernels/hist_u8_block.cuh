@@ -308,34 +308,54 @@ __device__ __forceinline__ void load_lut(uint32_t *s_lut, const unsigned char *l
     __syncthreads();
 }
 
-/*
- * The batch kernels' walk: the images' chunks numbered back to back (image i
- * owns chunks [chunk_start[i], chunk_start[i+1])) and cut into runs of `run`
- * chunks; block `block` of `blocks` takes runs block, block + blocks, ... and
- * calls seg(image, c0, c1) for each piece of a run within one image, chunks
- * [c0, c1) counted from the image's first.
- */
-template <class OnSegment>
-__device__ __forceinline__ void for_each_segment(const uint32_t *chunk_start, uint32_t count,
-                                                 uint32_t run, uint32_t block, uint32_t blocks,
-                                                 OnSegment seg)
-{
-    const uint32_t total = chunk_start[count];
-    for (uint64_t lo64 = (uint64_t)block * run; lo64 < total; lo64 += (uint64_t)blocks * run) {
-        const uint32_t lo = (uint32_t)lo64;
-        const uint32_t hi = total - lo < run ? total : lo + run;
-        /* The image holding chunk lo: the last i with chunk_start[i] <= lo. */
+/* The chunk numbering of a batch: image i owns chunks [at(i), at(i + 1)),
+ * from a device array of count + 1 entries, */
+struct ih_chunk_array {
+    const uint32_t *start;
+    __device__ __forceinline__ uint32_t at(uint32_t i) const { return start[i]; }
+    /* The image holding chunk c: the last i with start[i] <= c. */
+    __device__ __forceinline__ uint32_t image_of(uint32_t c, uint32_t count) const
+    {
         uint32_t a = 0, b = count - 1;
         while (a < b) {
             const uint32_t m = (a + b + 1) / 2;
-            if (chunk_start[m] <= lo) {
+            if (start[m] <= c) {
                 a = m;
             } else {
                 b = m - 1;
             }
         }
-        for (uint32_t img = a, at = lo; at < hi; img++) {
-            const uint32_t base = chunk_start[img], next = chunk_start[img + 1];
+        return a;
+    }
+};
+
+/* or per_image chunks each (a uniform batch). */
+struct ih_chunk_uniform {
+    uint32_t per_image;
+    __device__ __forceinline__ uint32_t at(uint32_t i) const { return i * per_image; }
+    __device__ __forceinline__ uint32_t image_of(uint32_t c, uint32_t) const
+    {
+        return c / per_image;
+    }
+};
+
+/*
+ * The batch kernels' walk: the images' chunks numbered back to back (map, one
+ * of the two above) and cut into runs of `run` chunks; block `block` of
+ * `blocks` takes runs block, block + blocks, ... and calls seg(image, c0, c1)
+ * for each piece of a run within one image, chunks [c0, c1) counted from the
+ * image's first.
+ */
+template <class Map, class OnSegment>
+__device__ __forceinline__ void for_each_segment(const Map &map, uint32_t count, uint32_t run,
+                                                 uint32_t block, uint32_t blocks, OnSegment seg)
+{
+    const uint32_t total = map.at(count);
+    for (uint64_t lo64 = (uint64_t)block * run; lo64 < total; lo64 += (uint64_t)blocks * run) {
+        const uint32_t lo = (uint32_t)lo64;
+        const uint32_t hi = total - lo < run ? total : lo + run;
+        for (uint32_t img = map.image_of(lo, count), at = lo; at < hi; img++) {
+            const uint32_t base = map.at(img), next = map.at(img + 1);
             const uint32_t end = next < hi ? next : hi;
             seg(img, at - base, end - base);
             at = end;

@@ -444,6 +444,74 @@ static void test_batch_queued(void **state)
     free(got);
 }
 
+/* Batches laid out as tensors: n images of w x h in one allocation at a
+ * fixed stride (a multiple of 16 bytes: no descriptors), in order or
+ * reversed, pitched or packed, unaligned, 1x1, images split over blocks, and
+ * one stride that is not a multiple of 16 (descriptors); device counts (then
+ * added to with IMGHIST_ACCUMULATE) and host counts, against the naive
+ * histograms. */
+static void test_batch_tensor(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t n, w, h, pad, off, gap;
+        int reverse;
+    } cases[] = {
+        {300, 64, 48, 0, 0, 0, 0},     {5, 1920, 1080, 0, 0, 0, 0}, {64, 333, 17, 0, 0, 3, 1},
+        {64, 333, 17, 0, 0, 0, 0},     {40, 200, 150, 7, 5, 6, 1},  {7, 3001, 997, 3, 11, 4, 0},
+        {17, 1, 1, 0, 3, 15, 0},       {1, 4000, 300, 0, 7, 0, 0},  {2000, 16, 16, 0, 0, 0, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const uint32_t n = cases[c].n, w = cases[c].w, h = cases[c].h;
+        const size_t pitch = w + cases[c].pad, stride = pitch * h + cases[c].gap;
+        const size_t bytes = cases[c].off + n * stride;
+        uint8_t *host = malloc(bytes), *dev = NULL;
+        imghist_view *dv = malloc(n * sizeof *dv);
+        uint64_t *want = malloc((size_t)n * BINS * 8), *got = malloc((size_t)n * BINS * 8);
+        assert_true(host && dv && want && got);
+        for (size_t i = 0; i < bytes; i++) {
+            host[i] = (uint8_t)(c % 2 ? tu_below(&rng, 8) * 32 : tu_next(&rng) >> 56);
+        }
+        CUDA_OK(cudaMalloc((void **)&dev, bytes));
+        CUDA_OK(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
+        for (uint32_t i = 0; i < n; i++) {
+            const size_t k = cases[c].reverse ? n - 1 - i : i;
+            const size_t at = cases[c].off + k * stride;
+            dv[i] = u8_view(dev + at, IMGHIST_MEM_DEVICE, w, h, pitch);
+            tu_naive_hist(host + at, pitch, w, h, want + (size_t)BINS * i);
+        }
+        uint64_t *d;
+        const size_t len = (size_t)n * BINS;
+        CUDA_OK(cudaMalloc((void **)&d, len * 8));
+        poison_device(d, 0xa5, len * 8);
+        const imghist_counts dc = counts_at(d, len, IMGHIST_MEM_DEVICE);
+        IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, NULL, &dc));
+        const imghist_histspec acc = {256, 0.0, 256.0, IMGHIST_ACCUMULATE};
+        IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, &acc, &dc));
+        gpu_sync();
+        CUDA_OK(cudaMemcpy(got, d, len * 8, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < len; i++) {
+            if (got[i] != 2 * want[i]) {
+                fail_msg("tensor case %zu: image %zu bin %zu: %llu, want 2 x %llu", c, i / BINS,
+                         i % BINS, (unsigned long long)got[i], (unsigned long long)want[i]);
+            }
+        }
+        memset(got, 0xa5, len * 8);
+        const imghist_counts hc = counts_at(got, len, IMGHIST_MEM_HOST);
+        IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, NULL, &hc));
+        gpu_sync();
+        if (memcmp(got, want, len * 8) != 0) {
+            fail_msg("tensor case %zu: host counts differ", c);
+        }
+        CUDA_OK(cudaFree(d));
+        CUDA_OK(cudaFree(dev));
+        free(host);
+        free(dv);
+        free(want);
+        free(got);
+    }
+}
+
 /* More images than the batch's workspace holds (IH_BATCH_WS_IMAGES, 32768):
  * the counts are cleared, then added into; and a second call of fewer images
  * through the workspace after it. Tiny images side by side in one buffer,
@@ -1869,6 +1937,7 @@ int main(int argc, char **argv)
         GPU_TEST(test_equalize_random),
         GPU_TEST(test_batch),
         GPU_TEST(test_batch_queued),
+        GPU_TEST(test_batch_tensor),
         GPU_TEST(test_batch_mixed_sizes),
         GPU_TEST(test_batch_beyond_workspace),
         GPU_TEST(test_host_api_photographs),

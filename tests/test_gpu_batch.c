@@ -5,7 +5,8 @@
  * pitched rows, unaligned pointers, destinations of another 16-byte phase, in
  * place, histograms to device and host counts, batches of 1 and of 1000+,
  * the same batch twice (the descriptor cache) and batches that alternate
- * without synchronising, every image sent the two-pass way; the PIL rule on
+ * without synchronising, batches laid out as tensors (no descriptors), every
+ * image sent the two-pass way; the PIL rule on
  * single device and host equalizations; host views on the CUDA backend.
  * Exits 77 (skipped) without a usable GPU.
  */
@@ -272,6 +273,106 @@ static void test_alternating_no_hists(void **state)
     batch_free(&c);
 }
 
+/* A batch as a tensor holds it: n images of w x h in one allocation, at a
+ * fixed stride (where it is a multiple of 16 bytes, the library sends no
+ * descriptors), in order or reversed (a negative stride), into a second
+ * tensor (its stride rounded up to 16 bytes) or in place. The CPU batch on the host copy against the GPU batch on
+ * the device copy: every byte of the allocation and the histograms. */
+typedef struct tensor_case {
+    uint32_t n, w, h;
+    uint32_t spad, dpad; /* row padding of source and destination */
+    uint32_t soff, doff; /* first image's offset within 16 bytes */
+    uint32_t gap;        /* bytes between source images beyond their rows */
+    int in_place, reverse;
+} tensor_case;
+
+static void check_tensor(const tensor_case *t, int method)
+{
+    const size_t sp = t->w + t->spad, dp = t->in_place ? sp : t->w + t->dpad;
+    const size_t sstride = sp * t->h + t->gap;
+    const size_t dstride = t->in_place ? sstride : (dp * t->h + 15) & ~(size_t)15;
+    const size_t sbytes = 16 + t->n * sstride, all = sbytes + (t->in_place ? 0 : 16 + t->n * dstride);
+    uint8_t *h = malloc(all), *d = NULL, *got = malloc(all);
+    assert_true(h && got);
+    memset(h, 0xfd, all);
+    for (size_t i = 0; i < t->n; i++) {
+        for (uint32_t y = 0; y < t->h; y++) {
+            fill(h + t->soff + i * sstride + y * sp, t->w, (int)(i + y / 32));
+        }
+    }
+    CUDA_OK(cudaMalloc((void **)&d, all));
+    CUDA_OK(cudaMemcpy(d, h, all, cudaMemcpyHostToDevice));
+    imghist_view *v = calloc(4 * t->n, sizeof *v); /* host src, host dst, device src, device dst */
+    assert_non_null(v);
+    for (size_t i = 0; i < t->n; i++) {
+        const size_t k = t->reverse ? t->n - 1 - i : i;
+        const size_t so = t->soff + k * sstride;
+        const size_t to = t->in_place ? so : sbytes + t->doff + k * dstride;
+        const imghist_view hs = {h + so, IMGHIST_U8, IMGHIST_MEM_HOST, t->w, t->h, sp, 1};
+        const imghist_view hd = {h + to, IMGHIST_U8, IMGHIST_MEM_HOST, t->w, t->h, dp, 1};
+        v[i] = hs;
+        v[t->n + i] = hd;
+        v[2 * t->n + i] = hs;
+        v[2 * t->n + i].data = d + so;
+        v[2 * t->n + i].mem = IMGHIST_MEM_DEVICE;
+        v[3 * t->n + i] = hd;
+        v[3 * t->n + i].data = d + to;
+        v[3 * t->n + i].mem = IMGHIST_MEM_DEVICE;
+    }
+    IH_OK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, method));
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, method));
+    const size_t len = (size_t)t->n * 256;
+    uint64_t *want = malloc(len * 8), *gh = malloc(len * 8);
+    assert_true(want && gh);
+    memset(gh, 0xa5, len * 8);
+    const imghist_counts wc = {want, len, IMGHIST_MEM_HOST}, gc = {gh, len, IMGHIST_MEM_HOST};
+    IH_OK(cpu, imghist_equalize_batch(cpu, v, v + t->n, t->n, &wc));
+    IH_OK(gpu, imghist_equalize_batch(gpu, v + 2 * t->n, v + 3 * t->n, t->n, &gc));
+    gpu_sync();
+    CUDA_OK(cudaMemcpy(got, d, all, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < t->n; i++) {
+        if (memcmp(gh + i * 256, want + i * 256, 256 * 8) != 0) {
+            fail_msg("tensor %ux%ux%u: histogram of image %zu differs", t->n, t->w, t->h, i);
+        }
+    }
+    if (memcmp(got, h, all) != 0) {
+        size_t k = 0;
+        while (got[k] == h[k]) k++;
+        fail_msg("tensor %ux%ux%u (method %d): byte %zu of %zu is %u, CPU %u", t->n, t->w,
+                 t->h, method, k, all, got[k], h[k]);
+    }
+    CUDA_OK(cudaFree(d));
+    free(v);
+    free(h);
+    free(got);
+    free(want);
+    free(gh);
+}
+
+static void test_tensor_batches(void **state)
+{
+    (void)state;
+    const tensor_case cases[] = {
+        {256, 64, 48, 0, 0, 0, 0, 0, 0, 0},    /* packed, small: one launch */
+        {6, 640, 480, 0, 0, 0, 0, 0, 0, 0},    /* packed, large: two launches */
+        {50, 333, 17, 0, 0, 0, 0, 0, 0, 0},    /* packed odd rows: stride 5661, descriptors */
+        {50, 333, 17, 0, 0, 0, 0, 3, 0, 0},    /* stride 5664: one flat row each */
+        {30, 200, 150, 7, 3, 5, 5, 6, 0, 1},   /* pitched, unaligned, reversed */
+        {12, 1000, 700, 24, 0, 9, 0, 0, 1, 0}, /* in place, large */
+        {40, 97, 61, 3, 11, 2, 13, 12, 0, 0},  /* destinations of another 16-byte phase */
+        {3, 1, 1, 0, 0, 0, 0, 15, 0, 1},       /* 1x1 images 16 bytes apart */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int method = 0; method < 2; method++) {
+            check_tensor(&cases[c], method);
+        }
+    }
+    /* Large images all the two-pass way through the tensor path. */
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 1));
+    check_tensor(&cases[0], 0);
+    check_tensor(&cases[4], 1);
+}
+
 /* PIL's rule through the single calls: device and host views, masked. */
 static void test_single_calls_pil(void **state)
 {
@@ -368,6 +469,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sizes_1_and_1000, reset),
         cmocka_unit_test_teardown(test_all_two_pass, reset),
         cmocka_unit_test_teardown(test_alternating_no_hists, reset),
+        cmocka_unit_test_teardown(test_tensor_batches, reset),
         cmocka_unit_test_teardown(test_single_calls_pil, reset),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

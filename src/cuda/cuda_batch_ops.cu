@@ -48,6 +48,7 @@ typedef struct batch_plan {
     uint32_t n_small, n_large;
     uint32_t small_bytes; /* granule bytes of the largest small image */
     uint32_t chunks;      /* of the large images */
+    uint32_t per_image;   /* chunks of each large image of a uniform batch */
     size_t bytes;         /* images, then n_large + 1 chunk starts */
 } batch_plan;
 
@@ -91,6 +92,36 @@ static imghist_status build(imghist_ctx *ctx, const imghist_view *src, const img
     return IMGHIST_OK;
 }
 
+/* The plan of a uniform batch (ih_uniform_views): all its images small or
+ * all large; *one gets image 0. */
+static imghist_status uniform_plan(imghist_ctx *ctx, const imghist_view *src,
+                                   const imghist_view *dst, size_t count, uint64_t small_max,
+                                   ih_eq_image *one, batch_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    const uint32_t per_row =
+        ih_granules_per_row((const uint8_t *)src->data, src->pitch, src->width, src->height);
+    if ((uint64_t)per_row * src->height >= IH_MAX_GRANULES) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "batch image 0 is over 32 GiB; give it to imghist_equalize");
+    }
+    *one = eq_image(src, dst, 0);
+    const uint64_t bytes = (uint64_t)one->src.total * 16;
+    if (bytes <= small_max) {
+        p->n_small = (uint32_t)count;
+        p->small_bytes = (uint32_t)bytes;
+        return IMGHIST_OK;
+    }
+    const uint64_t per_image = (one->src.total + IH_HIST_CHUNK - 1) / IH_HIST_CHUNK;
+    if (per_image * count > UINT32_MAX) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch too large for one call");
+    }
+    p->n_large = (uint32_t)count;
+    p->chunks = (uint32_t)(per_image * count);
+    p->per_image = (uint32_t)per_image;
+    return IMGHIST_OK;
+}
+
 /* The workspace for `images` large images: their counters, tickets, LUTs. */
 static size_t ws_tickets_at(size_t images)
 {
@@ -125,7 +156,13 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
     batch_plan p;
     imghist_status st = IMGHIST_OK;
     const uint64_t small = small_limit(ctx, s);
-    if (!ih_desc_cached(&s->eqb_desc, src, dst, count, small, &p, sizeof p)) {
+    ih_eq_batch_launch l;
+    memset(&l, 0, sizeof l);
+    l.uniform = ih_uniform_views(src, dst, count, &l.src_stride, &l.dst_stride);
+    if (l.uniform) {
+        /* A batch tensor's images: image 0 and the strides travel in the launch. */
+        st = uniform_plan(ctx, src, dst, count, small, &l.one, &p);
+    } else if (!ih_desc_cached(&s->eqb_desc, src, dst, count, small, &p, sizeof p)) {
         uint8_t *buf = NULL;
         st = ih_desc_buffer(ctx, &s->eqb_desc,
                             count * sizeof(ih_eq_image) + (count + 1) * sizeof(uint32_t), &buf);
@@ -137,15 +174,16 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
     if (st != IMGHIST_OK) {
         return st;
     }
-    ih_eq_batch_launch l;
-    memset(&l, 0, sizeof l);
-    const ih_eq_image *d_img = (const ih_eq_image *)s->eqb_desc.dev;
-    l.small = d_img;
+    if (!l.uniform) {
+        const ih_eq_image *d_img = (const ih_eq_image *)s->eqb_desc.dev;
+        l.small = d_img;
+        l.large = d_img + p.n_small;
+        l.chunk_start = (const uint32_t *)(d_img + count);
+    }
     l.n_small = p.n_small;
     l.small_bytes = p.small_bytes;
-    l.large = d_img + p.n_small;
-    l.chunk_start = (const uint32_t *)(d_img + count);
     l.n_large = p.n_large;
+    l.per_image = p.per_image;
     l.pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
     if (p.n_large > 0) {
         /* Counters and tickets are zero between launches (the last block of
@@ -200,6 +238,7 @@ imghist_status ih_cuda_equalize_one_small(imghist_ctx *ctx, const imghist_view *
     }
     ih_eq_batch_launch l;
     memset(&l, 0, sizeof l);
+    l.uniform = true; /* of one image, strides 0 */
     l.one = eq_image(src, dst, 0);
     l.n_small = 1;
     l.small_bytes = l.one.src.total * 16;

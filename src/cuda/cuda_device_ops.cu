@@ -229,7 +229,29 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
 {
     ih_cuda_state *s = ih_cuda(ctx);
     uint32_t chunks = 0;
-    imghist_status st = upload_batch(ctx, src, count, &chunks);
+    imghist_status st = IMGHIST_OK;
+    ih_batch_images imgs;
+    memset(&imgs, 0, sizeof imgs);
+    if (s->batch_uniform && ih_uniform_views(src, NULL, count, &imgs.stride, NULL)) {
+        /* A batch tensor's images: image 0 and the stride travel in the launch. */
+        const ih_dev_image img = ih_flat(ih_dev_image_of(&src[0]), src[0].width);
+        const uint32_t per_row = ih_granules_per_row(img.data, img.pitch, img.width, img.height);
+        if ((uint64_t)per_row * img.height >= IH_MAX_GRANULES) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                           "batch image 0 is over 32 GiB; give it to imghist_histogram");
+        }
+        imgs.g0 = geom_of(&img, 0, img.height);
+        imgs.per_image = (imgs.g0.total + IH_HIST_CHUNK - 1) / IH_HIST_CHUNK;
+        if ((uint64_t)imgs.per_image * count > UINT32_MAX) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch too large for one call");
+        }
+        chunks = imgs.per_image * (uint32_t)count;
+    } else {
+        st = upload_batch(ctx, src, count, &chunks);
+        const uint8_t *desc = (const uint8_t *)s->batch_desc.dev;
+        imgs.geoms = (const ih_geom *)desc;
+        imgs.chunk_start = (const uint32_t *)(desc + count * sizeof(ih_geom));
+    }
     const size_t n = count * job->len;
     unsigned long long *target = (unsigned long long *)out->data;
     if (st == IMGHIST_OK && out->mem == IMGHIST_MEM_HOST) {
@@ -248,7 +270,7 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
      * Accumulating adds into the caller's counts; so does a batch of more
      * than IH_BATCH_WS_IMAGES images, into counts cleared first, rather than
      * hold a workspace as large as its counts, and every batch on a GPU
-     * whose build of the writing kernel spills (ih_batch_writes). */
+     * whose build of the writing kernel spills (ih_batch_kernels). */
     unsigned long long *ws = NULL;
     unsigned int *tickets = NULL;
     const size_t ws_image = 256 * sizeof(uint64_t) + sizeof(unsigned int);
@@ -282,11 +304,8 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     }
     const uint64_t runs = ((uint64_t)chunks + run - 1) / run;
     const int grid = runs < (uint64_t)resident ? (int)(runs > 0 ? runs : 1) : resident;
-    const ih_geom *d_geoms = (const ih_geom *)s->batch_desc.dev;
-    const uint32_t *d_starts =
-        (const uint32_t *)((uint8_t *)s->batch_desc.dev + count * sizeof(ih_geom));
     IH_CUDA_TRY(ctx, "batch histogram launch",
-                ih_launch_hist_u8_batch(d_geoms, d_starts, (uint32_t)count, (uint32_t)run, grid,
-                                        target, ws, tickets, s->stream));
+                ih_launch_hist_u8_batch(imgs, (uint32_t)count, (uint32_t)run, grid, target, ws,
+                                        tickets, s->stream));
     return ih_cuda_deliver(ctx, out, n, target);
 }

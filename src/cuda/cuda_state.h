@@ -46,7 +46,8 @@ struct ih_cuda_state {
     size_t staging_bytes;
     ih_desc_cache batch_desc;           /* batch descriptors: geometries, then chunk starts */
     unsigned long long *batch_hist;     /* batch results bound for host memory */
-    bool batch_writes;                  /* the batch kernel writes its counts (ih_batch_writes) */
+    bool batch_writes;                  /* the batch kernel writes its counts (ih_batch_kernels) */
+    bool batch_uniform;                 /* a uniform batch goes without descriptors (the same) */
     void *batch_ws;                     /* the batch's split images: counters, then tickets; zero */
     size_t batch_ws_cap, batch_ws_images;
     size_t batch_hist_cap;
@@ -120,6 +121,38 @@ static inline bool ih_same_views(const imghist_view *a, const imghist_view *b, s
             a[i].pitch != b[i].pitch || a[i].channels != b[i].channels) {
             return false;
         }
+    }
+    return true;
+}
+
+/* Whether count views (and d: NULL or as many) are one geometry at fixed
+ * strides, as a batch tensor's images are: the same width, height and pitch,
+ * view i's data at view 0's plus i * stride, each stride a multiple of 16
+ * bytes (so that every image has image 0's granules). Then *stride (and
+ * *d_stride) get the strides, and the batch needs no descriptors. */
+static inline bool ih_uniform_views(const imghist_view *v, const imghist_view *d, size_t count,
+                                    long long *stride, long long *d_stride)
+{
+    const uintptr_t v0 = (uintptr_t)v[0].data, d0 = d != NULL ? (uintptr_t)d[0].data : 0;
+    const uintptr_t vs = count > 1 ? (uintptr_t)v[1].data - v0 : 0;
+    const uintptr_t ds = count > 1 && d != NULL ? (uintptr_t)d[1].data - d0 : 0;
+    if ((vs & 15) != 0 || (ds & 15) != 0) {
+        return false;
+    }
+    uintptr_t at = v0, d_at = d0;
+    for (size_t i = 0; i < count; i++, at += vs, d_at += ds) {
+        if ((uintptr_t)v[i].data != at || v[i].width != v[0].width ||
+            v[i].height != v[0].height || v[i].pitch != v[0].pitch) {
+            return false;
+        }
+        if (d != NULL && ((uintptr_t)d[i].data != d_at || d[i].width != d[0].width ||
+                          d[i].height != d[0].height || d[i].pitch != d[0].pitch)) {
+            return false;
+        }
+    }
+    *stride = (long long)(intptr_t)vs;
+    if (d_stride != NULL) {
+        *d_stride = (long long)(intptr_t)ds;
     }
     return true;
 }
