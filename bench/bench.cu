@@ -799,7 +799,11 @@ void section_batch()
     for (size_t i = 0; i < BATCH_COUNT; i++) {
         imgs_b[i].data = g.d_b + i * img_bytes;
     }
-    std::vector<uint64_t> ref(bins);
+    /* The same images with the first two swapped: not one tensor, so the
+     * call builds descriptors (the views stay the same: they go up once). */
+    std::vector<imghist_view> imgs_swapped(imgs);
+    std::swap(imgs_swapped[0], imgs_swapped[1]);
+    std::vector<uint64_t> ref(bins), ref_swapped(bins);
 
     /* The read ceiling in the batch kernel's order: blocks take runs of
      * 32 KiB chunks in turn; run 1 is the plain streaming order. */
@@ -820,6 +824,9 @@ void section_batch()
         parallel_for(BATCH_COUNT, [&](size_t i) {
             cpu_histogram_1t(g.h_a + i * img_bytes, img_bytes, &ref[256 * i]);
         });
+        ref_swapped = ref;
+        std::swap_ranges(ref_swapped.begin(), ref_swapped.begin() + 256,
+                         ref_swapped.begin() + 256);
 
         std::vector<Impl> impls;
         impls.push_back(hist_impl("CUB, one call per image", cub_loop, g.d_h32, 4, bins, ref.data()));
@@ -870,6 +877,15 @@ void section_batch()
                           },
                           g.d_h64, 8, bins, ref.data()));
         }
+        impls.insert(impls.end() - 1,
+            hist_impl("imghist batch, descriptors (2 views swapped)",
+                      [&imgs_swapped, out = device_counts(imgs.size())](std::string *err) {
+                          return imghist_ok(imghist_histogram_batch(g.ctx, imgs_swapped.data(),
+                                                                    imgs_swapped.size(), nullptr,
+                                                                    &out),
+                                            err);
+                      },
+                      g.d_h64, 8, bins, ref_swapped.data()));
         impls.insert(impls.end() - 1,
             hist_impl("imghist batch, new views each call",
                       [&imgs, &imgs_b, turn = 0u, out = device_counts(imgs.size())](
