@@ -150,15 +150,6 @@ __device__ __forceinline__ uint32_t slot_of(const Args &a, const uint32_t *lut, 
     }
 }
 
-/*
- * Two 16-bit counters per word: slot s is half s & 1 of word s >> 1. The word
- * is the running sum W = L + 65536 H (mod 2^32) of what was added to its low
- * half (L) and high half (H). The low 16 bits of W are L mod 65536, so the
- * thread whose add carries out of the low half knows it: L gained 65536 that W
- * does not show, and the carry went into the high half (-1 there). The thread
- * whose add carries out of the word lost 2^32 = 65536 of H. Adding those into
- * the 64-bit target makes target + decoded halves exact.
- */
 /* What an add of n to the low (high == false) or high half of a word that
  * held `old` lost: a carry out of the word (65536 of the high half) and a
  * wrap of the low half (65536 of it, which went into the high half as 1). */
@@ -172,7 +163,18 @@ __device__ __forceinline__ S16Lost s16_lost(uint32_t old, bool high, uint32_t n)
     return {old + delta < old, !high && (old & 0xffffu) + n > 0xffffu};
 }
 
-/* After an atomic that added n to slot's half and saw `old`: the lost 65536s. */
+/*
+ * Two 16-bit counters per word: slot s is half s & 1 of word s >> 1. The word
+ * is the running sum W = L + 65536 H (mod 2^32) of what was added to its low
+ * half (L) and high half (H). The low 16 bits of W are L mod 65536, so the
+ * thread whose add carries out of the low half knows it: L gained 65536 that W
+ * does not show, and the carry went into the high half (-1 there). The thread
+ * whose add carries out of the word lost 2^32 = 65536 of H. Adding those into
+ * the 64-bit target makes target + decoded halves exact.
+ *
+ * s16_fix: after an atomic that added n to slot's half and saw `old`, the
+ * lost 65536s into the target.
+ */
 __device__ __forceinline__ void s16_fix(const Args &a, uint32_t slot, uint32_t n, uint32_t old)
 {
     const S16Lost l = s16_lost(old, (slot & 1u) != 0, n);

@@ -180,8 +180,8 @@ static imghist_ctx *counting_ctx(worker *w, const imghist_view *v)
     if (w->cpu == NULL) {
         return w->ctx;
     }
-    const size_t sample = v->dtype == IMGHIST_U8 ? 1 : v->dtype == IMGHIST_U16 ? 2 : 4;
-    const size_t bytes = (size_t)v->width * v->height * v->channels * sample;
+    const size_t channels = v->channels > 1 ? v->channels : 1;
+    const size_t bytes = (size_t)v->width * v->height * channels * ih_sample_size(v->dtype);
     if (bytes >= IH_GPU_MIN_BYTES && __atomic_load_n(&w->ready, __ATOMIC_ACQUIRE)) {
         w->on_ctx++;
         return w->ctx;

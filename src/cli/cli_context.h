@@ -23,6 +23,12 @@ void ih_say(const char *fmt, ...)
 #endif
     ;
 
+/* Bytes of one sample of a view of type t. */
+static inline size_t ih_sample_size(imghist_dtype t)
+{
+    return t == IMGHIST_U16 ? 2 : t == IMGHIST_F32 ? 4 : 1;
+}
+
 /* Online processors (at least 1): the default of -j. */
 unsigned ih_cores(void);
 

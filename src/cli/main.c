@@ -455,7 +455,7 @@ static int run_one(const ih_cli_args *a)
 
     imghist_view eq = img->view;
     if (a->equalize_out != NULL) {
-        const size_t row = (size_t)img->view.width * (img->view.dtype == IMGHIST_U16 ? 2 : 1);
+        const size_t row = (size_t)img->view.width * ih_sample_size(img->view.dtype);
         eq_pixels = malloc(row * img->view.height);
         if (eq_pixels == NULL) {
             snprintf(msg, sizeof msg, "%s: out of memory", name);
