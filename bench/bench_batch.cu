@@ -3,7 +3,7 @@
  * images (issue 12's shapes), against the memory ceilings measured in the
  * same run.
  *
- *   imghist_bench_batch [--runs N]
+ *   imghist_bench_batch [--runs N] [--tiny BYTES]   (IMGHIST_P_EXP_BATCH_TINY)
  *
  * Per shape (N images of W x H, uint8, back to back in one buffer): the read
  * ceiling (the fastest read_variant of bench_kernels.cu over the batch's
@@ -231,9 +231,12 @@ void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
 
 int main(int argc, char **argv)
 {
+    long long tiny = 0; /* IMGHIST_P_EXP_BATCH_TINY */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             timer.runs = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--tiny") == 0 && i + 1 < argc) {
+            tiny = atoll(argv[++i]);
         }
     }
     cudaDeviceProp prop;
@@ -245,15 +248,16 @@ int main(int argc, char **argv)
         return 1;
     }
     IH_CHECK(gpu, imghist_set_stream(gpu, (imghist_stream)stream));
+    IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, tiny));
     IH_CHECK(cpu, imghist_create(IMGHIST_BACKEND_CPU, &cpu));
     IH_CHECK(cpu, imghist_set_param(cpu, IMGHIST_P_CPU_THREADS, 16));
     const time_t now = time(NULL);
     char date[32];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M", gmtime(&now));
     printf("imghist_bench_batch, imghist %s, %s (%d SMs, L2 %d MiB), %s UTC, median of %d runs "
-           "(ms), L2 flushed before each\n\n",
+           "(ms), L2 flushed before each; IMGHIST_P_EXP_BATCH_TINY %lld\n\n",
            imghist_version_string(), prop.name, prop.multiProcessorCount,
-           prop.l2CacheSize >> 20, date, timer.runs);
+           prop.l2CacheSize >> 20, date, timer.runs, tiny);
     printf("| batch | MB | read | copy | read + copy | equalize_batch OpenCV (GB/s, x(read+copy)) "
            "| equalize_batch PIL | equalize_batch, all two-pass | loop of imghist_equalize "
            "| histogram_batch (GB/s, %% of read) | equalize_batch, new views each call "
@@ -263,6 +267,7 @@ int main(int argc, char **argv)
     const Shape shapes[] = {
         {256, 640, 480}, {1024, 224, 224}, {64, 1920, 1080}, {16, 4000, 3000}, {1, 4000, 3000},
         {4096, 64, 64}, {1024, 128, 128}, {2048, 160, 160}, /* beyond the issue's: small images */
+        {50000, 32, 32}, {1024, 96, 96},                     /* CIFAR's and STL-10's sizes */
         /* Portrait: rows of 1080 and 3000 bytes, not a multiple of 16 (bench_python's
          * N x H x W shapes are these). */
         {64, 1080, 1920}, {16, 3000, 4000},

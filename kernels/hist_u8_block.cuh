@@ -104,19 +104,23 @@ __device__ __forceinline__ void zero_counters(uint32_t *sh)
  * well (or one row), so that granule i starts at base + 16 i. */
 enum WalkMode { WALK_GENERIC, WALK_FULL, WALK_FLAT };
 
-template <int MODE, class OnVec, class OnByte>
-__device__ __forceinline__ void walk_granules_as(const ih_geom &g, uint32_t first, uint32_t step,
-                                                 uint32_t end, OnVec on_vec, OnByte on_byte)
+/* The walk by WIDTH threads (t: this one's index among them) in chunks of
+ * WIDTH * UNROLL granules; KEEP loads with the read-only cache (the bytes
+ * stay in L1 for a second walk), else evict-first. */
+template <int MODE, int WIDTH, bool KEEP, class OnVec, class OnByte>
+__device__ __forceinline__ void walk_as(const ih_geom &g, uint32_t t, uint32_t first, uint32_t step,
+                                        uint32_t end, OnVec on_vec, OnByte on_byte)
 {
-    const uint32_t stop = end < (g.total + CHUNK - 1) / CHUNK ? end : (g.total + CHUNK - 1) / CHUNK;
+    constexpr uint32_t SPAN = WIDTH * UNROLL;
+    const uint32_t stop = end < (g.total + SPAN - 1) / SPAN ? end : (g.total + SPAN - 1) / SPAN;
     for (uint32_t c = first; c < stop; c += step) {
-        const uint32_t c0 = c * CHUNK;
+        const uint32_t c0 = c * SPAN;
         uint4 v[UNROLL];
         uint32_t row_of[UNROLL], col_of[UNROLL];
         bool full[UNROLL];
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
-            const uint32_t i = c0 + k * THREADS + threadIdx.x;
+            const uint32_t i = c0 + k * WIDTH + t;
             full[k] = false;
             if (i < g.total) {
                 uint32_t r;
@@ -131,7 +135,8 @@ __device__ __forceinline__ void walk_granules_as(const ih_geom &g, uint32_t firs
                 }
                 const uint8_t *end = row + g.width;
                 if (MODE != WALK_GENERIC || (gp >= row && gp + 16 <= end)) {
-                    v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
+                    const uint4 *p = reinterpret_cast<const uint4 *>(gp);
+                    v[k] = KEEP ? __ldg(p) : __ldcs(p);
                     row_of[k] = r;
                     col_of[k] = (uint32_t)(gp - row);
                     full[k] = true;
@@ -155,26 +160,36 @@ __device__ __forceinline__ void walk_granules_as(const ih_geom &g, uint32_t firs
 }
 
 /*
- * Walk chunks first, first + step, ... (below end) of g's granules. Whole
- * granules are loaded UNROLL at a time, all loads in flight before the first
- * use, then handed to on_vec(v, row, col); the bytes of granules at a row's
- * edges go one by one to on_byte(value, row, col). row is the row index, col
- * the byte offset in it. Aligned geometries skip the edge tests and, packed,
- * the division that finds a granule's row (bench_shared.cu: the integer
- * instructions around the atomics are what limits the H200).
+ * Walk chunks first, first + step, ... (below end) of g's granules, by WIDTH
+ * threads (t: this one's index among them; chunks of WIDTH * UNROLL
+ * granules). Whole granules are loaded UNROLL at a time, all loads in flight
+ * before the first use, then handed to on_vec(v, row, col); the bytes of
+ * granules at a row's edges go one by one to on_byte(value, row, col). row is
+ * the row index, col the byte offset in it. Aligned geometries skip the edge
+ * tests and, packed, the division that finds a granule's row (bench_shared.cu:
+ * the integer instructions around the atomics are what limits the H200).
  */
+template <int WIDTH, bool KEEP, class OnVec, class OnByte>
+__device__ __forceinline__ void walk_granules_by(const ih_geom &g, uint32_t t, uint32_t first,
+                                                 uint32_t step, uint32_t end, OnVec on_vec,
+                                                 OnByte on_byte)
+{
+    const bool one_row = g.total == g.per_row.d;
+    if ((((uintptr_t)g.base | g.width) & 15) != 0 || (!one_row && (g.pitch & 15) != 0)) {
+        walk_as<WALK_GENERIC, WIDTH, KEEP>(g, t, first, step, end, on_vec, on_byte);
+    } else if (one_row || g.pitch == (size_t)g.per_row.d * 16) {
+        walk_as<WALK_FLAT, WIDTH, KEEP>(g, t, first, step, end, on_vec, on_byte);
+    } else {
+        walk_as<WALK_FULL, WIDTH, KEEP>(g, t, first, step, end, on_vec, on_byte);
+    }
+}
+
+/* The block's walk: all THREADS threads, chunks of CHUNK granules. */
 template <class OnVec, class OnByte>
 __device__ __forceinline__ void walk_granules(const ih_geom &g, uint32_t first, uint32_t step,
                                               uint32_t end, OnVec on_vec, OnByte on_byte)
 {
-    const bool one_row = g.total == g.per_row.d;
-    if ((((uintptr_t)g.base | g.width) & 15) != 0 || (!one_row && (g.pitch & 15) != 0)) {
-        walk_granules_as<WALK_GENERIC>(g, first, step, end, on_vec, on_byte);
-    } else if (one_row || g.pitch == (size_t)g.per_row.d * 16) {
-        walk_granules_as<WALK_FLAT>(g, first, step, end, on_vec, on_byte);
-    } else {
-        walk_granules_as<WALK_FULL>(g, first, step, end, on_vec, on_byte);
-    }
+    walk_granules_by<THREADS, false>(g, threadIdx.x, first, step, end, on_vec, on_byte);
 }
 
 /* Count chunks first, first + step, ... (below end) of g into the lane's

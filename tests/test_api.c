@@ -362,6 +362,7 @@ static const imghist_param all_params[] = {
     IMGHIST_P_MAX_PIXELS,    IMGHIST_P_MAX_INPUT_BYTES,        IMGHIST_P_CPU_THREADS,
     IMGHIST_P_STAGING_BYTES, IMGHIST_P_LOAD_GRAY, IMGHIST_P_PNG_LEVEL, IMGHIST_P_EQUALIZE_METHOD,
     IMGHIST_P_LOAD_TRUNCATED, IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, IMGHIST_P_EXP_BATCH_RUN, IMGHIST_P_EXP_EQ_BATCH_SMALL,
+    IMGHIST_P_EXP_BATCH_TINY,
 };
 #define N_PARAMS (sizeof all_params / sizeof all_params[0])
 
@@ -439,7 +440,7 @@ static void test_param_unknown_and_null(void **state)
     (void)state;
     imghist_ctx *ctx = cpu_ctx();
     int64_t v = 5, lo, hi;
-    const int unknown[] = {0, 77, 11, 999, 1003, -1};
+    const int unknown[] = {0, 77, 11, 999, 1050, -1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const imghist_param p = (imghist_param)unknown[i];
         EXPECT(ctx, imghist_set_param(ctx, p, 1), IMGHIST_E_UNSUPPORTED);

@@ -447,9 +447,10 @@ static void test_batch_queued(void **state)
 /* Batches laid out as tensors: n images of w x h in one allocation at a
  * fixed stride (a multiple of 16 bytes: no descriptors), in order or
  * reversed, pitched or packed, unaligned, 1x1, images split over blocks, and
- * one stride that is not a multiple of 16 (descriptors); device counts (then
- * added to with IMGHIST_ACCUMULATE) and host counts, against the naive
- * histograms. */
+ * one stride that is not a multiple of 16 (descriptors); each through the
+ * kernel the library picks, the block kernels and the tiny-image kernel;
+ * device counts (then added to with IMGHIST_ACCUMULATE) and host counts,
+ * against the naive histograms. */
 static void test_batch_tensor(void **state)
 {
     (void)state;
@@ -461,22 +462,27 @@ static void test_batch_tensor(void **state)
         {64, 333, 17, 0, 0, 0, 0},     {40, 200, 150, 7, 5, 6, 1},  {7, 3001, 997, 3, 11, 4, 0},
         {17, 1, 1, 0, 3, 15, 0},       {1, 4000, 300, 0, 7, 0, 0},  {2000, 16, 16, 0, 0, 0, 1},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const uint32_t n = cases[c].n, w = cases[c].w, h = cases[c].h;
-        const size_t pitch = w + cases[c].pad, stride = pitch * h + cases[c].gap;
-        const size_t bytes = cases[c].off + n * stride;
+    /* The library's choice of kernel, the block kernels only, the tiny-image
+     * kernel for every size (IMGHIST_P_EXP_BATCH_TINY). */
+    static const int64_t tiny[] = {0, -1, INT32_MAX};
+    for (size_t c = 0; c < 3 * (sizeof cases / sizeof cases[0]); c++) {
+        IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, tiny[c % 3]));
+        const size_t cs = c / 3;
+        const uint32_t n = cases[cs].n, w = cases[cs].w, h = cases[cs].h;
+        const size_t pitch = w + cases[cs].pad, stride = pitch * h + cases[cs].gap;
+        const size_t bytes = cases[cs].off + n * stride;
         uint8_t *host = malloc(bytes), *dev = NULL;
         imghist_view *dv = malloc(n * sizeof *dv);
         uint64_t *want = malloc((size_t)n * BINS * 8), *got = malloc((size_t)n * BINS * 8);
         assert_true(host && dv && want && got);
         for (size_t i = 0; i < bytes; i++) {
-            host[i] = (uint8_t)(c % 2 ? tu_below(&rng, 8) * 32 : tu_next(&rng) >> 56);
+            host[i] = (uint8_t)(cs % 2 ? tu_below(&rng, 8) * 32 : tu_next(&rng) >> 56);
         }
         CUDA_OK(cudaMalloc((void **)&dev, bytes));
         CUDA_OK(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
         for (uint32_t i = 0; i < n; i++) {
-            const size_t k = cases[c].reverse ? n - 1 - i : i;
-            const size_t at = cases[c].off + k * stride;
+            const size_t k = cases[cs].reverse ? n - 1 - i : i;
+            const size_t at = cases[cs].off + k * stride;
             dv[i] = u8_view(dev + at, IMGHIST_MEM_DEVICE, w, h, pitch);
             tu_naive_hist(host + at, pitch, w, h, want + (size_t)BINS * i);
         }
@@ -492,8 +498,9 @@ static void test_batch_tensor(void **state)
         CUDA_OK(cudaMemcpy(got, d, len * 8, cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < len; i++) {
             if (got[i] != 2 * want[i]) {
-                fail_msg("tensor case %zu: image %zu bin %zu: %llu, want 2 x %llu", c, i / BINS,
-                         i % BINS, (unsigned long long)got[i], (unsigned long long)want[i]);
+                fail_msg("tensor case %zu (tiny %lld): image %zu bin %zu: %llu, want 2 x %llu",
+                         cs, (long long)tiny[c % 3], i / BINS, i % BINS,
+                         (unsigned long long)got[i], (unsigned long long)want[i]);
             }
         }
         memset(got, 0xa5, len * 8);
@@ -501,7 +508,7 @@ static void test_batch_tensor(void **state)
         IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, NULL, &hc));
         gpu_sync();
         if (memcmp(got, want, len * 8) != 0) {
-            fail_msg("tensor case %zu: host counts differ", c);
+            fail_msg("tensor case %zu (tiny %lld): host counts differ", cs, (long long)tiny[c % 3]);
         }
         CUDA_OK(cudaFree(d));
         CUDA_OK(cudaFree(dev));
@@ -510,6 +517,7 @@ static void test_batch_tensor(void **state)
         free(want);
         free(got);
     }
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, 0));
 }
 
 /* More images than the batch's workspace holds (IH_BATCH_WS_IMAGES, 32768):

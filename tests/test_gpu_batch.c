@@ -5,8 +5,9 @@
  * pitched rows, unaligned pointers, destinations of another 16-byte phase, in
  * place, histograms to device and host counts, batches of 1 and of 1000+,
  * the same batch twice (the descriptor cache) and batches that alternate
- * without synchronising, batches laid out as tensors (no descriptors), every
- * image sent the two-pass way; the PIL rule on
+ * without synchronising, batches laid out as tensors (no descriptors; the
+ * block kernels and the tiny-image kernel), every image sent the two-pass
+ * way; the PIL rule on
  * single device and host equalizations; host views on the CUDA backend.
  * Exits 77 (skipped) without a usable GPU.
  */
@@ -362,12 +363,19 @@ static void test_tensor_batches(void **state)
         {40, 97, 61, 3, 11, 2, 13, 12, 0, 0},  /* destinations of another 16-byte phase */
         {3, 1, 1, 0, 0, 0, 0, 15, 0, 1},       /* 1x1 images 16 bytes apart */
     };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        for (int method = 0; method < 2; method++) {
-            check_tensor(&cases[c], method);
+    /* The library's choice of kernel, the block kernels only, the tiny-image
+     * kernel for every size (IMGHIST_P_EXP_BATCH_TINY). */
+    static const int64_t tiny[] = {0, -1, INT32_MAX};
+    for (size_t k = 0; k < 3; k++) {
+        IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, tiny[k]));
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            for (int method = 0; method < 2; method++) {
+                check_tensor(&cases[c], method);
+            }
         }
     }
-    /* Large images all the two-pass way through the tensor path. */
+    /* Every image the two-pass way through the block kernels' tensor path. */
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, -1));
     IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 1));
     check_tensor(&cases[0], 0);
     check_tensor(&cases[4], 1);
@@ -442,6 +450,7 @@ static int reset(void **state)
     (void)state;
     int bad = imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, 0) != IMGHIST_OK;
     bad |= imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 0) != IMGHIST_OK;
+    bad |= imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, 0) != IMGHIST_OK;
     bad |= imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, 0) != IMGHIST_OK;
     bad |= cudaDeviceSynchronize() != cudaSuccess;
     return bad ? -1 : 0;

@@ -3,6 +3,7 @@
  * backend. A host image the CUDA backend has no GPU memory for runs on the
  * CPU backend instead (the one fallback, said in the note).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -68,6 +69,16 @@ imghist_status imghist_histogram(imghist_ctx *ctx, const imghist_view *src,
     return dispatch_histogram(ctx, src, mask, &job, out);
 }
 
+/* Whether v has view 0's fields but for its data, which is not NULL: then it
+ * passes every check view 0 passed (none of them looks at where the data
+ * is), so a batch tensor's views need no more than this. */
+static bool same_shape(const imghist_view *v, const imghist_view *v0)
+{
+    return v->data != NULL && v->dtype == v0->dtype && v->mem == v0->mem &&
+           v->width == v0->width && v->height == v0->height && v->pitch == v0->pitch &&
+           v->channels == v0->channels;
+}
+
 imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
                                        const imghist_histspec *spec, const imghist_counts *out)
 {
@@ -80,6 +91,9 @@ imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src
                        count);
     }
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+        if (i > 0 && same_shape(&src[i], &src[0])) {
+            continue;
+        }
         st = ih_check_source(ctx, &src[i], "batch image");
         if (st != IMGHIST_OK) {
             /* Again, with the image's number in the message: formatting it
@@ -384,12 +398,63 @@ static int by_start(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Whether the views are one shape at a fixed stride (a batch tensor's),
+ * view i at view 0 + i * *stride bytes (same_shape checked them before). */
+static bool progression(const imghist_view *v, size_t count, uintptr_t *stride)
+{
+    const uintptr_t v0 = (uintptr_t)v[0].data;
+    const uintptr_t st = count > 1 ? (uintptr_t)v[1].data - v0 : 0;
+    uintptr_t at = v0;
+    for (size_t i = 0; i < count; i++, at += st) {
+        if ((uintptr_t)v[i].data != at || !same_shape(&v[i], &v[0])) {
+            return false;
+        }
+    }
+    *stride = st;
+    return true;
+}
+
+/* The overlap check of two batch tensors, without a pass per image: true when
+ * it proves them apart (or dst the same tensor as src), false when it cannot
+ * tell (the general check decides). */
+static bool tensors_apart(const imghist_view *src, const imghist_view *dst, size_t count)
+{
+    uintptr_t ss, ds;
+    if (!progression(src, count, &ss) || !progression(dst, count, &ds)) {
+        return false;
+    }
+    uintptr_t s_lo, s_hi, d_lo, d_hi;
+    span(&src[0], &s_lo, &s_hi);
+    span(&dst[0], &d_lo, &d_hi);
+    const uintptr_t d_len = d_hi - d_lo, s_len = s_hi - s_lo;
+    /* Destinations apart from each other: a stride (either way) of at
+     * least one image's span. */
+    const uintptr_t d_step = ds <= UINTPTR_MAX / 2 ? ds : (uintptr_t)0 - ds;
+    if (count > 1 && d_step < d_len) {
+        return false;
+    }
+    if (src[0].data == dst[0].data && ss == ds && src[0].pitch == dst[0].pitch) {
+        return true; /* in place, image by image */
+    }
+    /* Else the two tensors' whole ranges must be apart. */
+    const uintptr_t s_step = ss <= UINTPTR_MAX / 2 ? ss : (uintptr_t)0 - ss;
+    const uintptr_t s_first = ss <= UINTPTR_MAX / 2 ? s_lo : s_lo - s_step * (count - 1);
+    const uintptr_t d_first = ds <= UINTPTR_MAX / 2 ? d_lo : d_lo - d_step * (count - 1);
+    const uintptr_t s_end = s_first + s_step * (count - 1) + s_len;
+    const uintptr_t d_end = d_first + d_step * (count - 1) + d_len;
+    return s_end <= d_first || d_end <= s_first;
+}
+
 /* No destination overlaps another destination, or a source other than its
- * own (which it may only be, whole). The destinations sorted by address (a
- * batch tensor's already are), then a binary search per source. */
+ * own (which it may only be, whole). Two batch tensors are checked as wholes
+ * (tensors_apart); otherwise the destinations are sorted by address (a batch
+ * tensor's already are), then a binary search per source. */
 static imghist_status check_batch_overlap(imghist_ctx *ctx, const imghist_view *src,
                                           const imghist_view *dst, size_t count)
 {
+    if (tensors_apart(src, dst, count)) {
+        return IMGHIST_OK;
+    }
     batch_span *d = malloc(count * sizeof *d);
     if (d == NULL) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu address ranges", count);
@@ -463,6 +528,9 @@ imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
                        "the batch is NULL, empty or too large (%zu images)", count);
     }
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+        if (i > 0 && same_shape(&src[i], &src[0]) && same_shape(&dst[i], &dst[0])) {
+            continue;
+        }
         st = check_batch_pair(ctx, src, dst, i);
         if (st != IMGHIST_OK) {
             /* The message again, with the image's number (formatted only on

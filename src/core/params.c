@@ -41,6 +41,8 @@ static const param_info params[] = {
      offsetof(ih_params, batch_run)},
     {IMGHIST_P_EXP_EQ_BATCH_SMALL, "IMGHIST_P_EXP_EQ_BATCH_SMALL", 0, INT32_MAX, 0,
      offsetof(ih_params, eq_batch_small)},
+    {IMGHIST_P_EXP_BATCH_TINY, "IMGHIST_P_EXP_BATCH_TINY", -1, INT32_MAX, 0,
+     offsetof(ih_params, batch_tiny)},
 };
 
 static const param_info *find(imghist_param id)

@@ -185,7 +185,9 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
     l.n_large = p.n_large;
     l.per_image = p.per_image;
     l.pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
-    if (p.n_large > 0) {
+    /* A tensor of tiny images: one warp an image (kernels/batch_tiny.cu). */
+    const bool tiny = l.uniform && (uint64_t)l.one.src.total * 16 <= ih_tiny_limit(ctx);
+    if (p.n_large > 0 && !tiny) {
         /* Counters and tickets are zero between launches (the last block of
          * each image leaves them so); a grown workspace starts zeroed. The
          * layout follows the capacity, not this batch, so that one batch's
@@ -220,7 +222,24 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
         }
         l.hists = s->batch_hist;
     }
-    IH_CUDA_TRY(ctx, "batch equalization launch", ih_launch_equalize_batch(l, s->stream));
+    if (tiny) {
+        ih_tiny_launch t;
+        memset(&t, 0, sizeof t);
+        t.g0 = l.one.src;
+        t.stride = l.src_stride;
+        t.count = (uint32_t)count;
+        t.hists = l.hists;
+        t.equalize = true;
+        t.pil = l.pil;
+        t.dst0 = l.one.dst;
+        t.dst_pitch = l.one.dst_pitch;
+        t.dst_stride = l.dst_stride;
+        t.same_phase = l.one.same_phase != 0;
+        t.grid = ih_tiny_grid(s, count);
+        IH_CUDA_TRY(ctx, "batch equalization launch", ih_launch_batch_tiny(t, s->stream));
+    } else {
+        IH_CUDA_TRY(ctx, "batch equalization launch", ih_launch_equalize_batch(l, s->stream));
+    }
     return hists != NULL ? ih_cuda_deliver(ctx, hists, n, l.hists) : IMGHIST_OK;
 }
 

@@ -166,7 +166,8 @@ static imghist_status cuda_open(imghist_ctx *ctx)
         /* No kernel image for this GPU shows up here. */
         if ((e = ih_hist_blocks_per_sm(&s->hist_bps, &s->batch_bps, &s->apply_bps)) !=
                 cudaSuccess ||
-            (e = ih_batch_kernels(&s->batch_writes, &s->batch_uniform)) != cudaSuccess) {
+            (e = ih_batch_kernels(&s->batch_writes, &s->batch_uniform)) != cudaSuccess ||
+            (e = ih_batch_tiny_blocks_per_sm(&s->tiny_bps)) != cudaSuccess) {
             break;
         }
         const size_t ws_bytes = IH_WS_COPIES * 256 * sizeof(unsigned long long);

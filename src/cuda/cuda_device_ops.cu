@@ -9,6 +9,7 @@
 
 #include "bands.h"
 #include "cuda_state.h"
+#include "batch_tiny.cuh"
 #include "hist_u8.cuh"
 
 /* Rows per launch: a launch covers fewer than IH_MAX_GRANULES granules. */
@@ -232,8 +233,11 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     imghist_status st = IMGHIST_OK;
     ih_batch_images imgs;
     memset(&imgs, 0, sizeof imgs);
-    if (s->batch_uniform && ih_uniform_views(src, NULL, count, &imgs.stride, NULL)) {
-        /* A batch tensor's images: image 0 and the stride travel in the launch. */
+    /* A batch tensor's images: image 0 and the stride travel in the launch,
+     * to the tiny-image kernel or to the uniform batch kernel (where it
+     * spills nothing). */
+    bool tiny = false;
+    if (ih_uniform_views(src, NULL, count, &imgs.stride, NULL)) {
         const ih_dev_image img = ih_flat(ih_dev_image_of(&src[0]), src[0].width);
         const uint32_t per_row = ih_granules_per_row(img.data, img.pitch, img.width, img.height);
         if ((uint64_t)per_row * img.height >= IH_MAX_GRANULES) {
@@ -242,11 +246,15 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
         }
         imgs.g0 = geom_of(&img, 0, img.height);
         imgs.per_image = (imgs.g0.total + IH_HIST_CHUNK - 1) / IH_HIST_CHUNK;
-        if ((uint64_t)imgs.per_image * count > UINT32_MAX) {
+        tiny = (uint64_t)imgs.g0.total * 16 <= ih_tiny_limit(ctx);
+    }
+    if (tiny || (imgs.per_image > 0 && s->batch_uniform)) {
+        if (!tiny && (uint64_t)imgs.per_image * count > UINT32_MAX) {
             return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch too large for one call");
         }
         chunks = imgs.per_image * (uint32_t)count;
     } else {
+        imgs.per_image = 0;
         st = upload_batch(ctx, src, count, &chunks);
         const uint8_t *desc = (const uint8_t *)s->batch_desc.dev;
         imgs.geoms = (const ih_geom *)desc;
@@ -263,6 +271,18 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     }
     if (st != IMGHIST_OK) {
         return st;
+    }
+    if (tiny) {
+        ih_tiny_launch t;
+        memset(&t, 0, sizeof t);
+        t.g0 = imgs.g0;
+        t.stride = imgs.stride;
+        t.count = (uint32_t)count;
+        t.hists = target;
+        t.accumulate = job->accumulate != 0;
+        t.grid = ih_tiny_grid(s, count);
+        IH_CUDA_TRY(ctx, "batch histogram launch", ih_launch_batch_tiny(t, s->stream));
+        return ih_cuda_deliver(ctx, out, n, target);
     }
     /* The kernel writes the counts (no memset in front, bench/RESULTS.md),
      * through a workspace for the images split over blocks, zero between

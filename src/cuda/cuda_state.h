@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include "backend.h"
+#include "batch_tiny.cuh"
 
 /* A batch path's descriptors on the GPU, and what they were built from
  * (cuda_desc.cu). */
@@ -35,6 +36,7 @@ struct ih_cuda_state {
     int device;
     int sm_count;
     int hist_bps, batch_bps, apply_bps; /* resident blocks per SM (occupancy) */
+    int tiny_bps;                       /* of the tiny-image batch kernel */
     cudaStream_t own_stream;            /* created with the context */
     cudaStream_t stream;                /* the context's stream: own_stream or the caller's */
     cudaEvent_t handoff;                /* orders a new stream after the old one */
@@ -125,6 +127,15 @@ static inline bool ih_same_views(const imghist_view *a, const imghist_view *b, s
     return true;
 }
 
+/* The most granule bytes of an image of a batch tensor that goes one warp an
+ * image (kernels/batch_tiny.cu), by IMGHIST_P_EXP_BATCH_TINY. */
+#define IH_TINY_BYTES 8192
+static inline uint64_t ih_tiny_limit(const imghist_ctx *ctx)
+{
+    const int64_t knob = ctx->params.batch_tiny;
+    return knob < 0 ? 0 : knob > 0 ? (uint64_t)knob : IH_TINY_BYTES;
+}
+
 /* Whether count views (and d: NULL or as many) are one geometry at fixed
  * strides, as a batch tensor's images are: the same width, height and pitch,
  * view i's data at view 0's plus i * stride, each stride a multiple of 16
@@ -175,6 +186,15 @@ static inline ih_dev_image ih_flat(ih_dev_image img, size_t dst_pitch)
         img.height = 1;
     }
     return img;
+}
+
+/* Blocks of the tiny-image batch kernel for count images: one warp an image,
+ * up to the resident grid. */
+static inline int ih_tiny_grid(const struct ih_cuda_state *s, size_t count)
+{
+    const size_t want = (count + IH_TINY_WARPS - 1) / IH_TINY_WARPS;
+    const size_t resident = (size_t)s->sm_count * (size_t)(s->tiny_bps > 0 ? s->tiny_bps : 1);
+    return (int)(want < resident ? want : resident);
 }
 
 /* ---- cuda_desc.cu: batch descriptors ---- */
