@@ -134,7 +134,9 @@ __global__ void __launch_bounds__(TINY_THREADS, 4) batch_tiny_kernel(ih_tiny_lau
     const uint32_t lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     uint32_t *cnt = s_cnt[w];
     uint8_t *lut = s_lut[w];
-    for (uint32_t img = blockIdx.x * WARPS + w; img < l.count; img += gridDim.x * WARPS) {
+    /* 64 bits: with close to 2^32 images the step would wrap. */
+    for (uint64_t i = blockIdx.x * WARPS + w; i < l.count; i += gridDim.x * WARPS) {
+        const uint32_t img = (uint32_t)i;
         __syncwarp(); /* the last image's reads of cnt and lut are done */
         reinterpret_cast<uint4 *>(cnt)[lane] = make_uint4(0, 0, 0, 0);
         reinterpret_cast<uint4 *>(cnt)[lane + 32] = make_uint4(0, 0, 0, 0);

@@ -9,7 +9,6 @@
 
 #include "bands.h"
 #include "cuda_state.h"
-#include "batch_tiny.cuh"
 #include "hist_u8.cuh"
 
 /* Rows per launch: a launch covers fewer than IH_MAX_GRANULES granules. */
