@@ -477,6 +477,87 @@ static void test_batch_refusals(void **state)
     imghist_destroy(ctx);
 }
 
+/* Batches laid out as tensors, whose overlap the library checks as wholes
+ * (n images of W x H at a fixed stride, forwards or backwards): allowed when
+ * the tensors are apart, in place, or interleaved image by image; refused
+ * when a destination reaches into another image's source or into another
+ * destination. Each allowed batch gives the loop of single calls' pixels. */
+static imghist_view *tensor(uint8_t *base, size_t n, long stride, uint32_t w, uint32_t h)
+{
+    imghist_view *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = u8_view(base + (long)i * stride, w, h, w);
+    }
+    return v;
+}
+
+static void expect_tensor_ok(imghist_ctx *ctx, uint8_t *buf, size_t bytes, const imghist_view *s,
+                             const imghist_view *d, size_t n)
+{
+    /* Expected: each image equalized alone from the sources as they were. */
+    uint8_t *want = malloc(bytes), *start = malloc(bytes);
+    assert_true(want && start);
+    memcpy(start, buf, bytes);
+    memcpy(want, buf, bytes);
+    for (size_t i = 0; i < n; i++) {
+        imghist_view si = s[i], di = d[i];
+        si.data = start + ((uint8_t *)s[i].data - buf);
+        di.data = want + ((uint8_t *)d[i].data - buf);
+        IH_OK(ctx, imghist_equalize(ctx, &si, &di, NULL));
+    }
+    IH_OK(ctx, imghist_equalize_batch(ctx, s, d, n, NULL));
+    assert_memory_equal(buf, want, bytes);
+    free(want);
+    free(start);
+}
+
+static void test_batch_tensor_overlaps(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx(2, 0);
+    enum { W = 24, H = 5, IMG = W * H, N = 6 };
+    const size_t bytes = 4 * N * IMG;
+    uint8_t *buf = malloc(bytes);
+    assert_non_null(buf);
+    fill_random(buf, bytes, 11);
+    /* Apart: sources in the first half, destinations in the second, forwards
+     * and backwards. */
+    imghist_view *s = tensor(buf, N, IMG, W, H);
+    imghist_view *d = tensor(buf + 2 * N * IMG, N, IMG, W, H);
+    imghist_view *dr = tensor(buf + 2 * N * IMG + (N - 1) * IMG, N, -IMG, W, H);
+    expect_tensor_ok(ctx, buf, bytes, s, d, N);
+    expect_tensor_ok(ctx, buf, bytes, s, dr, N);
+    /* In place, forwards and backwards alike. */
+    imghist_view *sr = tensor(buf + (N - 1) * IMG, N, -IMG, W, H);
+    expect_tensor_ok(ctx, buf, bytes, s, s, N);
+    expect_tensor_ok(ctx, buf, bytes, sr, sr, N);
+    /* Interleaved: sources at even slots, destinations at odd ones. */
+    imghist_view *se = tensor(buf, N, 2 * IMG, W, H), *dodd = tensor(buf + IMG, N, 2 * IMG, W, H);
+    expect_tensor_ok(ctx, buf, bytes, se, dodd, N);
+    /* Refused: destinations one image on (each over the next image's source);
+     * the sources reversed onto themselves; destinations half an image apart
+     * (over each other); a destination tensor that ends inside the sources. */
+    imghist_view *d1 = tensor(buf + IMG, N, IMG, W, H);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, d1, N, NULL), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, sr, N, NULL), IMGHIST_E_INVALID_ARG);
+    imghist_view *dh = tensor(buf + 2 * N * IMG, N, IMG / 2, W, H);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, dh, N, NULL), IMGHIST_E_INVALID_ARG);
+    imghist_view *dl = tensor(buf + N * IMG - IMG / 2 + 2 * (N - 1) * IMG, N, -2 * IMG, W, H);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, dl, N, NULL), IMGHIST_E_INVALID_ARG);
+    free(s);
+    free(d);
+    free(dr);
+    free(sr);
+    free(se);
+    free(dodd);
+    free(d1);
+    free(dh);
+    free(dl);
+    free(buf);
+    imghist_destroy(ctx);
+}
+
 int main(void)
 {
     tu_seed(&rng, tu_fresh_seed("test_equalize_batch"));
@@ -487,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_batch_vs_loop),
         cmocka_unit_test(test_batch_no_hists_shared_source),
         cmocka_unit_test(test_batch_refusals),
+        cmocka_unit_test(test_batch_tensor_overlaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
