@@ -846,6 +846,54 @@ static void test_batch_equals_single(void **state)
     imghist_destroy(ctx);
 }
 
+/* Thousands of small images on four threads (the CPU backend's batch claims
+ * a few images at a time): each against the naive histogram, then added to
+ * with IMGHIST_ACCUMULATE. */
+static void test_batch_many_images(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, 4), IMGHIST_OK);
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_batch_many_images"));
+    enum { N = 3000 };
+    imghist_view *v = malloc(N * sizeof *v);
+    uint8_t **px = malloc(N * sizeof *px);
+    uint64_t *want = malloc((size_t)N * 256 * sizeof *want);
+    uint64_t *got = malloc(((size_t)N * 256 + 1) * sizeof *got);
+    assert_true(v && px && want && got);
+    for (int i = 0; i < N; i++) {
+        const uint32_t w = 1 + tu_below(&r, 64), h = 1 + tu_below(&r, 64);
+        const size_t pitch = w + (size_t)tu_below(&r, 5), off = tu_below(&r, 16);
+        px[i] = malloc(off + pitch * h);
+        assert_non_null(px[i]);
+        fill_random(&r, px[i], off + pitch * h);
+        v[i] = u8_view(px[i] + off, w, h, pitch);
+        tu_naive_hist(px[i] + off, pitch, w, h, want + (size_t)i * 256);
+    }
+    poison(got, (size_t)N * 256 + 1);
+    const imghist_counts c = host_counts(got, (size_t)N * 256 + 1);
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, N, NULL, &c), IMGHIST_OK);
+    assert_memory_equal(got, want, (size_t)N * 256 * sizeof *got);
+    assert_poisoned(got, (size_t)N * 256, (size_t)N * 256 + 1, "batch tail");
+    const imghist_histspec acc = {256, 0.0, 256.0, IMGHIST_ACCUMULATE};
+    EXPECT(ctx, imghist_histogram_batch(ctx, v, N, &acc, &c), IMGHIST_OK);
+    for (size_t k = 0; k < (size_t)N * 256; k++) {
+        if (got[k] != 2 * want[k]) {
+            fail_msg("image %zu bin %zu: %llu after accumulating, want %llu", k / 256, k % 256,
+                     (unsigned long long)got[k], (unsigned long long)(2 * want[k]));
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        free(px[i]);
+    }
+    free(px);
+    free(v);
+    free(want);
+    free(got);
+    imghist_destroy(ctx);
+}
+
 /* ---- imghist_equalize ---- */
 
 static void test_equalize_invalid(void **state)
@@ -1481,6 +1529,7 @@ int main(void)
         cmocka_unit_test(test_accumulate),
         cmocka_unit_test(test_batch_invalid),
         cmocka_unit_test(test_batch_equals_single),
+        cmocka_unit_test(test_batch_many_images),
         cmocka_unit_test(test_equalize_invalid),
         cmocka_unit_test(test_equalize_overlap),
         cmocka_unit_test(test_threads_random_and_odd_shapes),

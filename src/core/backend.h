@@ -30,9 +30,10 @@ struct ih_backend_ops {
     imghist_status (*histogram)(imghist_ctx *ctx, const imghist_view *src,
                                 const imghist_view *mask, const ih_hist_job *job,
                                 const imghist_counts *out);
-    /* Device U8 one-channel views with the natural binning only (the core
-     * runs other batches image by image through histogram); image i's
-     * counters at out->data + i * job->len. NULL without device memory. */
+    /* U8 one-channel views with the natural binning only, in the memory the
+     * backend takes for batches (CPU: host; CUDA: device; the core runs other
+     * batches image by image through histogram); image i's counters at
+     * out->data + i * job->len, written or, with job->accumulate, added to. */
     imghist_status (*histogram_batch)(imghist_ctx *ctx, const imghist_view *src, size_t count,
                                       const ih_hist_job *job, const imghist_counts *out);
     /* Finite min and max over every channel where mask is non-zero; *found = 0

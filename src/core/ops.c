@@ -122,9 +122,12 @@ imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (src[0].mem == IMGHIST_MEM_DEVICE && job.natural && job.dtype == IMGHIST_U8 &&
-        job.channels == 1 && ctx->ops->histogram_batch != NULL) {
-        return ctx->ops->histogram_batch(ctx, src, count, &job, out); /* one launch */
+    /* The backend's batch: device views on the GPU (one launch), host views on
+     * the CPU (the images across its threads). */
+    const bool batch_mem = src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory;
+    if (batch_mem && job.natural && job.dtype == IMGHIST_U8 && job.channels == 1 &&
+        ctx->ops->histogram_batch != NULL) {
+        return ctx->ops->histogram_batch(ctx, src, count, &job, out);
     }
     /* Image by image, each with the fallback of a single call. */
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {

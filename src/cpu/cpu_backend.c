@@ -457,14 +457,11 @@ static void *eq_batch_worker(void *arg)
     }
 }
 
-/*
- * Images across IMGHIST_P_CPU_THREADS threads, each image on one thread; with
- * fewer images than threads (or too few pixels for them all), one image after
- * the other, each cut into bands by cpu_equalize.
- */
-static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
-                                         const imghist_view *dst, size_t count,
-                                         const imghist_counts *hists)
+/* The threads a batch's images go over (1: this one only): as many as
+ * IMGHIST_P_CPU_THREADS and the pixels allow; 0 when there are fewer images
+ * than threads that could work, which the caller runs one image after the
+ * other, each cut into bands. */
+static uint64_t batch_threads(const imghist_ctx *ctx, const imghist_view *src, size_t count)
 {
     uint64_t pixels = 0;
     for (size_t i = 0; i < count; i++) {
@@ -474,6 +471,39 @@ static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *s
     const uint64_t useful = pixels / MIN_PIXELS_PER_THREAD;
     n = n < useful ? n : useful;
     if (count < (uint64_t)ctx->params.cpu_threads && n > 1) {
+        return 0;
+    }
+    return n > 0 ? n : 1;
+}
+
+/* fn(arg) on n threads, this one among them (so the work gets done without
+ * any other). */
+static void run_workers(uint64_t n, void *(*fn)(void *), void *arg)
+{
+    pthread_t tid[256]; /* IMGHIST_P_CPU_THREADS is at most 256 */
+    uint32_t started = 0;
+    for (uint64_t k = 1; k < n && k < 256; k++) {
+        if (pthread_create(&tid[started], NULL, fn, arg) == 0) {
+            started++;
+        }
+    }
+    fn(arg);
+    for (uint32_t k = 0; k < started; k++) {
+        pthread_join(tid[k], NULL);
+    }
+}
+
+/*
+ * Images across IMGHIST_P_CPU_THREADS threads, each image on one thread; with
+ * fewer images than threads (or too few pixels for them all), one image after
+ * the other, each cut into bands by cpu_equalize.
+ */
+static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
+                                         const imghist_view *dst, size_t count,
+                                         const imghist_counts *hists)
+{
+    const uint64_t n = batch_threads(ctx, src, count);
+    if (n == 0) {
         imghist_status st = IMGHIST_OK;
         for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
             imghist_counts one = {hists != NULL ? hists->data + i * IH_U8_BINS : NULL,
@@ -483,17 +513,63 @@ static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *s
         return st;
     }
     eq_batch b = {ctx, src, dst, hists != NULL ? hists->data : NULL, count, 0};
-    pthread_t tid[256]; /* IMGHIST_P_CPU_THREADS is at most 256 */
-    uint32_t started = 0;
-    for (uint64_t k = 1; k < n && k < 256; k++) {
-        if (pthread_create(&tid[started], NULL, eq_batch_worker, &b) == 0) {
-            started++;
+    run_workers(n, eq_batch_worker, &b);
+    return IMGHIST_OK;
+}
+
+/* A batch of 8-bit histograms whose images the threads take in turn, a few
+ * at a time (one atomic per image cost more than a 1 KB image's count). */
+typedef struct hist_batch {
+    const imghist_view *src;
+    uint64_t *out;   /* 256 host counters per image */
+    size_t count;
+    size_t take;     /* images a claim takes */
+    int accumulate;  /* add into out instead of writing it */
+    size_t next;     /* the next image nobody has taken (atomic) */
+} hist_batch;
+
+static void *hist_batch_worker(void *arg)
+{
+    hist_batch *b = arg;
+    for (;;) {
+        const size_t first = __atomic_fetch_add(&b->next, b->take, __ATOMIC_RELAXED);
+        if (first >= b->count) {
+            return NULL;
+        }
+        const size_t end = b->count - first < b->take ? b->count : first + b->take;
+        for (size_t i = first; i < end; i++) {
+            const imghist_view *s = &b->src[i];
+            uint64_t *o = b->out + i * IH_U8_BINS;
+            if (!b->accumulate) {
+                ih_cpu_hist_u8(s->data, s->pitch, s->width, s->height, o);
+                continue;
+            }
+            uint64_t own[IH_U8_BINS];
+            ih_cpu_hist_u8(s->data, s->pitch, s->width, s->height, own);
+            for (int k = 0; k < IH_U8_BINS; k++) {
+                o[k] += own[k];
+            }
         }
     }
-    eq_batch_worker(&b); /* this thread works too, so the call completes without threads */
-    for (uint32_t k = 0; k < started; k++) {
-        pthread_join(tid[k], NULL);
+}
+
+/* 8-bit one-channel host views, one bin per value: the images across the
+ * threads as cpu_equalize_batch spreads them. */
+static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
+                                          const ih_hist_job *job, const imghist_counts *out)
+{
+    const uint64_t n = batch_threads(ctx, src, count);
+    if (n == 0) {
+        imghist_status st = IMGHIST_OK;
+        for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+            const imghist_counts one = {out->data + i * job->len, job->len, IMGHIST_MEM_HOST};
+            st = cpu_histogram(ctx, &src[i], NULL, job, &one);
+        }
+        return st;
     }
+    const size_t per = count / (n * 64);
+    hist_batch b = {src, out->data, count, per > 16 ? 16 : per > 0 ? per : 1, job->accumulate, 0};
+    run_workers(n, hist_batch_worker, &b);
     return IMGHIST_OK;
 }
 
@@ -510,7 +586,7 @@ const ih_backend_ops ih_cpu_backend = {
     .set_stream = NULL,
     .get_stream = NULL,
     .histogram = cpu_histogram,
-    .histogram_batch = NULL,
+    .histogram_batch = cpu_histogram_batch,
     .range = cpu_range,
     .histogram2d = cpu_histogram2d,
     .mutual_information = NULL,
