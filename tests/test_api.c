@@ -894,6 +894,59 @@ static void test_batch_many_images(void **state)
     imghist_destroy(ctx);
 }
 
+/* imghist_histogram_strided: the counts of the views it describes (forwards,
+ * backwards, stride 0, pitched rows, accumulating), and its refusals. */
+static void test_histogram_strided(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, 2), IMGHIST_OK);
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_histogram_strided"));
+    enum { N = 40, W = 37, H = 11, PITCH = 41 };
+    const ptrdiff_t img = (ptrdiff_t)PITCH * H + 5;
+    uint8_t *buf = malloc((size_t)img * N + 16);
+    uint64_t *want = malloc(N * 256 * sizeof *want), *got = malloc((N * 256 + 1) * sizeof *got);
+    assert_true(buf && want && got);
+    fill_random(&r, buf, (size_t)img * N + 16);
+    const ptrdiff_t strides[] = {img, -img, 0};
+    for (size_t k = 0; k < 3; k++) {
+        uint8_t *first = strides[k] < 0 ? buf + 3 + (N - 1) * img : buf + 3;
+        for (int i = 0; i < N; i++) {
+            tu_naive_hist(first + i * strides[k], PITCH, W, H, want + (size_t)i * 256);
+        }
+        const imghist_view v = u8_view(first, W, H, PITCH);
+        poison(got, N * 256 + 1);
+        const imghist_counts c = host_counts(got, N * 256 + 1);
+        EXPECT(ctx, imghist_histogram_strided(ctx, &v, N, strides[k], NULL, &c), IMGHIST_OK);
+        assert_memory_equal(got, want, N * 256 * sizeof *got);
+        assert_poisoned(got, N * 256, N * 256 + 1, "strided tail");
+        const imghist_histspec acc = {256, 0.0, 256.0, IMGHIST_ACCUMULATE};
+        EXPECT(ctx, imghist_histogram_strided(ctx, &v, N, strides[k], &acc, &c), IMGHIST_OK);
+        for (size_t j = 0; j < N * 256; j++) {
+            assert_int_equal(got[j], 2 * want[j]);
+        }
+    }
+    /* Refusals: no view, no images, counts too short, a stride that leaves
+     * the address space, a bad first view. */
+    const imghist_view v = u8_view(buf, W, H, PITCH);
+    const imghist_counts c = host_counts(got, N * 256);
+    EXPECT(ctx, imghist_histogram_strided(ctx, NULL, N, img, NULL, &c), IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_histogram_strided(ctx, &v, 0, img, NULL, &c), IMGHIST_E_INVALID_ARG);
+    const imghist_counts short_c = host_counts(got, N * 256 - 1);
+    EXPECT(ctx, imghist_histogram_strided(ctx, &v, N, img, NULL, &short_c), IMGHIST_E_BUFSIZE);
+    EXPECT(ctx, imghist_histogram_strided(ctx, &v, N, PTRDIFF_MAX / 2, NULL, &c),
+           IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "address space"));
+    imghist_view bad = v;
+    bad.pitch = W - 1;
+    EXPECT(ctx, imghist_histogram_strided(ctx, &bad, N, img, NULL, &c), IMGHIST_E_INVALID_ARG);
+    free(buf);
+    free(want);
+    free(got);
+    imghist_destroy(ctx);
+}
+
 /* ---- imghist_equalize ---- */
 
 static void test_equalize_invalid(void **state)
@@ -1530,6 +1583,7 @@ int main(void)
         cmocka_unit_test(test_batch_invalid),
         cmocka_unit_test(test_batch_equals_single),
         cmocka_unit_test(test_batch_many_images),
+        cmocka_unit_test(test_histogram_strided),
         cmocka_unit_test(test_equalize_invalid),
         cmocka_unit_test(test_equalize_overlap),
         cmocka_unit_test(test_threads_random_and_odd_shapes),

@@ -558,6 +558,64 @@ static void test_batch_tensor_overlaps(void **state)
     imghist_destroy(ctx);
 }
 
+/* imghist_equalize_strided: the pixels and histograms of the same batch as
+ * views (apart, backwards, in place, interleaved), the same refusals. */
+static void test_equalize_strided(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx(2, IMGHIST_EQ_PIL);
+    enum { W = 21, H = 7, IMG = 160, N = 9 }; /* IMG: a stride past W * H */
+    const size_t bytes = 4 * N * IMG;
+    uint8_t *a = malloc(bytes), *b = malloc(bytes);
+    uint64_t *ha = malloc(N * 256 * sizeof *ha), *hb = malloc(N * 256 * sizeof *hb);
+    assert_true(a && b && ha && hb);
+    const struct {
+        long s_off, s_stride, d_off, d_stride;
+    } cases[] = {
+        {0, IMG, 2 * N * IMG, IMG},                   /* apart */
+        {(N - 1) * IMG, -IMG, 2 * N * IMG, 2 * IMG},  /* backwards into every other slot */
+        {5, IMG, 5, IMG},                              /* in place */
+        {0, 2 * IMG, IMG, 2 * IMG},                    /* interleaved */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        fill_random(a, bytes, (int)c);
+        memcpy(b, a, bytes);
+        const imghist_view s = u8_view(a + cases[c].s_off, W, H, W);
+        const imghist_view d = u8_view(a + cases[c].d_off, W, H, W);
+        imghist_view *sv = tensor(b + cases[c].s_off, N, cases[c].s_stride, W, H);
+        imghist_view *dv = tensor(b + cases[c].d_off, N, cases[c].d_stride, W, H);
+        const imghist_counts ca = {ha, N * 256, IMGHIST_MEM_HOST};
+        const imghist_counts cb = {hb, N * 256, IMGHIST_MEM_HOST};
+        IH_OK(ctx, imghist_equalize_strided(ctx, &s, cases[c].s_stride, &d, cases[c].d_stride, N,
+                                            &ca));
+        IH_OK(ctx, imghist_equalize_batch(ctx, sv, dv, N, &cb));
+        assert_memory_equal(a, b, bytes);
+        assert_memory_equal(ha, hb, N * 256 * sizeof *ha);
+        free(sv);
+        free(dv);
+    }
+    /* Refused: destinations over the next image's source; destinations over
+     * each other; a stride that leaves the address space; no images. */
+    const imghist_view s = u8_view(a, W, H, W);
+    const imghist_view d1 = u8_view(a + IMG, W, H, W);
+    IH_REFUSED(ctx, imghist_equalize_strided(ctx, &s, IMG, &d1, IMG, N, NULL),
+               IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "overlap"));
+    const imghist_view d2 = u8_view(a + 2 * N * IMG, W, H, W);
+    IH_REFUSED(ctx, imghist_equalize_strided(ctx, &s, IMG, &d2, W, N, NULL),
+               IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_strided(ctx, &s, PTRDIFF_MAX / 2, &d2, IMG, N, NULL),
+               IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "address space"));
+    IH_REFUSED(ctx, imghist_equalize_strided(ctx, &s, IMG, &d2, IMG, 0, NULL),
+               IMGHIST_E_INVALID_ARG);
+    free(a);
+    free(b);
+    free(ha);
+    free(hb);
+    imghist_destroy(ctx);
+}
+
 int main(void)
 {
     tu_seed(&rng, tu_fresh_seed("test_equalize_batch"));
@@ -569,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_batch_no_hists_shared_source),
         cmocka_unit_test(test_batch_refusals),
         cmocka_unit_test(test_batch_tensor_overlaps),
+        cmocka_unit_test(test_equalize_strided),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -449,8 +449,9 @@ static void test_batch_queued(void **state)
  * reversed, pitched or packed, unaligned, 1x1, images split over blocks, and
  * one stride that is not a multiple of 16 (descriptors); each through the
  * kernel the library picks, the block kernels and the tiny-image kernel;
- * device counts (then added to with IMGHIST_ACCUMULATE) and host counts,
- * against the naive histograms. */
+ * device counts (then added to with IMGHIST_ACCUMULATE) and host counts, as
+ * views and through imghist_histogram_strided, against the naive
+ * histograms. */
 static void test_batch_tensor(void **state)
 {
     (void)state;
@@ -509,6 +510,15 @@ static void test_batch_tensor(void **state)
         gpu_sync();
         if (memcmp(got, want, len * 8) != 0) {
             fail_msg("tensor case %zu (tiny %lld): host counts differ", cs, (long long)tiny[c % 3]);
+        }
+        /* The same batch through imghist_histogram_strided. */
+        const ptrdiff_t step = cases[cs].reverse ? -(ptrdiff_t)stride : (ptrdiff_t)stride;
+        memset(got, 0xa5, len * 8);
+        IH_OK(gpu, imghist_histogram_strided(gpu, &dv[0], n, step, NULL, &hc));
+        gpu_sync();
+        if (memcmp(got, want, len * 8) != 0) {
+            fail_msg("tensor case %zu (tiny %lld): strided counts differ", cs,
+                     (long long)tiny[c % 3]);
         }
         CUDA_OK(cudaFree(d));
         CUDA_OK(cudaFree(dev));

@@ -277,8 +277,10 @@ static void test_alternating_no_hists(void **state)
 /* A batch as a tensor holds it: n images of w x h in one allocation, at a
  * fixed stride (where it is a multiple of 16 bytes, the library sends no
  * descriptors), in order or reversed (a negative stride), into a second
- * tensor (its stride rounded up to 16 bytes) or in place. The CPU batch on the host copy against the GPU batch on
- * the device copy: every byte of the allocation and the histograms. */
+ * tensor (its stride rounded up to 16 bytes) or in place. The CPU batch on
+ * the host copy against the GPU batch on the device copy, as views and
+ * through imghist_equalize_strided: every byte of the allocation and the
+ * histograms. */
 typedef struct tensor_case {
     uint32_t n, w, h;
     uint32_t spad, dpad; /* row padding of source and destination */
@@ -301,6 +303,9 @@ static void check_tensor(const tensor_case *t, int method)
             fill(h + t->soff + i * sstride + y * sp, t->w, (int)(i + y / 32));
         }
     }
+    uint8_t *orig = malloc(all);
+    assert_non_null(orig);
+    memcpy(orig, h, all);
     CUDA_OK(cudaMalloc((void **)&d, all));
     CUDA_OK(cudaMemcpy(d, h, all, cudaMemcpyHostToDevice));
     imghist_view *v = calloc(4 * t->n, sizeof *v); /* host src, host dst, device src, device dst */
@@ -342,6 +347,19 @@ static void check_tensor(const tensor_case *t, int method)
         fail_msg("tensor %ux%ux%u (method %d): byte %zu of %zu is %u, CPU %u", t->n, t->w,
                  t->h, method, k, all, got[k], h[k]);
     }
+    /* The same batch through imghist_equalize_strided, from the same start. */
+    CUDA_OK(cudaMemcpy(d, orig, all, cudaMemcpyHostToDevice));
+    memset(gh, 0xa5, len * 8);
+    const ptrdiff_t ss = t->reverse ? -(ptrdiff_t)sstride : (ptrdiff_t)sstride;
+    const ptrdiff_t ds = t->reverse ? -(ptrdiff_t)dstride : (ptrdiff_t)dstride;
+    IH_OK(gpu, imghist_equalize_strided(gpu, &v[2 * t->n], ss, &v[3 * t->n], ds, t->n, &gc));
+    gpu_sync();
+    CUDA_OK(cudaMemcpy(got, d, all, cudaMemcpyDeviceToHost));
+    if (memcmp(got, h, all) != 0 || memcmp(gh, want, len * 8) != 0) {
+        fail_msg("tensor %ux%ux%u (method %d): imghist_equalize_strided differs", t->n, t->w,
+                 t->h, method);
+    }
+    free(orig);
     CUDA_OK(cudaFree(d));
     free(v);
     free(h);

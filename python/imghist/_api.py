@@ -127,6 +127,22 @@ def _offsets(lead, lst):
     return off
 
 
+def _stride(lead, lst):
+    """The one stride (bytes) between consecutive images of a batch whose
+    leading dimensions nest like a contiguous array's, so that image i lies
+    at i * stride from the first; None for other layouts. Dimensions of
+    one element do not count."""
+    dims = [(n, s) for n, s in zip(lead, lst) if n != 1]
+    if not L.HAVE_STRIDED:
+        return None
+    if not dims:
+        return 0
+    for (_, s_outer), (n_inner, s_inner) in zip(dims, dims[1:]):
+        if s_outer != n_inner * s_inner:
+            return None
+    return dims[-1][1]
+
+
 def _views(ctx: L.Context, slot: str, a: A.Arr, lead, lst, H, W, C, pitch):
     """A host array of imghist_view, one per image of the batch; the last
     one of each slot is kept for the next call with the same array."""
@@ -320,6 +336,11 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
                 _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
                 m_a = ctx.mask_a
             ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, m_a, spec_a, ctx.counts_a))
+        elif mlay is None and _stride(lead, lst) is not None:
+            # A tensor's images: the first view and the stride, no array of views.
+            _set_view(ctx.src, a.ptr, a, H, W, C, pitch)
+            ctx.check(L.lib.imghist_histogram_strided(ctx.ptr, ctx.src_a, n_img,
+                                                      _stride(lead, lst), spec_a, ctx.counts_a))
         elif mlay is None:
             v = _views(ctx, "src", a, lead, lst, H, W, C, pitch)
             ctx.check(L.lib.imghist_histogram_batch(ctx.ptr, v.ctypes.data, n_img, spec_a,
@@ -467,6 +488,14 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
             raise ImghistError(f"imghist: equalizing a batch needs a libimghist with "
                                f"imghist_equalize_batch (0.4); {L.library_path} is "
                                f"{L.version_string} without it")
+        ss, ds = _stride(lead, lst), _stride(olay[1], olay[2])
+        if ss is not None and ds is not None:
+            # Tensors: the first views and the strides, no arrays of views.
+            _set_view(ctx.src, a.ptr, a, H, W, 1, pitch)
+            _set_view(ctx.dst, o.ptr, o, H, W, 1, olay[6])
+            ctx.check(lib.imghist_equalize_strided(ctx.ptr, ctx.src_a, ss, ctx.dst_a, ds, n_img,
+                                                   None))
+            return o_res
         sv = _views(ctx, "src", a, lead, lst, H, W, 1, pitch)
         dv = _views(ctx, "dst", o, olay[1], olay[2], H, W, 1, olay[6])
         ctx.check(lib.imghist_equalize_batch(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n_img,

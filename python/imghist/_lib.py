@@ -147,6 +147,9 @@ _optional = {
     "imghist_clahe_batch": (_i, [_p, _p, _p, ctypes.c_size_t, ctypes.c_double, ctypes.c_uint32,
                                  ctypes.c_uint32]),
     "imghist_image_flags": (ctypes.c_uint, [_p]),
+    "imghist_histogram_strided": (_i, [_p, _p, ctypes.c_size_t, ctypes.c_ssize_t, _p, _p]),
+    "imghist_equalize_strided": (_i, [_p, _p, ctypes.c_ssize_t, _p, ctypes.c_ssize_t,
+                                      ctypes.c_size_t, _p]),
 }
 for _name, (_res, _args) in _sigs.items():
     _f = getattr(lib, _name)
@@ -164,6 +167,7 @@ HAVE_STATS = hasattr(lib, "imghist_otsu")
 HAVE_MATCH = hasattr(lib, "imghist_match_lut")
 HAVE_CLAHE = hasattr(lib, "imghist_clahe")
 HAVE_TRUNCATED = hasattr(lib, "imghist_image_flags")
+HAVE_STRIDED = hasattr(lib, "imghist_equalize_strided")  # 0.3.6
 
 version_string = lib.imghist_version_string().decode()
 

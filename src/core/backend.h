@@ -36,6 +36,12 @@ struct ih_backend_ops {
      * out->data + i * job->len, written or, with job->accumulate, added to. */
     imghist_status (*histogram_batch)(imghist_ctx *ctx, const imghist_view *src, size_t count,
                                       const ih_hist_job *job, const imghist_counts *out);
+    /* The same batch as count images of first's shape, `stride` bytes apart
+     * (the core checked first and that the last lies in the address space),
+     * device memory only. NULL: the core makes the views. */
+    imghist_status (*histogram_strided)(imghist_ctx *ctx, const imghist_view *first,
+                                        size_t count, ptrdiff_t stride, const ih_hist_job *job,
+                                        const imghist_counts *out);
     /* Finite min and max over every channel where mask is non-zero; *found = 0
      * when there is no finite sample. Host doubles; synchronous. */
     imghist_status (*range)(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
@@ -62,6 +68,13 @@ struct ih_backend_ops {
     imghist_status (*equalize_batch)(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *dst, size_t count,
                                      const imghist_counts *hists);
+    /* equalize_batch of count images of src's and dst's shapes, src_stride
+     * and dst_stride bytes apart (checked by the core, overlap included),
+     * device memory only. NULL: the core makes the views. */
+    imghist_status (*equalize_strided)(imghist_ctx *ctx, const imghist_view *src,
+                                       ptrdiff_t src_stride, const imghist_view *dst,
+                                       ptrdiff_t dst_stride, size_t count,
+                                       const imghist_counts *hists);
     /* CLAHE of one-channel U8 or U16 views src, dst of one size and type
      * (dst == src allowed), geometry from ih_clahe_geometry. Device views;
      * host views too on the CUDA backend. NULL: the core runs host views

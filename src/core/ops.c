@@ -79,17 +79,52 @@ static bool same_shape(const imghist_view *v, const imghist_view *v0)
            v->channels == v0->channels;
 }
 
+static void span(const imghist_view *v, uintptr_t *lo, uintptr_t *hi);
+
+/* ih_begin, then what every batch call refuses: no views (given: whether
+ * they are there), no images, or more than 2^32 - 1. */
+static imghist_status begin_batch(imghist_ctx *ctx, bool given, size_t count)
+{
+    imghist_status st = ih_begin(ctx);
+    if (st == IMGHIST_OK && (!given || count == 0 || count > UINT32_MAX)) {
+        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                     "the batch is NULL, empty or too large (%zu images)", count);
+    }
+    return st;
+}
+
+/* The images of a strided batch lie in the address space: count images of
+ * first's shape (checked), `stride` bytes apart, either way. */
+static imghist_status check_stride(imghist_ctx *ctx, const imghist_view *first, size_t count,
+                                   ptrdiff_t stride, const char *role)
+{
+    uintptr_t lo, hi, reach;
+    span(first, &lo, &hi);
+    const uintptr_t step = stride < 0 ? (uintptr_t)0 - (uintptr_t)stride : (uintptr_t)stride;
+    if (__builtin_mul_overflow(step, (uintptr_t)(count - 1), &reach) ||
+        (stride >= 0 ? reach > UINTPTR_MAX - hi : reach > lo)) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "%s: %zu images %td bytes apart leave the address space", role, count,
+                       stride);
+    }
+    return IMGHIST_OK;
+}
+
+/* The views of a strided batch, in a new array (NULL: out of memory). */
+static imghist_view *strided_views(const imghist_view *first, size_t count, ptrdiff_t stride)
+{
+    imghist_view *v = malloc(count * sizeof *v);
+    for (size_t i = 0; v != NULL && i < count; i++) {
+        v[i] = *first;
+        v[i].data = (void *)((uintptr_t)first->data + (uintptr_t)((intptr_t)i * stride));
+    }
+    return v;
+}
+
 imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
                                        const imghist_histspec *spec, const imghist_counts *out)
 {
-    imghist_status st = ih_begin(ctx);
-    if (st != IMGHIST_OK) {
-        return st;
-    }
-    if (src == NULL || count == 0 || count > UINT32_MAX) {
-        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch is NULL, empty or too large (%zu)",
-                       count);
-    }
+    imghist_status st = begin_batch(ctx, src != NULL, count);
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
         if (i > 0 && same_shape(&src[i], &src[0])) {
             continue;
@@ -136,6 +171,37 @@ imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src
         one.len = job.len;
         st = dispatch_histogram(ctx, &src[i], NULL, &job, &one);
     }
+    return st;
+}
+
+imghist_status imghist_histogram_strided(imghist_ctx *ctx, const imghist_view *first,
+                                         size_t count, ptrdiff_t stride,
+                                         const imghist_histspec *spec, const imghist_counts *out)
+{
+    imghist_status st = begin_batch(ctx, first != NULL, count);
+    if (st == IMGHIST_OK) st = ih_check_source(ctx, first, "batch image");
+    if (st == IMGHIST_OK) st = check_stride(ctx, first, count, stride, "the batch");
+    ih_hist_job job;
+    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, spec, first->dtype, first->channels, &job);
+    if (st == IMGHIST_OK && count > SIZE_MAX / job.len) {
+        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch is too large");
+    }
+    if (st == IMGHIST_OK) st = ih_check_counts(ctx, out, count * job.len, "counts");
+    if (st == IMGHIST_OK) st = check_memory(ctx, first->mem, "images");
+    if (st == IMGHIST_OK) st = check_memory(ctx, out->mem, "counts");
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (first->mem == IMGHIST_MEM_DEVICE && job.natural && job.dtype == IMGHIST_U8 &&
+        job.channels == 1 && ctx->ops->histogram_strided != NULL) {
+        return ctx->ops->histogram_strided(ctx, first, count, stride, &job, out);
+    }
+    imghist_view *v = strided_views(first, count, stride);
+    if (v == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", count);
+    }
+    st = imghist_histogram_batch(ctx, v, count, spec, out);
+    free(v);
     return st;
 }
 
@@ -417,18 +483,17 @@ static bool progression(const imghist_view *v, size_t count, uintptr_t *stride)
     return true;
 }
 
-/* The overlap check of two batch tensors, without a pass per image: true when
- * it proves them apart (or dst the same tensor as src), false when it cannot
+/* Whether count images of s0's shape `ss` bytes apart and count of d0's `ds`
+ * apart (strides as uintptr_t, either direction) are proved not to
+ * overlap as the batch rules want: the destinations apart from each other,
+ * and from the sources unless each is its own source. False when it cannot
  * tell (the general check decides). */
-static bool tensors_apart(const imghist_view *src, const imghist_view *dst, size_t count)
+static bool strided_apart(const imghist_view *s0, uintptr_t ss, const imghist_view *d0,
+                          uintptr_t ds, size_t count)
 {
-    uintptr_t ss, ds;
-    if (!progression(src, count, &ss) || !progression(dst, count, &ds)) {
-        return false;
-    }
     uintptr_t s_lo, s_hi, d_lo, d_hi;
-    span(&src[0], &s_lo, &s_hi);
-    span(&dst[0], &d_lo, &d_hi);
+    span(s0, &s_lo, &s_hi);
+    span(d0, &d_lo, &d_hi);
     const uintptr_t d_len = d_hi - d_lo, s_len = s_hi - s_lo;
     /* Destinations apart from each other: a stride (either way) of at
      * least one image's span. */
@@ -436,7 +501,7 @@ static bool tensors_apart(const imghist_view *src, const imghist_view *dst, size
     if (count > 1 && d_step < d_len) {
         return false;
     }
-    if (src[0].data == dst[0].data && ss == ds && src[0].pitch == dst[0].pitch) {
+    if (s0->data == d0->data && ss == ds && s0->pitch == d0->pitch) {
         return true; /* in place, image by image */
     }
     /* Else the two tensors' whole ranges must be apart. */
@@ -446,6 +511,15 @@ static bool tensors_apart(const imghist_view *src, const imghist_view *dst, size
     const uintptr_t s_end = s_first + s_step * (count - 1) + s_len;
     const uintptr_t d_end = d_first + d_step * (count - 1) + d_len;
     return s_end <= d_first || d_end <= s_first;
+}
+
+/* The overlap check of two batch tensors given as views, without a pass per
+ * image (strided_apart). */
+static bool tensors_apart(const imghist_view *src, const imghist_view *dst, size_t count)
+{
+    uintptr_t ss, ds;
+    return progression(src, count, &ss) && progression(dst, count, &ds) &&
+           strided_apart(&src[0], ss, &dst[0], ds, count);
 }
 
 /* No destination overlaps another destination, or a source other than its
@@ -522,14 +596,7 @@ imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
                                       const imghist_view *dst, size_t count,
                                       const imghist_counts *hists)
 {
-    imghist_status st = ih_begin(ctx);
-    if (st != IMGHIST_OK) {
-        return st;
-    }
-    if (src == NULL || dst == NULL || count == 0 || count > UINT32_MAX) {
-        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                       "the batch is NULL, empty or too large (%zu images)", count);
-    }
+    imghist_status st = begin_batch(ctx, src != NULL && dst != NULL, count);
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
         if (i > 0 && same_shape(&src[i], &src[0]) && same_shape(&dst[i], &dst[0])) {
             continue;
@@ -570,6 +637,46 @@ imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
         st = dispatch_equalize(ctx, &src[i], NULL, &dst[i], hists != NULL ? &one : NULL);
     }
     return st;
+}
+
+imghist_status imghist_equalize_strided(imghist_ctx *ctx, const imghist_view *src,
+                                        ptrdiff_t src_stride, const imghist_view *dst,
+                                        ptrdiff_t dst_stride, size_t count,
+                                        const imghist_counts *hists)
+{
+    imghist_status st = begin_batch(ctx, src != NULL && dst != NULL, count);
+    if (st == IMGHIST_OK) st = check_batch_pair(ctx, src, dst, 0);
+    if (st == IMGHIST_OK) st = check_stride(ctx, src, count, src_stride, "the batch's sources");
+    if (st == IMGHIST_OK) {
+        st = check_stride(ctx, dst, count, dst_stride, "the batch's destinations");
+    }
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (!strided_apart(src, (uintptr_t)src_stride, dst, (uintptr_t)dst_stride, count) ||
+        src->mem != IMGHIST_MEM_DEVICE || ctx->ops->equalize_strided == NULL) {
+        /* As views: the image-by-image overlap check (interleaved tensors
+         * pass it, overlapping ones get its message), the CPU's batch. */
+        imghist_view *v = strided_views(src, count, src_stride);
+        imghist_view *d = strided_views(dst, count, dst_stride);
+        st = v == NULL || d == NULL
+                 ? ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", 2 * count)
+                 : imghist_equalize_batch(ctx, v, d, count, hists);
+        free(v);
+        free(d);
+        return st;
+    }
+    if (hists != NULL) {
+        st = count > SIZE_MAX / IH_U8_BINS
+                 ? ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch is too large")
+                 : ih_check_counts(ctx, hists, count * IH_U8_BINS, "histogram counts");
+        if (st == IMGHIST_OK) st = check_memory(ctx, hists->mem, "counts");
+    }
+    if (st == IMGHIST_OK) st = check_memory(ctx, src->mem, "images");
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    return ctx->ops->equalize_strided(ctx, src, src_stride, dst, dst_stride, count, hists);
 }
 
 /* ---- CLAHE (core/clahe.c) ---- */

@@ -587,11 +587,13 @@ const ih_backend_ops ih_cpu_backend = {
     .get_stream = NULL,
     .histogram = cpu_histogram,
     .histogram_batch = cpu_histogram_batch,
+    .histogram_strided = NULL,
     .range = cpu_range,
     .histogram2d = cpu_histogram2d,
     .mutual_information = NULL,
     .equalize = cpu_equalize,
     .equalize_batch = cpu_equalize_batch,
+    .equalize_strided = NULL,
     .clahe = NULL,
     .apply_lut = NULL,
 };

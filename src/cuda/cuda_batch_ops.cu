@@ -148,6 +148,10 @@ static void runs_for(uint32_t chunks, int resident, uint32_t *run, int *grid)
     *grid = runs < (uint64_t)resident ? (int)(runs > 0 ? runs : 1) : resident;
 }
 
+static imghist_status run_eq_batch(imghist_ctx *ctx, const ih_eq_batch_launch *lp,
+                                   const batch_plan *pp, size_t count,
+                                   const imghist_counts *hists);
+
 imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_view *src,
                                              const imghist_view *dst, size_t count,
                                              const imghist_counts *hists)
@@ -162,7 +166,9 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
     if (l.uniform) {
         /* A batch tensor's images: image 0 and the strides travel in the launch. */
         st = uniform_plan(ctx, src, dst, count, small, &l.one, &p);
-    } else if (!ih_desc_cached(&s->eqb_desc, src, dst, count, small, &p, sizeof p)) {
+        return st != IMGHIST_OK ? st : run_eq_batch(ctx, &l, &p, count, hists);
+    }
+    if (!ih_desc_cached(&s->eqb_desc, src, dst, count, small, &p, sizeof p)) {
         uint8_t *buf = NULL;
         st = ih_desc_buffer(ctx, &s->eqb_desc,
                             count * sizeof(ih_eq_image) + (count + 1) * sizeof(uint32_t), &buf);
@@ -174,12 +180,56 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (!l.uniform) {
-        const ih_eq_image *d_img = (const ih_eq_image *)s->eqb_desc.dev;
-        l.small = d_img;
-        l.large = d_img + p.n_small;
-        l.chunk_start = (const uint32_t *)(d_img + count);
+    const ih_eq_image *d_img = (const ih_eq_image *)s->eqb_desc.dev;
+    l.small = d_img;
+    l.large = d_img + p.n_small;
+    l.chunk_start = (const uint32_t *)(d_img + count);
+    return run_eq_batch(ctx, &l, &p, count, hists);
+}
+
+imghist_status ih_cuda_equalize_strided(imghist_ctx *ctx, const imghist_view *src,
+                                        ptrdiff_t src_stride, const imghist_view *dst,
+                                        ptrdiff_t dst_stride, size_t count,
+                                        const imghist_counts *hists)
+{
+    if (src_stride % 16 == 0 && dst_stride % 16 == 0) {
+        ih_eq_batch_launch l;
+        memset(&l, 0, sizeof l);
+        l.uniform = true;
+        l.src_stride = src_stride;
+        l.dst_stride = dst_stride;
+        batch_plan p;
+        const imghist_status st =
+            uniform_plan(ctx, src, dst, count, small_limit(ctx, ih_cuda(ctx)), &l.one, &p);
+        return st != IMGHIST_OK ? st : run_eq_batch(ctx, &l, &p, count, hists);
     }
+    /* Images of other phases: as views. */
+    imghist_view *v = (imghist_view *)malloc(2 * count * sizeof *v);
+    if (v == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", 2 * count);
+    }
+    for (size_t i = 0; i < count; i++) {
+        v[i] = *src;
+        v[i].data = (void *)((uintptr_t)src->data + (uintptr_t)((intptr_t)i * src_stride));
+        v[count + i] = *dst;
+        v[count + i].data = (void *)((uintptr_t)dst->data + (uintptr_t)((intptr_t)i * dst_stride));
+    }
+    const imghist_status st = ih_cuda_equalize_batch_device(ctx, v, v + count, count, hists);
+    free(v);
+    return st;
+}
+
+/* The launches of a planned batch (l: its images; p: their plan): the
+ * workspace of the large images, the histograms' target, then the tiny-image
+ * kernel or the batch kernels. */
+static imghist_status run_eq_batch(imghist_ctx *ctx, const ih_eq_batch_launch *lp,
+                                   const batch_plan *pp, size_t count,
+                                   const imghist_counts *hists)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    ih_eq_batch_launch l = *lp;
+    const batch_plan p = *pp;
+    imghist_status st = IMGHIST_OK;
     l.n_small = p.n_small;
     l.small_bytes = p.small_bytes;
     l.n_large = p.n_large;

@@ -280,6 +280,23 @@ static imghist_status cuda_histogram_batch(imghist_ctx *ctx, const imghist_view 
     return ih_cuda_hist_batch_device(ctx, src, count, job, out);
 }
 
+static imghist_status cuda_histogram_strided(imghist_ctx *ctx, const imghist_view *first,
+                                             size_t count, ptrdiff_t stride,
+                                             const ih_hist_job *job, const imghist_counts *out)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_hist_strided(ctx, first, count, stride, job, out);
+}
+
+static imghist_status cuda_equalize_strided(imghist_ctx *ctx, const imghist_view *src,
+                                            ptrdiff_t src_stride, const imghist_view *dst,
+                                            ptrdiff_t dst_stride, size_t count,
+                                            const imghist_counts *hists)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_equalize_strided(ctx, src, src_stride, dst, dst_stride, count, hists);
+}
+
 static imghist_status cuda_range(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_view *mask, double *lo, double *hi, int *found)
 {
@@ -332,11 +349,13 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_get_stream,
     cuda_histogram,
     cuda_histogram_batch,
+    cuda_histogram_strided,
     cuda_range,
     cuda_hist2d,
     cuda_mutual_information,
     cuda_equalize,
     cuda_equalize_batch,
+    cuda_equalize_strided,
     cuda_clahe,
     cuda_apply_lut,
 };

@@ -223,42 +223,113 @@ static imghist_status upload_batch(imghist_ctx *ctx, const imghist_view *src, si
  * and a ticket each: 64 MiB). */
 #define IH_BATCH_WS_IMAGES 32768
 
+/*
+ * A batch tensor's plan (image 0 of the tensor, `stride` bytes apart, a
+ * multiple of 16): image 0 and the stride travel in the launch, to the
+ * tiny-image kernel or to the uniform batch kernel (where it spills
+ * nothing). *usable = 0 when neither takes it (descriptors then).
+ */
+static imghist_status uniform_batch(imghist_ctx *ctx, const imghist_view *first, size_t count,
+                                    long long stride, ih_batch_images *imgs, bool *tiny,
+                                    uint32_t *chunks, int *usable)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    memset(imgs, 0, sizeof *imgs);
+    *usable = 0;
+    const ih_dev_image img = ih_flat(ih_dev_image_of(first), first->width);
+    const uint32_t per_row = ih_granules_per_row(img.data, img.pitch, img.width, img.height);
+    if ((uint64_t)per_row * img.height >= IH_MAX_GRANULES) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "batch image 0 is over 32 GiB; give it to imghist_histogram");
+    }
+    imgs->g0 = geom_of(&img, 0, img.height);
+    imgs->stride = stride;
+    imgs->per_image = (imgs->g0.total + IH_HIST_CHUNK - 1) / IH_HIST_CHUNK;
+    *tiny = (uint64_t)imgs->g0.total * 16 <= ih_tiny_limit(ctx);
+    if (!*tiny && !s->batch_uniform) {
+        return IMGHIST_OK;
+    }
+    if (!*tiny && (uint64_t)imgs->per_image * count > UINT32_MAX) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch too large for one call");
+    }
+    *chunks = imgs->per_image * (uint32_t)count;
+    *usable = 1;
+    return IMGHIST_OK;
+}
+
+static imghist_status run_hist_batch(imghist_ctx *ctx, const ih_batch_images *imgs, bool tiny,
+                                     uint32_t chunks, size_t count, const ih_hist_job *job,
+                                     const imghist_counts *out);
+
 imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *src,
                                          size_t count, const ih_hist_job *job,
                                          const imghist_counts *out)
 {
     ih_cuda_state *s = ih_cuda(ctx);
-    uint32_t chunks = 0;
-    imghist_status st = IMGHIST_OK;
     ih_batch_images imgs;
-    memset(&imgs, 0, sizeof imgs);
-    /* A batch tensor's images: image 0 and the stride travel in the launch,
-     * to the tiny-image kernel or to the uniform batch kernel (where it
-     * spills nothing). */
     bool tiny = false;
-    if (ih_uniform_views(src, NULL, count, &imgs.stride, NULL)) {
-        const ih_dev_image img = ih_flat(ih_dev_image_of(&src[0]), src[0].width);
-        const uint32_t per_row = ih_granules_per_row(img.data, img.pitch, img.width, img.height);
-        if ((uint64_t)per_row * img.height >= IH_MAX_GRANULES) {
-            return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                           "batch image 0 is over 32 GiB; give it to imghist_histogram");
+    uint32_t chunks = 0;
+    int usable = 0;
+    long long stride = 0;
+    if (ih_uniform_views(src, NULL, count, &stride, NULL)) {
+        const imghist_status st =
+            uniform_batch(ctx, &src[0], count, stride, &imgs, &tiny, &chunks, &usable);
+        if (st != IMGHIST_OK) {
+            return st;
         }
-        imgs.g0 = geom_of(&img, 0, img.height);
-        imgs.per_image = (imgs.g0.total + IH_HIST_CHUNK - 1) / IH_HIST_CHUNK;
-        tiny = (uint64_t)imgs.g0.total * 16 <= ih_tiny_limit(ctx);
     }
-    if (tiny || (imgs.per_image > 0 && s->batch_uniform)) {
-        if (!tiny && (uint64_t)imgs.per_image * count > UINT32_MAX) {
-            return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch too large for one call");
+    if (!usable) {
+        memset(&imgs, 0, sizeof imgs);
+        tiny = false;
+        const imghist_status st = upload_batch(ctx, src, count, &chunks);
+        if (st != IMGHIST_OK) {
+            return st;
         }
-        chunks = imgs.per_image * (uint32_t)count;
-    } else {
-        imgs.per_image = 0;
-        st = upload_batch(ctx, src, count, &chunks);
         const uint8_t *desc = (const uint8_t *)s->batch_desc.dev;
         imgs.geoms = (const ih_geom *)desc;
         imgs.chunk_start = (const uint32_t *)(desc + count * sizeof(ih_geom));
     }
+    return run_hist_batch(ctx, &imgs, tiny, chunks, count, job, out);
+}
+
+imghist_status ih_cuda_hist_strided(imghist_ctx *ctx, const imghist_view *first, size_t count,
+                                    ptrdiff_t stride, const ih_hist_job *job,
+                                    const imghist_counts *out)
+{
+    if (stride % 16 == 0) {
+        ih_batch_images imgs;
+        bool tiny = false;
+        uint32_t chunks = 0;
+        int usable = 0;
+        const imghist_status st =
+            uniform_batch(ctx, first, count, stride, &imgs, &tiny, &chunks, &usable);
+        if (st != IMGHIST_OK || usable) {
+            return st != IMGHIST_OK ? st : run_hist_batch(ctx, &imgs, tiny, chunks, count, job, out);
+        }
+    }
+    /* Images of other phases, or no uniform kernel here: as views. */
+    imghist_view *v = (imghist_view *)malloc(count * sizeof *v);
+    if (v == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", count);
+    }
+    for (size_t i = 0; i < count; i++) {
+        v[i] = *first;
+        v[i].data = (void *)((uintptr_t)first->data + (uintptr_t)((intptr_t)i * stride));
+    }
+    const imghist_status st = ih_cuda_hist_batch_device(ctx, v, count, job, out);
+    free(v);
+    return st;
+}
+
+/* The launches of a planned batch: the counts' target, then the tiny-image
+ * kernel or the batch kernel with its workspace. */
+static imghist_status run_hist_batch(imghist_ctx *ctx, const ih_batch_images *imgs_in, bool tiny,
+                                     uint32_t chunks, size_t count, const ih_hist_job *job,
+                                     const imghist_counts *out)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    const ih_batch_images imgs = *imgs_in;
+    imghist_status st = IMGHIST_OK;
     const size_t n = count * job->len;
     unsigned long long *target = (unsigned long long *)out->data;
     if (st == IMGHIST_OK && out->mem == IMGHIST_MEM_HOST) {

@@ -228,6 +228,11 @@ imghist_status ih_cuda_hist_device(imghist_ctx *ctx, const imghist_view *src,
 imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *src,
                                          size_t count, const ih_hist_job *job,
                                          const imghist_counts *out);
+/* count images of first's shape, `stride` bytes apart (checked by the core);
+ * a stride that is not a multiple of 16 goes as views. */
+imghist_status ih_cuda_hist_strided(imghist_ctx *ctx, const imghist_view *first, size_t count,
+                                    ptrdiff_t stride, const ih_hist_job *job,
+                                    const imghist_counts *out);
 imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src,
                                        const imghist_view *dst, const imghist_counts *hist);
 /* cuda_clahe_ops.cu: CLAHE of a device view, or of a host view through a
@@ -248,6 +253,12 @@ imghist_status ih_cuda_deliver(imghist_ctx *ctx, const imghist_counts *out, size
 imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_view *src,
                                              const imghist_view *dst, size_t count,
                                              const imghist_counts *hists);
+/* The same for count images of src's and dst's shapes, src_stride and
+ * dst_stride bytes apart (checked by the core). */
+imghist_status ih_cuda_equalize_strided(imghist_ctx *ctx, const imghist_view *src,
+                                        ptrdiff_t src_stride, const imghist_view *dst,
+                                        ptrdiff_t dst_stride, size_t count,
+                                        const imghist_counts *hists);
 /* One U8 device image equalized by one block in one launch, when its
  * granules fit in shared memory (*done = 1); else *done = 0 and nothing is
  * queued. hist: NULL or 256 device counters. */
