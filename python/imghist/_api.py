@@ -437,7 +437,8 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     equalized with its own histogram (a torchvision (N, C, H, W) tensor has
     each channel equalized, as torchvision does). NumPy runs on the CPU,
     PyTorch and CuPy GPU arrays on their GPU, queued on the current stream.
-    A uint8 batch without a mask is one call (imghist_equalize_batch).
+    A uint8 batch without a mask is one call (imghist_equalize_strided for
+    arrays laid out as contiguous ones are, else imghist_equalize_batch).
 
     method: 'opencv' (default) is cv2.equalizeHist bit for bit (and its
     formula with 65536 levels for uint16); 'pil' is Pillow's
