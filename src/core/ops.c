@@ -116,7 +116,7 @@ static imghist_view *strided_views(const imghist_view *first, size_t count, ptrd
     imghist_view *v = malloc(count * sizeof *v);
     for (size_t i = 0; v != NULL && i < count; i++) {
         v[i] = *first;
-        v[i].data = (void *)((uintptr_t)first->data + (uintptr_t)((intptr_t)i * stride));
+        v[i].data = (void *)((uintptr_t)first->data + (uintptr_t)i * (uintptr_t)stride);
     }
     return v;
 }

@@ -210,9 +210,10 @@ imghist_status ih_cuda_equalize_strided(imghist_ctx *ctx, const imghist_view *sr
     }
     for (size_t i = 0; i < count; i++) {
         v[i] = *src;
-        v[i].data = (void *)((uintptr_t)src->data + (uintptr_t)((intptr_t)i * src_stride));
+        v[i].data = (void *)((uintptr_t)src->data + (uintptr_t)i * (uintptr_t)src_stride);
         v[count + i] = *dst;
-        v[count + i].data = (void *)((uintptr_t)dst->data + (uintptr_t)((intptr_t)i * dst_stride));
+        v[count + i].data =
+            (void *)((uintptr_t)dst->data + (uintptr_t)i * (uintptr_t)dst_stride);
     }
     const imghist_status st = ih_cuda_equalize_batch_device(ctx, v, v + count, count, hists);
     free(v);

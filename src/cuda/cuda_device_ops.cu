@@ -314,7 +314,7 @@ imghist_status ih_cuda_hist_strided(imghist_ctx *ctx, const imghist_view *first,
     }
     for (size_t i = 0; i < count; i++) {
         v[i] = *first;
-        v[i].data = (void *)((uintptr_t)first->data + (uintptr_t)((intptr_t)i * stride));
+        v[i].data = (void *)((uintptr_t)first->data + (uintptr_t)i * (uintptr_t)stride);
     }
     const imghist_status st = ih_cuda_hist_batch_device(ctx, v, count, job, out);
     free(v);
