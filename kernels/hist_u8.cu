@@ -267,7 +267,9 @@ cudaError_t ih_batch_kernels(bool *writes, bool *uniform)
     cudaError_t e = cudaFuncGetAttributes(&w, hist_u8_batch_kernel<true, false>);
     if (e == cudaSuccess) e = cudaFuncGetAttributes(&wu, hist_u8_batch_kernel<true, true>);
     if (e == cudaSuccess) e = cudaFuncGetAttributes(&au, hist_u8_batch_kernel<false, true>);
-    *writes = e == cudaSuccess && w.localSizeBytes == 0 && wu.localSizeBytes == 0;
+    /* Each choice on its own: a uniform kernel that spills costs the
+     * descriptor batches nothing. */
+    *writes = e == cudaSuccess && w.localSizeBytes == 0;
     *uniform = e == cudaSuccess && (*writes ? wu : au).localSizeBytes == 0;
     return e;
 }

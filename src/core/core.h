@@ -114,6 +114,9 @@ imghist_status ih_resolve_spec(imghist_ctx *ctx, const imghist_histspec *spec,
 
 /* out[i] = (accumulate ? out[i] : 0) + add[i] for n host counters. */
 void ih_store_counts(uint64_t *out, const uint64_t *add, size_t n, int accumulate);
+/* The views of a strided batch (count images of first's shape, image i at
+ * first->data + i * stride bytes), in a new array; NULL: out of memory. */
+imghist_view *ih_strided_views(const imghist_view *first, size_t count, ptrdiff_t stride);
 
 /* The loaders' limits, for the I/O module. */
 imghist_status ih_check_pixel_limit(imghist_ctx *ctx, const char *name, uint64_t w, uint64_t h);

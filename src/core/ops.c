@@ -110,8 +110,7 @@ static imghist_status check_stride(imghist_ctx *ctx, const imghist_view *first, 
     return IMGHIST_OK;
 }
 
-/* The views of a strided batch, in a new array (NULL: out of memory). */
-static imghist_view *strided_views(const imghist_view *first, size_t count, ptrdiff_t stride)
+imghist_view *ih_strided_views(const imghist_view *first, size_t count, ptrdiff_t stride)
 {
     imghist_view *v = malloc(count * sizeof *v);
     for (size_t i = 0; v != NULL && i < count; i++) {
@@ -196,7 +195,7 @@ imghist_status imghist_histogram_strided(imghist_ctx *ctx, const imghist_view *f
         job.channels == 1 && ctx->ops->histogram_strided != NULL) {
         return ctx->ops->histogram_strided(ctx, first, count, stride, &job, out);
     }
-    imghist_view *v = strided_views(first, count, stride);
+    imghist_view *v = ih_strided_views(first, count, stride);
     if (v == NULL) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", count);
     }
@@ -657,8 +656,8 @@ imghist_status imghist_equalize_strided(imghist_ctx *ctx, const imghist_view *sr
         src->mem != IMGHIST_MEM_DEVICE || ctx->ops->equalize_strided == NULL) {
         /* As views: the image-by-image overlap check (interleaved tensors
          * pass it, overlapping ones get its message), the CPU's batch. */
-        imghist_view *v = strided_views(src, count, src_stride);
-        imghist_view *d = strided_views(dst, count, dst_stride);
+        imghist_view *v = ih_strided_views(src, count, src_stride);
+        imghist_view *d = ih_strided_views(dst, count, dst_stride);
         st = v == NULL || d == NULL
                  ? ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", 2 * count)
                  : imghist_equalize_batch(ctx, v, d, count, hists);

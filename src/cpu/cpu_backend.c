@@ -518,7 +518,7 @@ static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *s
 }
 
 /* A batch of 8-bit histograms whose images the threads take in turn, a few
- * at a time (one atomic per image cost more than a 1 KB image's count). */
+ * at a time when there are many (fewer claims of the shared counter). */
 typedef struct hist_batch {
     const imghist_view *src;
     uint64_t *out;   /* 256 host counters per image */

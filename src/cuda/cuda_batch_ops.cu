@@ -204,19 +204,14 @@ imghist_status ih_cuda_equalize_strided(imghist_ctx *ctx, const imghist_view *sr
         return st != IMGHIST_OK ? st : run_eq_batch(ctx, &l, &p, count, hists);
     }
     /* Images of other phases: as views. */
-    imghist_view *v = (imghist_view *)malloc(2 * count * sizeof *v);
-    if (v == NULL) {
-        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", 2 * count);
-    }
-    for (size_t i = 0; i < count; i++) {
-        v[i] = *src;
-        v[i].data = (void *)((uintptr_t)src->data + (uintptr_t)i * (uintptr_t)src_stride);
-        v[count + i] = *dst;
-        v[count + i].data =
-            (void *)((uintptr_t)dst->data + (uintptr_t)i * (uintptr_t)dst_stride);
-    }
-    const imghist_status st = ih_cuda_equalize_batch_device(ctx, v, v + count, count, hists);
+    imghist_view *v = ih_strided_views(src, count, src_stride);
+    imghist_view *d = ih_strided_views(dst, count, dst_stride);
+    const imghist_status st =
+        v == NULL || d == NULL
+            ? ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", 2 * count)
+            : ih_cuda_equalize_batch_device(ctx, v, d, count, hists);
     free(v);
+    free(d);
     return st;
 }
 

@@ -308,13 +308,9 @@ imghist_status ih_cuda_hist_strided(imghist_ctx *ctx, const imghist_view *first,
         }
     }
     /* Images of other phases, or no uniform kernel here: as views. */
-    imghist_view *v = (imghist_view *)malloc(count * sizeof *v);
+    imghist_view *v = ih_strided_views(first, count, stride);
     if (v == NULL) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", count);
-    }
-    for (size_t i = 0; i < count; i++) {
-        v[i] = *first;
-        v[i].data = (void *)((uintptr_t)first->data + (uintptr_t)i * (uintptr_t)stride);
     }
     const imghist_status st = ih_cuda_hist_batch_device(ctx, v, count, job, out);
     free(v);
