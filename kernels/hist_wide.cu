@@ -90,6 +90,11 @@ struct Args {
     float lo_ru, hi_ru, lo_f, inv_f, eps;
     float c_f;                 /* -lo_f * inv_f rounded: t = fma(v, inv_f, c_f) in the lean kernel */
     unsigned long long *target;
+    /* Batch kernels (BATCH): image blockIdx.y at g.base + y * img_stride,
+     * its counts at target + y * len; own: each image has one block, which
+     * stores all its counters (added to the target's with `accumulate`). */
+    long long img_stride;
+    int own, accumulate;
 };
 
 __device__ __forceinline__ uint32_t swz(uint32_t s)
@@ -311,21 +316,29 @@ __device__ __forceinline__ void block_begin(const Args &a, uint32_t *lut, float 
     __syncthreads();
 }
 
+/* S32: the copies of counter word p added up (each thread from a
+ * different copy first, against bank conflicts). */
+__device__ __forceinline__ uint32_t copies_sum(const Args &a, const uint32_t *cnt, uint32_t p)
+{
+    const uint32_t m = a.copies - 1;
+    uint32_t sum = 0;
+    for (uint32_t j = 0; j < a.copies; j++) {
+        sum += cnt[p * a.copies + ((j + p) & m)];
+    }
+    return sum;
+}
+
 /* A block's shared counters into the 64-bit target (every thread calls it). */
 template <int STORE> __device__ __forceinline__ void block_end(const Args &a, uint32_t *cnt)
 {
     if constexpr (STORE == IH_WIDE_S32) {
         __syncthreads();
-        const uint32_t m = a.copies - 1;
         for (uint32_t p = threadIdx.x; p < a.phys; p += blockDim.x) {
             const uint32_t s = swz(p);
             if (s >= a.len) {
                 continue;
             }
-            uint32_t sum = 0;
-            for (uint32_t j = 0; j < a.copies; j++) {
-                sum += cnt[p * a.copies + ((j + p) & m)];
-            }
+            const uint32_t sum = copies_sum(a, cnt, p);
             if (sum != 0) {
                 atomicAdd(a.target + s, (unsigned long long)sum);
             }
@@ -348,6 +361,26 @@ template <int STORE> __device__ __forceinline__ void block_end(const Args &a, ui
     }
 }
 
+/* A batch block: its image's data and counts. */
+__device__ __forceinline__ void batch_image(Args &a)
+{
+    a.g.base += (long long)blockIdx.y * a.img_stride;
+    a.target += (size_t)blockIdx.y * a.len;
+}
+
+/* A batch block that owns its image: every one of its counters into the
+ * target, stored (no atomics, no zeroed target needed). */
+__device__ __forceinline__ void batch_own_end(const Args &a, const uint32_t *cnt)
+{
+    __syncthreads();
+    for (uint32_t p = threadIdx.x; p < a.phys / a.copies; p += blockDim.x) {
+        const uint32_t s = swz(p);
+        if (s < a.len) {
+            a.target[s] = (a.accumulate ? a.target[s] : 0ull) + copies_sum(a, cnt, p);
+        }
+    }
+}
+
 template <typename T> __device__ __forceinline__ T sample_of(const uint4 &v, int j)
 {
     const uint32_t w = j * (int)sizeof(T) / 4 == 0   ? v.x
@@ -363,9 +396,12 @@ template <typename T> __device__ __forceinline__ T sample_of(const uint4 &v, int
     }
 }
 
-template <int KIND, int STORE, int WALK, typename T>
+template <int KIND, int STORE, int WALK, typename T, bool BATCH>
 __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) wide_kernel(Args a)
 {
+    if constexpr (BATCH) {
+        batch_image(a);
+    }
     constexpr int THREADS = Threads<STORE, sizeof(T)>::n;
     constexpr int UNROLL = Threads<STORE, sizeof(T)>::unroll;
     constexpr int CHUNK = THREADS * UNROLL;
@@ -430,6 +466,12 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) wide_kernel(Args
         }
     }
 
+    if constexpr (BATCH && STORE == IH_WIDE_S32) {
+        if (a.own) {
+            batch_own_end(a, cnt);
+            return;
+        }
+    }
     block_end<STORE>(a, cnt);
 }
 
@@ -930,9 +972,12 @@ template <class Map> __device__ void split_run(uint32_t *cnt, const Args &a, con
     }
 }
 
-template <int KIND, int STORE, typename T>
+template <int KIND, int STORE, typename T, bool BATCH>
 __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args a)
 {
+    if constexpr (BATCH) {
+        batch_image(a);
+    }
     extern __shared__ __align__(16) unsigned char smem[];
     uint32_t *lut = reinterpret_cast<uint32_t *>(smem);
     float *tab = reinterpret_cast<float *>(smem);
@@ -962,6 +1007,12 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
         }
     } else {
         lean_run<KIND, STORE, false, T>(cnt, cnt_lane, a, lut, tab);
+    }
+    if constexpr (BATCH && STORE == IH_WIDE_S32) {
+        if (a.own) {
+            batch_own_end(a, cnt);
+            return;
+        }
     }
     block_end<STORE>(a, cnt);
 }
@@ -1060,26 +1111,31 @@ typedef void (*wide_fn)(Args);
 
 /* Flat runs without outlier counters go to the lean kernel where the kind
  * has one (walk W_FLAT is only asked for then); the rest walk rows. */
-template <int KIND, int STORE, typename T> wide_fn pick_walk(int walk)
+template <int KIND, int STORE, typename T, bool BATCH> wide_fn pick_walk(int walk)
 {
     constexpr bool lean = KIND == K_LUT8 || KIND == K_SHIFT || KIND == K_FTAB;
     if (walk == W_GENERAL) {
-        return wide_kernel<KIND, STORE, W_GENERAL, T>;
+        return wide_kernel<KIND, STORE, W_GENERAL, T, BATCH>;
     }
     if constexpr (lean) {
         if (walk == W_FLAT) {
-            return lean_kernel<KIND, STORE, T>;
+            return lean_kernel<KIND, STORE, T, BATCH>;
         }
     }
-    return wide_kernel<KIND, STORE, W_SIMPLE, T>;
+    return wide_kernel<KIND, STORE, W_SIMPLE, T, BATCH>;
 }
 
-template <int KIND, typename T> wide_fn pick_store(int store, int walk)
+/* Batches (batch != 0) have kernels for the S32 and global stores only. */
+template <int KIND, typename T> wide_fn pick_store(int store, int walk, int batch)
 {
     switch (store) {
-    case IH_WIDE_S32: return pick_walk<KIND, IH_WIDE_S32, T>(walk);
-    case IH_WIDE_S16: return pick_walk<KIND, IH_WIDE_S16, T>(walk);
-    default: return pick_walk<KIND, IH_WIDE_GLOBAL, T>(walk);
+    case IH_WIDE_S32:
+        return batch ? pick_walk<KIND, IH_WIDE_S32, T, true>(walk)
+                     : pick_walk<KIND, IH_WIDE_S32, T, false>(walk);
+    case IH_WIDE_S16: return batch ? nullptr : pick_walk<KIND, IH_WIDE_S16, T, false>(walk);
+    default:
+        return batch ? pick_walk<KIND, IH_WIDE_GLOBAL, T, true>(walk)
+                     : pick_walk<KIND, IH_WIDE_GLOBAL, T, false>(walk);
     }
 }
 
@@ -1089,16 +1145,16 @@ bool shift32(const ih_hist_job &job)
     return job.bin.shift_ok && job.bin.ilo > -(INT64_C(1) << 30) && job.bin.ilo < (INT64_C(1) << 30);
 }
 
-wide_fn pick(const ih_hist_job &job, const ih_wide_plan_t &plan, int walk)
+wide_fn pick(const ih_hist_job &job, const ih_wide_plan_t &plan, int walk, int batch)
 {
     switch (job.dtype) {
-    case IMGHIST_U8: return pick_store<K_LUT8, uint8_t>(plan.store, walk);
+    case IMGHIST_U8: return pick_store<K_LUT8, uint8_t>(plan.store, walk, batch);
     case IMGHIST_U16:
-        return shift32(job) ? pick_store<K_SHIFT, uint16_t>(plan.store, walk)
-                            : pick_store<K_INT, uint16_t>(plan.store, walk);
+        return shift32(job) ? pick_store<K_SHIFT, uint16_t>(plan.store, walk, batch)
+                            : pick_store<K_INT, uint16_t>(plan.store, walk, batch);
     default:
-        return plan.table ? pick_store<K_FTAB, float>(plan.store, walk)
-                          : pick_store<K_FDBL, float>(plan.store, walk);
+        return plan.table ? pick_store<K_FTAB, float>(plan.store, walk, batch)
+                          : pick_store<K_FDBL, float>(plan.store, walk, batch);
     }
 }
 
@@ -1213,12 +1269,12 @@ cudaError_t ih_wide_plan(const ih_hist_job *job, int sm_count, int blocks_per_sm
     return cudaSuccess;
 }
 
-cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
-                           const ih_wide_plan_t &plan, unsigned long long *target,
-                           cudaStream_t stream)
+namespace {
+
+/* The arguments every launch of a job shares (the geometry comes later). */
+void job_args(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan,
+              unsigned long long *target, Args &a)
 {
-    const size_t size = ih_dtype_size(job.dtype);
-    Args a;
     memset(&a, 0, sizeof a);
     a.mask = band.mask;
     a.mask_pitch = band.mask_pitch;
@@ -1245,6 +1301,79 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     if (job.dtype == IMGHIST_F32) {
         float_estimate(job.bin, a);
     }
+    const size_t lut = job.dtype == IMGHIST_U8 ? 1024 : 0;
+    const size_t tab = plan.table ? round_up(((size_t)job.bin.bins + 1) * 4, 16) : 0;
+    a.cnt_off = (uint32_t)(lut + tab);
+}
+
+/* Counter words of a block's store (S32, S16; 0 for the global store). */
+uint32_t phys_of(const ih_hist_job &job, int store, uint32_t copies)
+{
+    if (store == IH_WIDE_S32) {
+        return (uint32_t)round_up(job.len, 32) * copies;
+    }
+    return store == IH_WIDE_S16 ? (uint32_t)round_up((job.len + 1) / 2, 32) : 0u;
+}
+
+/* How a band is walked: flat (rows back to back from a 16-byte aligned
+ * start, for the kinds the lean kernel bins), simple rows, or the general
+ * walk (channels, masks). */
+int walk_of(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan,
+            size_t row_bytes)
+{
+    const bool simple = job.channels == 1 && band.mask == nullptr;
+    const bool lean_kind = job.dtype == IMGHIST_U8 || (job.dtype == IMGHIST_U16 && shift32(job)) ||
+                           (job.dtype == IMGHIST_F32 && plan.table);
+    const bool flat = simple && lean_kind && !job.outliers && ((uintptr_t)band.base & 15) == 0 &&
+                      (band.rows == 1 || band.pitch == row_bytes);
+    return flat ? W_FLAT : simple ? W_SIMPLE : W_GENERAL;
+}
+
+/* The geometry of `rows` rows from base (flat: one run of bytes). */
+void set_geom(Args &a, const uint8_t *base, size_t pitch, size_t row_bytes, uint32_t rows,
+              bool flat)
+{
+    ih_geom &g = a.g;
+    g.base = base;
+    g.pitch = pitch;
+    g.width = (uint32_t)row_bytes;
+    const uint32_t pr = ih_granules_per_row(g.base, g.pitch, g.width, rows);
+    g.total = rows * pr;
+    g.per_row = ih_make_fastdiv(pr);
+    if (flat) {
+        g.width = (uint32_t)(row_bytes * rows);
+        g.total = (uint32_t)(((uint64_t)g.width + 15) / 16);
+        a.flat_full = g.width / 16;
+    }
+}
+
+cudaError_t device_facts(int &sms, int &optin)
+{
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    return e;
+}
+
+/* Blocks of fn per SM with smem bytes each (the attribute set first). */
+cudaError_t resident_blocks(wide_fn fn, int threads, size_t smem, int &per_sm)
+{
+    cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem);
+    per_sm = per_sm > 0 ? per_sm : 1;
+    return e;
+}
+
+} // namespace
+
+cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
+                           const ih_wide_plan_t &plan, unsigned long long *target,
+                           cudaStream_t stream)
+{
+    const size_t size = ih_dtype_size(job.dtype);
+    Args a;
+    job_args(band, job, plan, target, a);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
 
     if (size > 1 && (((uintptr_t)band.base | band.pitch) & (size - 1)) != 0) {
@@ -1261,27 +1390,12 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
         return cudaGetLastError();
     }
 
-    const bool simple = job.channels == 1 && band.mask == nullptr;
-    /* Flat: rows back to back from a 16-byte aligned start, for the kinds
-     * the lean kernel bins (the others walk rows). */
-    const bool lean_kind = job.dtype == IMGHIST_U8 || (job.dtype == IMGHIST_U16 && shift32(job)) ||
-                           (job.dtype == IMGHIST_F32 && plan.table);
-    const bool flat = simple && lean_kind && !job.outliers && ((uintptr_t)band.base & 15) == 0 &&
-                      (band.rows == 1 || band.pitch == row_bytes);
-    const int walk = flat ? W_FLAT : simple ? W_SIMPLE : W_GENERAL;
-    const wide_fn fn = pick(job, plan, walk);
-    if (plan.store == IH_WIDE_S32) {
-        a.phys = (uint32_t)round_up(job.len, 32) * a.copies;
-    } else if (plan.store == IH_WIDE_S16) {
-        a.phys = (uint32_t)round_up((job.len + 1) / 2, 32);
-    }
-    const size_t lut = job.dtype == IMGHIST_U8 ? 1024 : 0;
-    const size_t tab = plan.table ? round_up(((size_t)job.bin.bins + 1) * 4, 16) : 0;
-    a.cnt_off = (uint32_t)(lut + tab);
-    int per_sm = 0, dev = 0, sms = 0, optin = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    const int walk = walk_of(band, job, plan, row_bytes);
+    const bool flat = walk == W_FLAT;
+    const wide_fn fn = pick(job, plan, walk, 0);
+    a.phys = phys_of(job, plan.store, a.copies);
+    int per_sm = 0, sms = 0, optin = 0;
+    cudaError_t e = device_facts(sms, optin);
     if (e != cudaSuccess) {
         return e;
     }
@@ -1294,12 +1408,9 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
         a.phys = PAR_WORDS;
         smem = (size_t)PAR_WORDS * 4;
     }
-    e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, plan.threads, smem);
-    if (e != cudaSuccess) {
+    if ((e = resident_blocks(fn, plan.threads, smem, per_sm)) != cudaSuccess) {
         return e;
     }
-    per_sm = per_sm > 0 ? per_sm : 1;
     const uint32_t chunk = chunk_of(plan.store, size);
     const uint32_t per_row = ih_granules_per_row(band.base, band.pitch, (uint32_t)row_bytes, band.rows);
     uint32_t rows_per = (uint32_t)((IH_MAX_GRANULES - 1) / per_row);
@@ -1311,23 +1422,92 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     rows_per = rows_per > 0 ? rows_per : 1;
     for (uint32_t r0 = 0; r0 < band.rows; r0 += rows_per) {
         const uint32_t rows = band.rows - r0 < rows_per ? band.rows - r0 : rows_per;
-        ih_geom &g = a.g;
-        g.base = band.base + (size_t)r0 * band.pitch;
-        g.pitch = band.pitch;
-        g.width = (uint32_t)row_bytes;
-        const uint32_t pr = ih_granules_per_row(g.base, g.pitch, g.width, rows);
-        g.total = rows * pr;
-        g.per_row = ih_make_fastdiv(pr);
-        if (flat) {
-            g.width = (uint32_t)(row_bytes * rows);
-            g.total = (uint32_t)(((uint64_t)g.width + 15) / 16);
-            a.flat_full = g.width / 16;
-        }
+        set_geom(a, band.base + (size_t)r0 * band.pitch, band.pitch, row_bytes, rows, flat);
         a.mask = band.mask != nullptr ? band.mask + (size_t)r0 * band.mask_pitch : nullptr;
-        const uint64_t chunks = ((uint64_t)g.total + chunk - 1) / chunk;
+        const uint64_t chunks = ((uint64_t)a.g.total + chunk - 1) / chunk;
         const uint64_t resident = (uint64_t)per_sm * (uint64_t)sms;
         const int grid = (int)(chunks < resident ? (chunks > 0 ? chunks : 1) : resident);
         fn<<<grid, plan.threads, smem, stream>>>(a);
+        if ((e = cudaGetLastError()) != cudaSuccess) {
+            return e;
+        }
+    }
+    return cudaSuccess;
+}
+
+bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
+                       const ih_wide_plan_t &plan, long long img_stride)
+{
+    const size_t size = ih_dtype_size(job.dtype);
+    const size_t row_bytes = (size_t)band.width * job.channels * size;
+    if (plan.store == IH_WIDE_S16 || band.mask != nullptr || img_stride % 16 != 0 ||
+        (((uintptr_t)band.base | band.pitch) & (size - 1)) != 0 || row_bytes == 0) {
+        return false;
+    }
+    const uint64_t per_row =
+        ih_granules_per_row(band.base, band.pitch, (uint32_t)row_bytes, band.rows);
+    return per_row * band.rows < IH_MAX_GRANULES && row_bytes * band.rows < (UINT64_C(1) << 32) - 64;
+}
+
+cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long long img_stride,
+                                 const ih_hist_job &job, const ih_wide_plan_t &plan_in,
+                                 unsigned long long *target, cudaStream_t stream)
+{
+    const size_t size = ih_dtype_size(job.dtype);
+    const size_t row_bytes = (size_t)band.width * job.channels * size;
+    ih_wide_plan_t plan = plan_in;
+    const int walk = walk_of(band, job, plan, row_bytes);
+    const wide_fn fn = pick(job, plan, walk, 1);
+    int per_sm = 0, sms = 0, optin = 0;
+    cudaError_t e = device_facts(sms, optin);
+    if (e == cudaSuccess) e = resident_blocks(fn, plan.threads, plan.smem, per_sm);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    /* Blocks per image: enough for two waves of the batch, at most one per
+     * chunk. A block alone on its image stores its counts (own). */
+    const uint64_t granules =
+        (uint64_t)ih_granules_per_row(band.base, band.pitch, (uint32_t)row_bytes, band.rows) *
+        band.rows;
+    const uint64_t chunks = (granules + chunk_of(plan.store, size) - 1) / chunk_of(plan.store, size);
+    const uint64_t resident = (uint64_t)per_sm * (uint64_t)sms;
+    uint64_t gx = (2 * resident + count - 1) / count;
+    gx = gx < chunks ? gx : chunks;
+    gx = gx > 0 ? gx : 1;
+    /* Fewer copies of the counters where a block sees few samples: zeroing
+     * and folding them must not cost more than an eighth of its counting. */
+    if (plan.store == IH_WIDE_S32) {
+        const uint64_t samples = granules * 16 / size / gx;
+        const uint64_t len32 = round_up(job.len, 32);
+        uint32_t c = (uint32_t)plan.copies;
+        while (c > 1 && (uint64_t)c * len32 * 8 > samples) {
+            c /= 2;
+        }
+        plan.smem -= ((size_t)plan.copies - c) * len32 * 4;
+        plan.copies = (int)c;
+    }
+    Args a;
+    job_args(band, job, plan, target, a);
+    a.phys = phys_of(job, plan.store, a.copies);
+    a.img_stride = img_stride;
+    a.own = gx == 1 && plan.store == IH_WIDE_S32;
+    a.accumulate = job.accumulate;
+    if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  (int)plan.smem)) != cudaSuccess) {
+        return e;
+    }
+    if (!a.own && !job.accumulate) {
+        e = cudaMemsetAsync(target, 0, count * job.len * sizeof(unsigned long long), stream);
+        if (e != cudaSuccess) {
+            return e;
+        }
+    }
+    for (size_t y0 = 0; y0 < count; y0 += 65535) {
+        const uint32_t n = count - y0 < 65535 ? (uint32_t)(count - y0) : 65535u;
+        set_geom(a, band.base + (long long)y0 * img_stride, band.pitch, row_bytes, band.rows,
+                 walk == W_FLAT);
+        a.target = target + y0 * job.len;
+        fn<<<dim3((unsigned)gx, n), plan.threads, plan.smem, stream>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) {
             return e;
         }

@@ -568,6 +568,147 @@ static void test_stream_order(void **state)
     free_image(&im);
 }
 
+/* ---- batches (imghist_histogram_batch / _strided) of every job ---- */
+
+enum layout { L_PACKED, L_PITCHED, L_ODD_STRIDE, L_BACKWARDS, L_VIEWS_TENSOR, L_VIEWS_MIXED, N_LAYOUTS };
+static const char *layout_name[N_LAYOUTS] = {"packed tensor",    "pitched tensor",
+                                             "stride not x16",   "backwards stride",
+                                             "tensor as views",  "views of two shapes"};
+
+/* n images of w x h x ch in one device buffer as `lay` places them, the
+ * batch's counts on the GPU (device or host counts) against the CPU's single
+ * calls, image by image; with IMGHIST_ACCUMULATE both start from the same
+ * random counts. */
+static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, size_t n,
+                        enum layout lay, const imghist_histspec *spec, int dev_counts,
+                        enum fill f)
+{
+    const uint32_t bins = (uint32_t)imghist_bins(spec, t);
+    const size_t row = (size_t)w * ch * dsize(t);
+    const size_t pitch = lay == L_PITCHED ? row + dsize(t) * (1 + tu_below(&rng, 9)) : row;
+    size_t img = pitch * h;
+    if (lay == L_ODD_STRIDE) {
+        img += (img % 16 == 0) ? dsize(t) : 0; /* a phase that moves from image to image */
+    } else {
+        img = (img + 15) / 16 * 16 + 16 * tu_below(&rng, 2);
+    }
+    const size_t off = lay == L_ODD_STRIDE ? dsize(t) : 16 * tu_below(&rng, 3);
+    const size_t bytes = off + img * n + 2 * pitch * h + 64;
+    uint8_t *host = malloc(bytes), *dev = NULL;
+    assert_non_null(host);
+    memset(host, 0xfd, bytes);
+    for (size_t i = 0; i < bytes / dsize(t); i++) {
+        put_sample(t, host + i * dsize(t), spec, bins, f == FILL_CONSTANT);
+    }
+    CUDA_OK(cudaMalloc((void **)&dev, bytes));
+    CUDA_OK(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize());
+    /* Image i's host and device views. */
+    imghist_view *hv = malloc(n * sizeof *hv), *dv = malloc(n * sizeof *dv);
+    assert_true(hv != NULL && dv != NULL);
+    for (size_t i = 0; i < n; i++) {
+        const size_t at = off + (lay == L_BACKWARDS ? n - 1 - i : i) * img;
+        const imghist_view v = {host + at, t, IMGHIST_MEM_HOST, w, h, pitch, ch};
+        hv[i] = v;
+        if (lay == L_VIEWS_MIXED && i % 3 == 1) { /* a smaller image at the same place */
+            hv[i].width = w > 1 ? w - 1 : 1;
+            hv[i].height = h > 1 ? h - 1 : 1;
+        }
+        dv[i] = hv[i];
+        dv[i].data = dev + at;
+        dv[i].mem = IMGHIST_MEM_DEVICE;
+    }
+    const size_t len = imghist_counts_len(spec, t, ch);
+    uint64_t *want = malloc(n * len * 8), *got = malloc((n * len + 1) * 8);
+    assert_true(want != NULL && got != NULL);
+    for (size_t i = 0; i < n * len; i++) {
+        want[i] = (spec->flags & IMGHIST_ACCUMULATE) ? tu_next(&rng) >> 20 : 0x5a5a5a5a5a5a5a5aull;
+    }
+    memcpy(got, want, n * len * 8);
+    got[n * len] = 0x5a5a5a5a5a5a5a5aull;
+    for (size_t i = 0; i < n; i++) {
+        const imghist_counts c = {want + i * len, len, IMGHIST_MEM_HOST};
+        IH_OK(cpu, imghist_histogram(cpu, &hv[i], NULL, spec, &c));
+    }
+    uint64_t *d = NULL;
+    imghist_counts gc = {got, n * len, IMGHIST_MEM_HOST};
+    if (dev_counts) {
+        CUDA_OK(cudaMalloc((void **)&d, n * len * 8));
+        CUDA_OK(cudaMemcpy(d, got, n * len * 8, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize());
+        gc.data = d;
+        gc.mem = IMGHIST_MEM_DEVICE;
+    }
+    const int strided = lay <= L_BACKWARDS;
+    if (strided) {
+        const ptrdiff_t stride = lay == L_BACKWARDS ? -(ptrdiff_t)img : (ptrdiff_t)img;
+        IH_OK(gpu, imghist_histogram_strided(gpu, &dv[0], n, stride, spec, &gc));
+    } else {
+        IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, spec, &gc));
+    }
+    gpu_sync();
+    if (dev_counts) {
+        CUDA_OK(cudaMemcpy(got, d, n * len * 8, cudaMemcpyDeviceToHost));
+        CUDA_OK(cudaFree(d));
+    }
+    for (size_t i = 0; i < n * len; i++) {
+        if (got[i] != want[i]) {
+            fail_msg("batch (%s, %s counts; %s %ux%u x%u ch, %zu images, bins %u [%g, %g) flags "
+                     "%u): image %zu counter %zu of %zu: GPU %llu, CPU %llu",
+                     layout_name[lay], dev_counts ? "device" : "host",
+                     t == IMGHIST_U8 ? "u8" : t == IMGHIST_U16 ? "u16" : "f32", w, h, ch, n,
+                     spec->bins, spec->lo, spec->hi, spec->flags, i / len, i % len, len,
+                     (unsigned long long)got[i], (unsigned long long)want[i]);
+        }
+    }
+    assert_true(got[n * len] == 0x5a5a5a5a5a5a5a5aull);
+    free(want);
+    free(got);
+    free(hv);
+    free(dv);
+    free(host);
+    CUDA_OK(cudaFree(dev));
+}
+
+/* Every type x binning x channel count x flags x layout: small images (one
+ * block each, which stores its counts), larger ones (several blocks an
+ * image, adding), S16 and global stores (2^20 bins), constant images. */
+static void test_batches(void **state)
+{
+    (void)state;
+    const imghist_dtype types[3] = {IMGHIST_U8, IMGHIST_U16, IMGHIST_F32};
+    unsigned cases = 0;
+    for (int ti = 0; ti < 3; ti++) {
+        for (int k = 0; k < N_SPECS; k++) {
+            for (int lay = 0; lay < N_LAYOUTS; lay++) {
+                for (int size = 0; size < 2; size++) {
+                    if (quick && tu_below(&rng, 6) != 0) continue;
+                    const imghist_dtype t = types[ti];
+                    imghist_histspec s = spec_for(t, k);
+                    const int huge = s.bins == (1u << 20) || (t == IMGHIST_U16 && k == 0);
+                    const uint32_t ch = huge || tu_below(&rng, 2) ? 1 : 3;
+                    const uint32_t w = size ? 200 + tu_below(&rng, 300) : 1 + tu_below(&rng, 40);
+                    const uint32_t h = size ? 100 + tu_below(&rng, 200) : 1 + tu_below(&rng, 30);
+                    const size_t n = huge ? 3 : size ? 1 + tu_below(&rng, 6) : 1 + tu_below(&rng, 300);
+                    const int fl = (int)tu_below(&rng, 4);
+                    s.flags = (fl & 1 ? IMGHIST_OUTLIERS : 0) | (fl & 2 ? IMGHIST_ACCUMULATE : 0);
+                    if (s.bins > 0 && tu_below(&rng, 3) == 0) {
+                        s.flags |= IMGHIST_CLOSED;
+                    }
+                    check_batch(t, w, h, ch, n, (enum layout)lay, &s, (int)tu_below(&rng, 2),
+                                tu_below(&rng, 8) == 0 ? FILL_CONSTANT : FILL_MIXED);
+                    cases++;
+                }
+            }
+        }
+    }
+    /* Many small RGB and float images: more than two waves of blocks. */
+    const imghist_histspec rgb = {0, 0, 0, 0}, unit = {256, 0, 1, 0};
+    check_batch(IMGHIST_U8, 32, 32, 3, 5000, L_PACKED, &rgb, 1, FILL_MIXED);
+    check_batch(IMGHIST_F32, 24, 24, 1, 3000, L_PACKED, &unit, 0, FILL_MIXED);
+    printf("batches: %u comparisons\n", cases + 2);
+}
+
 /* imghist_range against the CPU: every type, channels, masks, NaN/inf. */
 static void test_range(void **state)
 {
@@ -629,6 +770,7 @@ int main(void)
         cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_split_layouts),
         cmocka_unit_test(test_host_bands),
         cmocka_unit_test(test_stream_order), cmocka_unit_test(test_range),
+        cmocka_unit_test(test_batches),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);
     imghist_destroy(cpu);

@@ -162,16 +162,23 @@ static const spec_case cases[] = {
     {IMGHIST_F32, 3, 0.1, 0.7},     {IMGHIST_F32, 1 << 20, -2, 2}, {IMGHIST_F32, 1, -1, 1},
 };
 
-static void run_case(imghist_ctx *ctx, const spec_case *sc, uint32_t ch, int masked, uint32_t flags,
-                     uint32_t w, uint32_t h)
+/* The reference's spec of a case with flags (bins 0: one per level). */
+static ref_spec ref_spec_of(const spec_case *sc, uint32_t flags)
 {
-    const imghist_histspec spec = {sc->bins, sc->lo, sc->hi, flags};
     ref_spec rs;
     rs.bins = sc->bins ? sc->bins : (sc->t == IMGHIST_U8 ? 256 : 65536);
     rs.lo = sc->bins ? sc->lo : 0;
     rs.hi = sc->bins ? sc->hi : rs.bins;
     rs.closed = (flags & IMGHIST_CLOSED) != 0;
     rs.outliers = (flags & IMGHIST_OUTLIERS) != 0;
+    return rs;
+}
+
+static void run_case(imghist_ctx *ctx, const spec_case *sc, uint32_t ch, int masked, uint32_t flags,
+                     uint32_t w, uint32_t h)
+{
+    const imghist_histspec spec = {sc->bins, sc->lo, sc->hi, flags};
+    const ref_spec rs = ref_spec_of(sc, flags);
     const size_t ss = dsize(sc->t);
     const size_t pitch = (size_t)w * ch * ss + 3 * ss; /* padded rows */
     uint8_t *buf = malloc(pitch * h + 1);
@@ -234,6 +241,74 @@ static void test_every_type_and_binning(void **state)
         run_case(ctx, &cases[2], 1, 0, 0, 1031, 1030);
         run_case(ctx, &cases[9], 3, 1, IMGHIST_OUTLIERS, 700, 801);
         run_case(ctx, &cases[13], 1, 0, IMGHIST_OUTLIERS | IMGHIST_CLOSED, 1024, 1000);
+        imghist_destroy(ctx);
+    }
+}
+
+/* Batches of every job on the CPU backend (the images across its threads):
+ * each image against the reference, as views and as a strided batch, then
+ * accumulated. */
+static void test_batch_every_job(void **state)
+{
+    (void)state;
+    const int threads[] = {1, 4};
+    for (size_t t = 0; t < 2; t++) {
+        imghist_ctx *ctx = cpu_ctx(threads[t]);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const spec_case *sc = &cases[i];
+            if (sc->bins == 0 && sc->t == IMGHIST_F32) continue;
+            const uint32_t flags = (i % 2 ? IMGHIST_OUTLIERS : 0) | (i % 3 == 0 ? IMGHIST_CLOSED : 0);
+            const imghist_histspec spec = {sc->bins, sc->lo, sc->hi, flags};
+            const ref_spec rs = ref_spec_of(sc, flags);
+            /* Enough pixels for two threads where the counters are few. */
+            const int big = rs.bins > 65536;
+            const size_t n = big ? 3 : 40;
+            const uint32_t ch = 1 + (uint32_t)(i % 3), w = big ? 20 : 128, h = big ? 7 : 104;
+            const size_t ss = dsize(sc->t), pitch = (size_t)w * ch * ss + ss * (i % 4);
+            const size_t img = pitch * h + ss * (i % 5);
+            uint8_t *buf = malloc(img * n);
+            assert_non_null(buf);
+            fill(buf, sc->t, img * n / ss, &rs);
+            const size_t len = imghist_counts_len(&spec, sc->t, ch);
+            uint64_t *want = malloc(n * len * sizeof *want);
+            uint64_t *got = malloc((n * len + 1) * sizeof *got);
+            imghist_view *v = malloc(n * sizeof *v);
+            assert_true(want && got && v);
+            for (size_t k = 0; k < n; k++) {
+                const imghist_view vk = {buf + k * img, sc->t, IMGHIST_MEM_HOST, w, h, pitch, ch};
+                v[k] = vk;
+                ref_hist(&v[k], NULL, &rs, want + k * len);
+            }
+            for (int strided = 0; strided < 2; strided++) {
+                for (size_t k = 0; k <= n * len; k++) got[k] = 0x5a5a5a5a5a5aULL;
+                const imghist_counts out = {got, n * len, IMGHIST_MEM_HOST};
+                EXPECT(ctx,
+                       strided ? imghist_histogram_strided(ctx, &v[0], n, (ptrdiff_t)img, &spec, &out)
+                               : imghist_histogram_batch(ctx, v, n, &spec, &out),
+                       IMGHIST_OK);
+                assert_int_equal(got[n * len], 0x5a5a5a5a5a5aULL);
+                for (size_t k = 0; k < n * len; k++) {
+                    if (got[k] != want[k]) {
+                        fail_msg("batch (%s, %d threads): type %d, %u bins over [%g, %g), %u "
+                                 "channels, flags %u: image %zu counter %zu is %llu, the "
+                                 "reference says %llu",
+                                 strided ? "strided" : "views", threads[t], (int)sc->t, rs.bins,
+                                 rs.lo, rs.hi, ch, flags, k / len, k % len,
+                                 (unsigned long long)got[k], (unsigned long long)want[k]);
+                    }
+                }
+            }
+            const imghist_histspec acc = {sc->bins, sc->lo, sc->hi, flags | IMGHIST_ACCUMULATE};
+            const imghist_counts out = {got, n * len, IMGHIST_MEM_HOST};
+            EXPECT(ctx, imghist_histogram_batch(ctx, v, n, &acc, &out), IMGHIST_OK);
+            for (size_t k = 0; k < n * len; k++) {
+                assert_int_equal(got[k], 2 * want[k]);
+            }
+            free(want);
+            free(got);
+            free(v);
+            free(buf);
+        }
         imghist_destroy(ctx);
     }
 }
@@ -555,6 +630,7 @@ int main(void)
     tu_seed(&rng, tu_fresh_seed("test_hist_types"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_type_and_binning),
+        cmocka_unit_test(test_batch_every_job),
         cmocka_unit_test(test_float_special_values),
         cmocka_unit_test(test_range_types_and_channels),
         cmocka_unit_test(test_joint_against_reference),

@@ -30,7 +30,7 @@ struct ih_backend_ops {
     imghist_status (*histogram)(imghist_ctx *ctx, const imghist_view *src,
                                 const imghist_view *mask, const ih_hist_job *job,
                                 const imghist_counts *out);
-    /* U8 one-channel views with the natural binning only, in the memory the
+    /* Views of one sample type and channel count (any job), in the memory the
      * backend takes for batches (CPU: host; CUDA: device; the core runs other
      * batches image by image through histogram); image i's counters at
      * out->data + i * job->len, written or, with job->accumulate, added to. */

@@ -156,11 +156,10 @@ imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src
     if (st != IMGHIST_OK) {
         return st;
     }
-    /* The backend's batch: device views on the GPU (one launch), host views on
-     * the CPU (the images across its threads). */
+    /* The backend's batch: device views on the GPU, host views on the CPU
+     * (the images across its threads). */
     const bool batch_mem = src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory;
-    if (batch_mem && job.natural && job.dtype == IMGHIST_U8 && job.channels == 1 &&
-        ctx->ops->histogram_batch != NULL) {
+    if (batch_mem && ctx->ops->histogram_batch != NULL) {
         return ctx->ops->histogram_batch(ctx, src, count, &job, out);
     }
     /* Image by image, each with the fallback of a single call. */
@@ -191,8 +190,7 @@ imghist_status imghist_histogram_strided(imghist_ctx *ctx, const imghist_view *f
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (first->mem == IMGHIST_MEM_DEVICE && job.natural && job.dtype == IMGHIST_U8 &&
-        job.channels == 1 && ctx->ops->histogram_strided != NULL) {
+    if (first->mem == IMGHIST_MEM_DEVICE && ctx->ops->histogram_strided != NULL) {
         return ctx->ops->histogram_strided(ctx, first, count, stride, &job, out);
     }
     imghist_view *v = ih_strided_views(first, count, stride);

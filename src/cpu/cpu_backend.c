@@ -517,20 +517,34 @@ static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *s
     return IMGHIST_OK;
 }
 
-/* A batch of 8-bit histograms whose images the threads take in turn, a few
- * at a time when there are many (fewer claims of the shared counter). */
+/* A batch of histograms whose images the threads take in turn, a few at a
+ * time when there are many (fewer claims of the shared counter). */
 typedef struct hist_batch {
     const imghist_view *src;
-    uint64_t *out;   /* 256 host counters per image */
+    const ih_hist_job *job;
+    const uint32_t *slot;  /* integer samples: value -> counter (NULL: none needed) */
+    uint64_t *out;         /* job->len host counters per image */
+    uint64_t *own;         /* with accumulate: job->len counters per thread */
     size_t count;
-    size_t take;     /* images a claim takes */
-    int accumulate;  /* add into out instead of writing it */
-    size_t next;     /* the next image nobody has taken (atomic) */
+    size_t take;           /* images a claim takes */
+    size_t next;           /* the next image nobody has taken (atomic) */
+    uint32_t workers;      /* threads that took an `own` row (atomic) */
 } hist_batch;
 
 static void *hist_batch_worker(void *arg)
 {
     hist_batch *b = arg;
+    const ih_hist_job *job = b->job;
+    const size_t len = job->len;
+    uint64_t *own = NULL;
+    if (job->accumulate) {
+        own = b->own + (size_t)__atomic_fetch_add(&b->workers, 1, __ATOMIC_RELAXED) * len;
+    }
+    band_call cx;
+    memset(&cx, 0, sizeof cx);
+    cx.job = job;
+    cx.slot = b->slot;
+    cx.len = len;
     for (;;) {
         const size_t first = __atomic_fetch_add(&b->next, b->take, __ATOMIC_RELAXED);
         if (first >= b->count) {
@@ -539,22 +553,26 @@ static void *hist_batch_worker(void *arg)
         const size_t end = b->count - first < b->take ? b->count : first + b->take;
         for (size_t i = first; i < end; i++) {
             const imghist_view *s = &b->src[i];
-            uint64_t *o = b->out + i * IH_U8_BINS;
-            if (!b->accumulate) {
-                ih_cpu_hist_u8(s->data, s->pitch, s->width, s->height, o);
-                continue;
+            uint64_t *o = b->out + i * len;
+            uint64_t *c = own != NULL ? own : o;
+            cx.src = s;
+            band_work w = {&cx, 0, s->height, c, 0.0, 0.0, 0};
+            if (job->natural && job->dtype == IMGHIST_U8 && job->channels == 1) {
+                ih_cpu_hist_u8(s->data, s->pitch, s->width, s->height, c); /* writes all 256 */
+            } else {
+                memset(c, 0, len * sizeof *c);
+                band_hist(&w);
             }
-            uint64_t own[IH_U8_BINS];
-            ih_cpu_hist_u8(s->data, s->pitch, s->width, s->height, own);
-            for (int k = 0; k < IH_U8_BINS; k++) {
-                o[k] += own[k];
+            if (own != NULL) {
+                for (size_t k = 0; k < len; k++) {
+                    o[k] += own[k];
+                }
             }
         }
     }
 }
 
-/* 8-bit one-channel host views, one bin per value: the images across the
- * threads as cpu_equalize_batch spreads them. */
+/* Images across the threads as cpu_equalize_batch spreads them, any job. */
 static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
                                           const ih_hist_job *job, const imghist_counts *out)
 {
@@ -567,9 +585,27 @@ static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *
         }
         return st;
     }
+    uint32_t *slot = NULL;
+    if (!table_free(job, NULL)) {
+        slot = slot_table(ctx, job);
+        if (slot == NULL && job->dtype != IMGHIST_F32) {
+            return IMGHIST_E_NOMEM;
+        }
+    }
+    uint64_t *own = NULL;
+    if (job->accumulate) {
+        own = malloc((size_t)n * job->len * sizeof *own);
+        if (own == NULL) {
+            free(slot);
+            return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for the counters of %u threads",
+                           (unsigned)n);
+        }
+    }
     const size_t per = count / (n * 64);
-    hist_batch b = {src, out->data, count, per > 16 ? 16 : per > 0 ? per : 1, job->accumulate, 0};
+    hist_batch b = {src, job, slot, out->data, own, count, per > 16 ? 16 : per > 0 ? per : 1, 0, 0};
     run_workers(n, hist_batch_worker, &b);
+    free(own);
+    free(slot);
     return IMGHIST_OK;
 }
 

@@ -277,6 +277,9 @@ static imghist_status cuda_histogram_batch(imghist_ctx *ctx, const imghist_view 
                                            const imghist_counts *out)
 {
     IH_ON_DEVICE(ctx);
+    if (!u8_path(&src[0], NULL, job) || job->outliers) {
+        return ih_cuda_hist_wide_batch(ctx, src, count, job, out);
+    }
     return ih_cuda_hist_batch_device(ctx, src, count, job, out);
 }
 
@@ -285,6 +288,9 @@ static imghist_status cuda_histogram_strided(imghist_ctx *ctx, const imghist_vie
                                              const ih_hist_job *job, const imghist_counts *out)
 {
     IH_ON_DEVICE(ctx);
+    if (!u8_path(first, NULL, job) || job->outliers) {
+        return ih_cuda_hist_wide_strided(ctx, first, count, stride, job, out);
+    }
     return ih_cuda_hist_strided(ctx, first, count, stride, job, out);
 }
 

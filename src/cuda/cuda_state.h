@@ -284,6 +284,14 @@ imghist_status ih_cuda_equalize_host(imghist_ctx *ctx, const imghist_view *src,
 imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_view *mask, const ih_hist_job *job,
                                  const imghist_counts *out);
+/* Batches of device views of those jobs (as views, or as count images of
+ * first's shape `stride` bytes apart): one launch for a tensor, else one per
+ * image; image i's counters at out->data + i * job->len. */
+imghist_status ih_cuda_hist_wide_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
+                                       const ih_hist_job *job, const imghist_counts *out);
+imghist_status ih_cuda_hist_wide_strided(imghist_ctx *ctx, const imghist_view *first,
+                                         size_t count, ptrdiff_t stride, const ih_hist_job *job,
+                                         const imghist_counts *out);
 imghist_status ih_cuda_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
                              double *lo, double *hi, int *found);
 /* A device view (mask NULL or a device mask) counted into job->len device

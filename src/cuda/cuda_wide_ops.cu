@@ -86,18 +86,16 @@ static imghist_status reserve_counts(imghist_ctx *ctx, size_t n, imghist_status 
     return IMGHIST_OK;
 }
 
-/* Where the kernels write: device counts directly (zeroed first unless
- * accumulating), else the context's buffer, zeroed. */
-static imghist_status counts_target(imghist_ctx *ctx, const ih_hist_job *job,
+/* Where the kernels write n counters: device counts directly, else the
+ * context's buffer; zeroed first with `zero` (which a launch that writes
+ * its counters itself need not ask for). */
+static imghist_status counts_target(imghist_ctx *ctx, size_t n, int zero,
                                     const imghist_counts *out, imghist_status oom,
                                     unsigned long long **target)
 {
     ih_cuda_state *s = ih_cuda(ctx);
-    const size_t n = job->len;
-    int zero = 1;
     if (out->mem == IMGHIST_MEM_DEVICE) {
         *target = (unsigned long long *)out->data;
-        zero = !job->accumulate;
     } else {
         const imghist_status st = reserve_counts(ctx, n, oom);
         if (st != IMGHIST_OK) {
@@ -112,9 +110,9 @@ static imghist_status counts_target(imghist_ctx *ctx, const ih_hist_job *job,
     return IMGHIST_OK;
 }
 
-/* Host counts: copy the device counts back (added to out with accumulate)
+/* Host counts: copy the n device counts back (added to out with accumulate)
  * and synchronise. Device counts: nothing (and no synchronisation). */
-static imghist_status deliver(imghist_ctx *ctx, const ih_hist_job *job,
+static imghist_status deliver(imghist_ctx *ctx, size_t n, int accumulate,
                               const imghist_counts *out, imghist_status st, int sync_anyway)
 {
     ih_cuda_state *s = ih_cuda(ctx);
@@ -122,19 +120,19 @@ static imghist_status deliver(imghist_ctx *ctx, const ih_hist_job *job,
         return sync_anyway ? finish(ctx, st) : st;
     }
     uint64_t *tmp = NULL;
-    if (st == IMGHIST_OK && job->accumulate) {
-        tmp = (uint64_t *)malloc(job->len * sizeof *tmp);
+    if (st == IMGHIST_OK && accumulate) {
+        tmp = (uint64_t *)malloc(n * sizeof *tmp);
         if (tmp == NULL) {
-            st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu counters", job->len);
+            st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu counters", n);
         }
     }
     if (st == IMGHIST_OK) {
         st = ih_cuda_download(ctx, "result copy", tmp != NULL ? tmp : out->data, s->wide_counts,
-                              job->len * sizeof(uint64_t));
+                              n * sizeof(uint64_t));
     }
     st = finish(ctx, st);
     if (st == IMGHIST_OK && tmp != NULL) {
-        ih_store_counts(out->data, tmp, job->len, 1);
+        ih_store_counts(out->data, tmp, n, 1);
     }
     free(tmp);
     return st;
@@ -261,7 +259,8 @@ imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
             return st;
         }
     }
-    imghist_status st = counts_target(ctx, job, out, oom, &target);
+    imghist_status st = counts_target(
+        ctx, job->len, out->mem == IMGHIST_MEM_HOST || !job->accumulate, out, oom, &target);
     if (st != IMGHIST_OK) {
         return st;
     }
@@ -271,7 +270,70 @@ imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
         st = over_host_bands(ctx, src, mask,
                              [&](const ih_wide_band &b) { return launch(ctx, b, job, target); });
     }
-    return deliver(ctx, job, out, st, host_src);
+    return deliver(ctx, job->len, job->accumulate, out, st, host_src);
+}
+
+/*
+ * A batch of device images, as views (views != NULL) or as count images of
+ * first's shape `stride` bytes apart: one launch for a tensor whose kernels
+ * take batches (ih_wide_batchable), else a launch per image; one target for
+ * all their counts either way, and one copy back for host counts.
+ */
+static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
+                                 const imghist_view *first, size_t count, long long stride,
+                                 const ih_hist_job *job_in, const imghist_counts *out)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    ih_hist_job job = *job_in;
+    if (out->mem == IMGHIST_MEM_HOST) {
+        job.accumulate = 0; /* the kernels fill the context's buffer; deliver adds */
+    }
+    const size_t n = count * job.len;
+    ih_wide_plan_t plan;
+    IH_CUDA_TRY(ctx, "histogram planning",
+                ih_wide_plan(&job, s->sm_count, (int)ctx->params.hist_blocks_per_sm, &plan));
+    bool tensor = views == NULL;
+    if (!tensor) {
+        tensor = ih_uniform_views(views, NULL, count, &stride, NULL);
+        first = &views[0];
+    }
+    const ih_wide_band band = band_of(first, NULL);
+    const bool one = tensor && ih_wide_batchable(band, job, plan, stride);
+    unsigned long long *target = NULL;
+    /* One launch zeroes what it needs itself. */
+    imghist_status st = counts_target(ctx, n, !one && !job.accumulate, out, IMGHIST_E_CUDA, &target);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    if (one) {
+        const cudaError_t e =
+            ih_wide_launch_batch(band, count, stride, job, plan, target, s->stream);
+        st = e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "histogram launch", e);
+    }
+    for (size_t i = 0; !one && i < count && st == IMGHIST_OK; i++) {
+        ih_wide_band b = band;
+        if (views != NULL) {
+            b = band_of(&views[i], NULL);
+        } else {
+            b.base = (const uint8_t *)((uintptr_t)first->data + (uintptr_t)i * (uintptr_t)stride);
+        }
+        const cudaError_t e = ih_wide_launch(b, job, plan, target + i * job.len, s->stream);
+        st = e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "histogram launch", e);
+    }
+    return deliver(ctx, n, job_in->accumulate, out, st, 0);
+}
+
+imghist_status ih_cuda_hist_wide_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
+                                       const ih_hist_job *job, const imghist_counts *out)
+{
+    return wide_batch(ctx, src, NULL, count, 0, job, out);
+}
+
+imghist_status ih_cuda_hist_wide_strided(imghist_ctx *ctx, const imghist_view *first,
+                                         size_t count, ptrdiff_t stride, const ih_hist_job *job,
+                                         const imghist_counts *out)
+{
+    return wide_batch(ctx, NULL, first, count, (long long)stride, job, out);
 }
 
 imghist_status ih_cuda_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
