@@ -1,7 +1,8 @@
 /*
  * imghist_bench_wide: the wide histograms (16-bit and float samples, many
  * bins) on 1 GiB of device data, against the read ceiling and CUB's
- * DeviceHistogram::HistogramEven, in one run.
+ * DeviceHistogram::HistogramEven, in one run; and interleaved RGB (8-bit and
+ * float, 256 bins a channel) against CUB's MultiHistogramEven.
  *
  *   imghist_bench_wide [--runs N] [--quick] [--only LABEL-PREFIX]
  *
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include <cub/cub.cuh>
+#include <cuda/std/array>
 #include <cuda_runtime.h>
 
 #include "bench_check.h"
@@ -159,6 +161,34 @@ cudaError_t cub_even(Bench &b, const T *d, size_t n, int bins, L lo, L hi)
                                                (int64_t)n, b.stream);
 }
 
+/* imghist's counts from one call (ih_call) on poisoned device counts. */
+std::vector<unsigned long long> first_counts(Bench &b, const std::function<void()> &ih_call,
+                                             size_t len)
+{
+    CUDA_CHECK(cudaMemsetAsync(b.d_counts, 0xa5, len * 8, b.stream));
+    ih_call();
+    std::vector<unsigned long long> got(len);
+    CUDA_CHECK(cudaMemcpyAsync(got.data(), b.d_counts, len * 8, cudaMemcpyDeviceToHost, b.stream));
+    CUDA_CHECK(cudaStreamSynchronize(b.stream));
+    return got;
+}
+
+/* The CPU backend's counts of device view v (its `bytes` copied down). */
+void cpu_counts(Bench &b, const imghist_view &v, size_t bytes, const imghist_histspec &spec,
+                std::vector<unsigned long long> &want)
+{
+    std::vector<uint8_t> host(bytes);
+    CUDA_CHECK(cudaMemcpy(host.data(), v.data, bytes, cudaMemcpyDeviceToHost));
+    imghist_view hv = v;
+    hv.data = host.data();
+    hv.mem = IMGHIST_MEM_HOST;
+    const imghist_counts hc = {(uint64_t *)want.data(), want.size(), IMGHIST_MEM_HOST};
+    if (imghist_histogram(b.cpu, &hv, NULL, &spec, &hc) != IMGHIST_OK) {
+        fprintf(stderr, "CPU: %s\n", imghist_last_error(b.cpu));
+        exit(1);
+    }
+}
+
 void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, int bps,
               const char *label)
 {
@@ -205,11 +235,8 @@ void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, in
         }
     };
     /* Check first, on poisoned counts. */
-    CUDA_CHECK(cudaMemsetAsync(b.d_counts, 0xa5, len * 8, b.stream));
-    ih_call();
-    std::vector<unsigned long long> got(len), want(len, 0);
-    CUDA_CHECK(cudaMemcpyAsync(got.data(), b.d_counts, len * 8, cudaMemcpyDeviceToHost, b.stream));
-    CUDA_CHECK(cudaStreamSynchronize(b.stream));
+    const std::vector<unsigned long long> got = first_counts(b, ih_call, len);
+    std::vector<unsigned long long> want(len, 0);
     const char *ref = "CUB";
     if (t == IMGHIST_U16) {
         CUDA_CHECK(cudaMemsetAsync(b.d_cub, 0, (size_t)bins * 4, b.stream));
@@ -220,16 +247,7 @@ void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, in
         for (int i = 0; i < bins; i++) want[i] = (unsigned)c[i];
     } else {
         ref = "CPU";
-        std::vector<uint8_t> host(bytes);
-        CUDA_CHECK(cudaMemcpy(host.data(), b.d_in, bytes, cudaMemcpyDeviceToHost));
-        imghist_view hv = v;
-        hv.data = host.data();
-        hv.mem = IMGHIST_MEM_HOST;
-        const imghist_counts hc = {(uint64_t *)want.data(), len, IMGHIST_MEM_HOST};
-        if (imghist_histogram(b.cpu, &hv, NULL, &spec, &hc) != IMGHIST_OK) {
-            fprintf(stderr, "CPU: %s\n", imghist_last_error(b.cpu));
-            exit(1);
-        }
+        cpu_counts(b, v, bytes, spec, want);
     }
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < len; i++) {
@@ -246,6 +264,96 @@ void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, in
     if (bad) {
         printf("    %zu counters differ, first %zu: imghist %llu, %s %llu\n", bad, first,
                got[first], ref, want[first]);
+    }
+    fflush(stdout);
+}
+
+/* CUB's even histograms of n interleaved pixels of CH channels, each into
+ * `bins` int counters over [lo, hi) (d_cub: CH * bins). */
+template <int CH, typename T, typename L>
+cudaError_t cub_multi(Bench &b, const T *d, size_t pixels, int bins, L lo, L hi)
+{
+    cuda::std::array<int *, CH> hist;
+    cuda::std::array<int, CH> levels;
+    cuda::std::array<L, CH> lower, upper;
+    for (int c = 0; c < CH; c++) {
+        hist[c] = b.d_cub + (size_t)c * bins;
+        levels[c] = bins + 1;
+        lower[c] = lo;
+        upper[c] = hi;
+    }
+    size_t need = 0;
+    cudaError_t e = cub::DeviceHistogram::MultiHistogramEven<CH, CH>(
+        nullptr, need, d, hist, levels, lower, upper, (int64_t)pixels, b.stream);
+    if (e != cudaSuccess) return e;
+    if (need > b.cub_temp_bytes) {
+        CUDA_CHECK(cudaFree(b.cub_temp));
+        CUDA_CHECK(cudaMalloc(&b.cub_temp, need));
+        b.cub_temp_bytes = need;
+    }
+    return cub::DeviceHistogram::MultiHistogramEven<CH, CH>(b.cub_temp, need, d, hist, levels,
+                                                            lower, upper, (int64_t)pixels, b.stream);
+}
+
+/* 1 GiB of interleaved RGB (three channels, each into 256 bins): U8 (random
+ * bytes) and F32 (uniform over [0, 1)), one packed image, against CUB's
+ * MultiHistogramEven in the same run; checked against the CPU backend. */
+void run_rgb(Bench &b, imghist_dtype t, const char *label)
+{
+    if (b.only != nullptr && strncmp(label, b.only, strlen(b.only)) != 0) {
+        return;
+    }
+    const size_t size = t == IMGHIST_U8 ? 1 : 4;
+    const uint32_t width = (uint32_t)(65536 / (3 * size)); /* pixels a row, rows packed */
+    const size_t row = (size_t)width * 3 * size;
+    const uint32_t height = (uint32_t)(((size_t)1 << 30) / row);
+    const size_t bytes = row * height, pixels = (size_t)width * height;
+    if (t == IMGHIST_U8) {
+        fill_u16<<<b.sms * 8, 512, 0, b.stream>>>((uint16_t *)b.d_in, ((size_t)1 << 30) / 2,
+                                                  Pat::Uniform);
+    } else {
+        fill_f32<<<b.sms * 8, 512, 0, b.stream>>>((float *)b.d_in, ((size_t)1 << 30) / 4,
+                                                  Pat::FUniform);
+    }
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(b.stream));
+    const imghist_view v = {b.d_in, t, IMGHIST_MEM_DEVICE, width, height, row, 3};
+    const imghist_histspec spec = {256, 0, t == IMGHIST_U8 ? 256.0 : 1.0, 0};
+    const size_t len = imghist_counts_len(&spec, t, 3);
+    const imghist_counts out = {(uint64_t *)b.d_counts, len, IMGHIST_MEM_DEVICE};
+    if (imghist_set_param(b.gpu, IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, 0) != IMGHIST_OK) {
+        fprintf(stderr, "set_param: %s\n", imghist_last_error(b.gpu));
+        exit(1);
+    }
+    const double ceil_ms = b.ceiling_ms(bytes);
+    auto cub_call = [&] {
+        if (t == IMGHIST_U8) {
+            CUDA_CHECK(cub_multi<3>(b, (const uint8_t *)b.d_in, pixels, 256, 0, 256));
+        } else {
+            CUDA_CHECK(cub_multi<3>(b, (const float *)b.d_in, pixels, 256, 0.0f, 1.0f));
+        }
+    };
+    const double cub_ms = b.time_ms(cub_call);
+    bool ok = true;
+    auto ih_call = [&] {
+        if (imghist_histogram(b.gpu, &v, NULL, &spec, &out) != IMGHIST_OK) {
+            fprintf(stderr, "imghist_histogram: %s\n", imghist_last_error(b.gpu));
+            ok = false;
+        }
+    };
+    const std::vector<unsigned long long> got = first_counts(b, ih_call, len);
+    std::vector<unsigned long long> want(len, 0);
+    cpu_counts(b, v, bytes, spec, want);
+    size_t bad = 0;
+    for (size_t i = 0; i < len; i++) bad += got[i] != want[i];
+    const double ih_ms = b.time_ms(ih_call);
+    const bool correct = ok && bad == 0;
+    if (!correct) b.failures++;
+    printf("| %s | %s | 0 | %.3f | %.3f | %.3f | %.1f %% | %.2fx | %s |\n", label,
+           t == IMGHIST_U8 ? "uniform" : "uniform [0,1)", ceil_ms, cub_ms, ih_ms,
+           100.0 * ceil_ms / ih_ms, cub_ms / ih_ms, correct ? "ok vs CPU" : "FAIL vs CPU");
+    if (bad) {
+        printf("    %zu counters differ\n", bad);
     }
     fflush(stdout);
 }
@@ -304,6 +412,8 @@ int main(int argc, char **argv)
             run_case(b, IMGHIST_F32, f32_10000, p, bps, "f32, 10000 bins [0,1)");
         }
     }
+    run_rgb(b, IMGHIST_U8, "u8 RGB, 256 bins a channel");
+    run_rgb(b, IMGHIST_F32, "f32 RGB, 256 bins [0,1) a channel");
     printf("\n%s\n", b.failures ? "FAILURES" : "all checks passed");
     imghist_destroy(b.gpu);
     imghist_destroy(b.cpu);

@@ -5,8 +5,9 @@
  *
  * Rows are read as 16-byte granules (granules.cuh) with several loads in
  * flight per thread; a row's edge granules go sample by sample. A packed,
- * 16-byte aligned view without mask, channels or outlier counters goes to the
- * lean kernel instead, which walks it as one flat run of granules. Where the
+ * 16-byte aligned view without mask or outlier counters goes to the lean
+ * kernel instead, which walks it as one flat run of granules (interleaved
+ * channels by each sample's place in the run). Where the
  * counters of a job fit in shared memory a block keeps them there:
  *  - S32: 32-bit counters, `copies` copies (lane L adds into copy L % copies,
  *    so that the lanes of a warp spread over more banks). Every increment is
@@ -47,8 +48,9 @@ constexpr unsigned FULL = 0xffffffffu;
 enum Kind { K_LUT8, K_SHIFT, K_INT, K_FTAB, K_FDBL };
 
 /* How a kernel walks the band: any view (mask, channels: per-sample pixel
- * and channel), one-channel unmasked rows, or one flat run of bytes. */
-enum Walk { W_GENERAL, W_SIMPLE, W_FLAT };
+ * and channel), one-channel unmasked rows, or one flat run of bytes (of one
+ * channel, or of interleaved channels). */
+enum Walk { W_GENERAL, W_SIMPLE, W_FLAT, W_FLAT_CHANNELS };
 
 /* Threads per block and granules in flight per thread: S16 runs one block
  * of 1024 threads per SM (64 registers each, which holds four granules in
@@ -83,7 +85,9 @@ struct Args {
     uint32_t flat_full;        /* W_FLAT: granules wholly inside the run */
     uint32_t span;             /* K_SHIFT: bhi - blo */
     int natural;               /* K_SHIFT: U16, one bin per value, all in range; 2: and blocks may
-                                * take a split layout (flat, S16, PAR_WORDS words) */
+                                * take a split layout (flat, S16, PAR_WORDS words). K_LUT8: one
+                                * bin per value, no outlier counters (the flat channel walk
+                                * bins without the table) */
     uint32_t copies_log2;      /* S32 */
     /* F32: the range as floats (smallest float >= lo, >= hi) and the estimate
      * t = (v - lo_f) * inv_f, trusted where frac(t) is in (eps, 1 - eps). */
@@ -486,8 +490,9 @@ __device__ __forceinline__ void load_chunk(const uint4 *src, uint32_t c0, uint4 
 }
 
 /*
- * The lean kernel: one flat run of samples (W_FLAT), one channel, no mask, no
- * outlier counters, and a kind with a cheap bin (K_LUT8, K_SHIFT, K_FTAB). Its
+ * The lean kernel: one flat run of samples (W_FLAT; W_FLAT_CHANNELS with 2-4
+ * interleaved channels), no mask, no outlier counters, and a kind with a
+ * cheap bin (K_LUT8, K_SHIFT, K_FTAB). Its
  * blocks take whole chunks of full granules with no test per granule, and a
  * sample costs a handful of instructions: the bin, an in-range predicate and
  * the atomic (the general kernel above spends several times that on
@@ -504,6 +509,9 @@ __device__ __forceinline__ bool lean_bin(const Args &a, const uint32_t *lut, con
         const uint32_t x = (uint32_t)v;
         b = (uint32_t)((int32_t)x - a.ilo) >> a.shift;
         return x - a.blo < a.span;
+    } else if constexpr (KIND == K_LUT8 && NAT) {
+        b = (uint32_t)v; /* one bin per 8-bit value: no table */
+        return true;
     } else if constexpr (KIND == K_LUT8) {
         b = lut[(uint32_t)v];
         return b != NONE;
@@ -531,12 +539,37 @@ __device__ __forceinline__ bool lean_bin(const Args &a, const uint32_t *lut, con
     }
 }
 
-template <int KIND, int STORE, bool VOTE, bool NAT, typename T>
+/* x mod 3. */
+__device__ __forceinline__ uint32_t mod3(uint32_t x)
+{
+    return x - 3u * (__umulhi(x, 0xaaaaaaabu) >> 1);
+}
+
+/* MULTI: interleaved channels (2..4) in a flat run. The sample of granule gi
+ * at j is sample gi * NPER + j of the run, of channel (gi * NPER + j) mod
+ * channels; its counter is its bin's in that channel's block (bins apart:
+ * the lean kernel keeps no outlier counters). */
+template <bool MULTI, int NPER>
+__device__ __forceinline__ void add_channels(const Args &a, uint32_t gi, uint32_t (&b)[NPER])
+{
+    if constexpr (MULTI) {
+        /* NPER is a multiple of 4: only three channels have a phase. */
+        uint32_t c = a.channels == 3 ? mod3(gi * (uint32_t)(NPER % 3)) : 0u;
+#pragma unroll
+        for (int j = 0; j < NPER; j++) {
+            b[j] += c * a.stride;
+            c = c + 1 == a.channels ? 0u : c + 1;
+        }
+    }
+}
+
+template <int KIND, int STORE, bool VOTE, bool NAT, typename T, bool MULTI = false>
 __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
-                                             const uint32_t *lut, const float *tab, const uint4 &v)
+                                             const uint32_t *lut, const float *tab, const uint4 &v,
+                                             uint32_t gi = 0)
 {
     constexpr int NPER = 16 / (int)sizeof(T);
-    if constexpr (VOTE && STORE != IH_WIDE_S32) {
+    if constexpr (VOTE && STORE != IH_WIDE_S32 && !MULTI) {
         /* A warp whose 32 granules are one sample repeated (constant data)
          * makes one add: ATOMS.ADD, unlike POPC.INC, pays for equal lanes. */
         const uint32_t x0 = __shfl_sync(FULL, v.x, 0); /* every lane, before the test */
@@ -548,7 +581,7 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
             return;
         }
     }
-    if constexpr (STORE == IH_WIDE_S16 && NAT) {
+    if constexpr (KIND == K_SHIFT && STORE == IH_WIDE_S16 && NAT && !MULTI) {
         /* One bin per 16-bit value: a 32-bit word's two samples go through
          * the counter index swz(s >> 1) together, in the word's halves (about
          * two integer instructions fewer a sample), and a granule looks at
@@ -629,6 +662,7 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
             in[j] = lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, j), b[j]);
         }
     }
+    add_channels<MULTI, NPER>(a, gi, b);
     if constexpr (STORE == IH_WIDE_S32) {
         /* Literal increments (ATOMS.POPC.INC merges equal lanes), at byte
          * offsets: one shift and one add to the address. A granule whose
@@ -691,8 +725,9 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
     }
 }
 
-/* A block's share of the flat run. NAT: U16 with one bin per value. */
-template <int KIND, int STORE, bool NAT, typename T>
+/* A block's share of the flat run. NAT: U16 with one bin per value; MULTI:
+ * interleaved channels. */
+template <int KIND, int STORE, bool NAT, typename T, bool MULTI = false>
 __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
                                          const uint32_t *lut, const float *tab)
 {
@@ -723,7 +758,8 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
             }
 #pragma unroll
             for (int k = 0; k < UNROLL; k++) {
-                lean_granule<KIND, STORE, true, NAT, T>(cnt, cnt_lane, a, lut, tab, v[k]);
+                lean_granule<KIND, STORE, true, NAT, T, MULTI>(cnt, cnt_lane, a, lut, tab, v[k],
+                                                               c0 + k * THREADS + threadIdx.x);
             }
 #pragma unroll
             for (int k = 0; k < UNROLL; k++) {
@@ -736,7 +772,8 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
             load_chunk<THREADS, UNROLL>(src, c0, v);
 #pragma unroll
             for (int k = 0; k < UNROLL; k++) {
-                lean_granule<KIND, STORE, true, NAT, T>(cnt, cnt_lane, a, lut, tab, v[k]);
+                lean_granule<KIND, STORE, true, NAT, T, MULTI>(cnt, cnt_lane, a, lut, tab, v[k],
+                                                               c0 + k * THREADS + threadIdx.x);
             }
         }
     }
@@ -744,12 +781,16 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
      * partial last granule, by the last block. */
     if (blockIdx.x == gridDim.x - 1) {
         for (uint32_t i = whole + threadIdx.x; i < full; i += THREADS) {
-            lean_granule<KIND, STORE, false, NAT, T>(cnt, cnt_lane, a, lut, tab, __ldcs(src + i));
+            lean_granule<KIND, STORE, false, NAT, T, MULTI>(cnt, cnt_lane, a, lut, tab,
+                                                            __ldcs(src + i), i);
         }
         for (uint32_t off = full * 16u + threadIdx.x * (uint32_t)sizeof(T); off < a.g.width;
              off += THREADS * (uint32_t)sizeof(T)) {
             uint32_t b;
             if (lean_bin<KIND, NAT, T>(a, lut, tab, *reinterpret_cast<const T *>(a.g.base + off), b)) {
+                if constexpr (MULTI) {
+                    b += (off / (uint32_t)sizeof(T)) % a.channels * a.stride;
+                }
                 add_n<STORE>(cnt, a, b, 1u, threadIdx.x & 31u);
             }
         }
@@ -972,7 +1013,7 @@ template <class Map> __device__ void split_run(uint32_t *cnt, const Args &a, con
     }
 }
 
-template <int KIND, int STORE, typename T, bool BATCH>
+template <int KIND, int STORE, typename T, bool BATCH, bool MULTI>
 __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args a)
 {
     if constexpr (BATCH) {
@@ -985,7 +1026,7 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
     uint32_t *cnt_lane = cnt + ((threadIdx.x & 31u) & (a.copies - 1));
     block_begin<KIND, STORE>(a, lut, tab, cnt);
 
-    if constexpr (KIND == K_SHIFT && STORE == IH_WIDE_S16 && sizeof(T) == 2) {
+    if constexpr (KIND == K_SHIFT && STORE == IH_WIDE_S16 && sizeof(T) == 2 && !MULTI) {
         if (a.natural == 2) {
             const uint2 k =
                 split_of(a, Threads<STORE, sizeof(T)>::n * Threads<STORE, sizeof(T)>::unroll);
@@ -999,7 +1040,15 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
             }
         }
     }
-    if constexpr (KIND == K_SHIFT) {
+    if constexpr (MULTI && KIND == K_LUT8) {
+        if (a.natural) {
+            lean_run<KIND, STORE, true, T, true>(cnt, cnt_lane, a, lut, tab);
+        } else {
+            lean_run<KIND, STORE, false, T, true>(cnt, cnt_lane, a, lut, tab);
+        }
+    } else if constexpr (MULTI) {
+        lean_run<KIND, STORE, false, T, true>(cnt, cnt_lane, a, lut, tab);
+    } else if constexpr (KIND == K_SHIFT) {
         if (a.natural) {
             lean_run<KIND, STORE, true, T>(cnt, cnt_lane, a, lut, tab);
         } else {
@@ -1119,7 +1168,12 @@ template <int KIND, int STORE, typename T, bool BATCH> wide_fn pick_walk(int wal
     }
     if constexpr (lean) {
         if (walk == W_FLAT) {
-            return lean_kernel<KIND, STORE, T, BATCH>;
+            return lean_kernel<KIND, STORE, T, BATCH, false>;
+        }
+        if constexpr (STORE != IH_WIDE_S16) {
+            if (walk == W_FLAT_CHANNELS) {
+                return lean_kernel<KIND, STORE, T, BATCH, true>;
+            }
         }
     }
     return wide_kernel<KIND, STORE, W_SIMPLE, T, BATCH>;
@@ -1290,8 +1344,11 @@ void job_args(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_pl
         a.bhi = (uint32_t)clamp64(job.bin.ihi, 0, 65536);
         a.shift = job.bin.shift;
         a.span = a.bhi - a.blo;
-        a.natural = job.dtype == IMGHIST_U16 && a.ilo == 0 && a.shift == 0 && a.blo == 0 &&
-                    a.bhi == 65536 && job.bin.bins == 65536;
+        a.natural = job.dtype == IMGHIST_U16 && job.channels == 1 && a.ilo == 0 &&
+                    a.shift == 0 && a.blo == 0 && a.bhi == 65536 && job.bin.bins == 65536;
+    }
+    if (job.dtype == IMGHIST_U8) {
+        a.natural = job.natural; /* one bin per value, no outlier counters */
     }
     a.copies = (uint32_t)plan.copies;
     while ((1u << a.copies_log2) < a.copies) {
@@ -1324,9 +1381,18 @@ int walk_of(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan
     const bool simple = job.channels == 1 && band.mask == nullptr;
     const bool lean_kind = job.dtype == IMGHIST_U8 || (job.dtype == IMGHIST_U16 && shift32(job)) ||
                            (job.dtype == IMGHIST_F32 && plan.table);
-    const bool flat = simple && lean_kind && !job.outliers && ((uintptr_t)band.base & 15) == 0 &&
+    const bool flat = band.mask == nullptr && lean_kind && !job.outliers &&
+                      ((uintptr_t)band.base & 15) == 0 &&
                       (band.rows == 1 || band.pitch == row_bytes);
-    return flat ? W_FLAT : simple ? W_SIMPLE : W_GENERAL;
+    if (flat && job.channels == 1) {
+        return W_FLAT;
+    }
+    /* Channels in the 16-bit pairs (rare: over 58000 counters an image on
+     * an H100) walk rows: the lean kernel's S16 form spills with them. */
+    if (flat && plan.store != IH_WIDE_S16) {
+        return W_FLAT_CHANNELS;
+    }
+    return simple ? W_SIMPLE : W_GENERAL;
 }
 
 /* The geometry of `rows` rows from base (flat: one run of bytes). */
@@ -1391,7 +1457,7 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     }
 
     const int walk = walk_of(band, job, plan, row_bytes);
-    const bool flat = walk == W_FLAT;
+    const bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS;
     const wide_fn fn = pick(job, plan, walk, 0);
     a.phys = phys_of(job, plan.store, a.copies);
     int per_sm = 0, sms = 0, optin = 0;
@@ -1402,7 +1468,7 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     size_t smem = plan.smem;
     /* The natural 16-bit histogram, flat: room for the split layouts where
      * the device has it (192 KiB: Hopper, not the A100's 163). */
-    if (flat && a.natural && plan.store == IH_WIDE_S16 && a.cnt_off == 0 &&
+    if (flat && job.dtype == IMGHIST_U16 && a.natural && plan.store == IH_WIDE_S16 && a.cnt_off == 0 &&
         (size_t)optin >= (size_t)PAR_WORDS * 4 + 256) { /* + split_of's static word */
         a.natural = 2;
         a.phys = PAR_WORDS;
@@ -1505,7 +1571,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     for (size_t y0 = 0; y0 < count; y0 += 65535) {
         const uint32_t n = count - y0 < 65535 ? (uint32_t)(count - y0) : 65535u;
         set_geom(a, band.base + (long long)y0 * img_stride, band.pitch, row_bytes, band.rows,
-                 walk == W_FLAT);
+                 walk == W_FLAT || walk == W_FLAT_CHANNELS);
         a.target = target + y0 * job.len;
         fn<<<dim3((unsigned)gx, n), plan.threads, plan.smem, stream>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) {

@@ -301,9 +301,10 @@ static void test_grid(void **state)
     printf("grid: %u comparisons\n", cases);
 }
 
-/* Packed, 16-byte aligned, one-channel views without a mask (the lean
- * kernel's flat runs, and the row kernels for the other kinds), large enough
- * for whole chunks, with odd row lengths and a partial last granule. */
+/* Packed, 16-byte aligned views without a mask (the lean kernel's flat
+ * runs, one channel or 2-4 interleaved, and the row kernels for the other
+ * kinds), large enough for whole chunks, with odd row lengths and a partial
+ * last granule. */
 static void test_flat(void **state)
 {
     (void)state;
@@ -311,21 +312,25 @@ static void test_flat(void **state)
     unsigned cases = 0;
     for (int ti = 0; ti < 3; ti++) {
         for (int k = 0; k < N_SPECS; k++) {
-            const imghist_dtype t = types[ti];
-            imghist_histspec s = spec_for(t, k);
-            const uint32_t bins = (uint32_t)imghist_bins(&s, t);
-            const uint32_t w = (quick ? 301 : 1001) + 2 * tu_below(&rng, 40);
-            const uint32_t h = k % 3 == 0 ? 1 : 17 + tu_below(&rng, quick ? 40 : 300);
-            for (int f = 0; f < 2; f++) {
-                img_t im = make_image(t, w, h, 1, 0, 16 * tu_below(&rng, 2), &s, bins,
-                                      f == 0 ? FILL_MIXED : FILL_CONSTANT);
-                for (int fl = 0; fl < 2; fl++) {
-                    imghist_histspec c = s;
-                    c.flags = fl ? IMGHIST_OUTLIERS : (tu_below(&rng, 2) ? IMGHIST_ACCUMULATE : 0);
-                    compare(&im, NULL, &c, DEV_DEV, "flat");
-                    cases++;
+            for (uint32_t ch = 1; ch <= 4; ch++) {
+                if (ch > 1 && quick && tu_below(&rng, 3) != 0) continue;
+                const imghist_dtype t = types[ti];
+                imghist_histspec s = spec_for(t, k);
+                const uint32_t bins = (uint32_t)imghist_bins(&s, t);
+                const uint32_t w = (quick ? 301 : 1001) + 2 * tu_below(&rng, 40);
+                const uint32_t h = k % 3 == 0 ? 1 : 17 + tu_below(&rng, quick ? 40 : 300);
+                for (int f = 0; f < 2; f++) {
+                    img_t im = make_image(t, w, h, ch, 0, 16 * tu_below(&rng, 2), &s, bins,
+                                          f == 0 ? FILL_MIXED : FILL_CONSTANT);
+                    for (int fl = 0; fl < 2; fl++) {
+                        imghist_histspec c = s;
+                        c.flags =
+                            fl ? IMGHIST_OUTLIERS : (tu_below(&rng, 2) ? IMGHIST_ACCUMULATE : 0);
+                        compare(&im, NULL, &c, DEV_DEV, ch > 1 ? "flat channels" : "flat");
+                        cases++;
+                    }
+                    free_image(&im);
                 }
-                free_image(&im);
             }
         }
     }
