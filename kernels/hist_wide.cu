@@ -1066,6 +1066,88 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
     block_end<STORE>(a, cnt);
 }
 
+/*
+ * Tiny images of a batch (a tensor of flat images of at most a few KB; lean
+ * kinds, no outlier counters, at most TINY_LEN counters an image): one warp
+ * an image, with counters of its own in shared memory, so that no image
+ * waits on a block-wide barrier and a block's 512 threads are not spent on
+ * a few hundred granules. The block makes the table once; then each warp
+ * zeroes its counters, counts its image (each lane a granule at a time, a
+ * few in flight), and stores all of the image's counters.
+ */
+constexpr uint32_t TINY_WARPS = 8, TINY_LEN = 2048;
+
+template <int KIND, typename T, bool NAT, bool MULTI>
+__global__ void __launch_bounds__(TINY_WARPS * 32) tiny_kernel(Args a, uint32_t count)
+{
+    constexpr int NPER = 16 / (int)sizeof(T);
+    constexpr int UNROLL = 4;
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint32_t *lut = reinterpret_cast<uint32_t *>(smem);
+    float *tab = reinterpret_cast<float *>(smem);
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const uint32_t words = (a.len + 31u) & ~31u;
+    uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off) + warp * words;
+    block_begin<KIND, IH_WIDE_GLOBAL>(a, lut, tab, nullptr); /* tables only */
+    const uint32_t full = a.flat_full;
+    for (uint32_t img = blockIdx.x * TINY_WARPS + warp; img < count;
+         img += gridDim.x * TINY_WARPS) {
+        for (uint32_t i = lane; i < words; i += 32) {
+            cnt[i] = 0;
+        }
+        __syncwarp();
+        const uint8_t *base = a.g.base + (long long)img * a.img_stride;
+        const uint4 *src = reinterpret_cast<const uint4 *>(base);
+        for (uint32_t g0 = 0; g0 < full; g0 += 32 * UNROLL) {
+            uint4 v[UNROLL];
+#pragma unroll
+            for (int k = 0; k < UNROLL; k++) {
+                const uint32_t gi = g0 + k * 32 + lane;
+                if (gi < full) {
+                    v[k] = __ldcs(src + gi);
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < UNROLL; k++) {
+                const uint32_t gi = g0 + k * 32 + lane;
+                if (gi >= full) {
+                    continue;
+                }
+                uint32_t b[NPER];
+                bool in[NPER];
+#pragma unroll
+                for (int j = 0; j < NPER; j++) {
+                    in[j] = lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v[k], j), b[j]);
+                }
+                add_channels<MULTI, NPER>(a, gi, b);
+#pragma unroll
+                for (int j = 0; j < NPER; j++) {
+                    if (in[j]) {
+                        atomicAdd(cnt + b[j], 1u);
+                    }
+                }
+            }
+        }
+        /* The bytes of a partial last granule. */
+        for (uint32_t off = full * 16u + lane * (uint32_t)sizeof(T); off < a.g.width;
+             off += 32u * (uint32_t)sizeof(T)) {
+            uint32_t b;
+            if (lean_bin<KIND, NAT, T>(a, lut, tab, *reinterpret_cast<const T *>(base + off), b)) {
+                if constexpr (MULTI) {
+                    b += (off / (uint32_t)sizeof(T)) % a.channels * a.stride;
+                }
+                atomicAdd(cnt + b, 1u);
+            }
+        }
+        __syncwarp();
+        unsigned long long *t = a.target + (size_t)img * a.len;
+        for (uint32_t i = lane; i < a.len; i += 32) {
+            t[i] = (a.accumulate ? t[i] : 0ull) + cnt[i];
+        }
+        __syncwarp();
+    }
+}
+
 /* A sample from any byte address. */
 template <typename T> __device__ __forceinline__ T load_any(const uint8_t *p)
 {
@@ -1209,6 +1291,27 @@ wide_fn pick(const ih_hist_job &job, const ih_wide_plan_t &plan, int walk, int b
     default:
         return plan.table ? pick_store<K_FTAB, float>(plan.store, walk, batch)
                           : pick_store<K_FDBL, float>(plan.store, walk, batch);
+    }
+}
+
+typedef void (*tiny_fn)(Args, uint32_t);
+
+template <int KIND, typename T, bool NAT> tiny_fn tiny_multi(bool multi)
+{
+    return multi ? tiny_kernel<KIND, T, NAT, true> : tiny_kernel<KIND, T, NAT, false>;
+}
+
+/* The tiny-image kernel of a lean kind (nullptr for the others). */
+tiny_fn pick_tiny(const ih_hist_job &job, const ih_wide_plan_t &plan, bool natural8)
+{
+    const bool multi = job.channels > 1;
+    switch (job.dtype) {
+    case IMGHIST_U8:
+        return natural8 ? tiny_multi<K_LUT8, uint8_t, true>(multi)
+                        : tiny_multi<K_LUT8, uint8_t, false>(multi);
+    case IMGHIST_U16:
+        return shift32(job) ? tiny_multi<K_SHIFT, uint16_t, false>(multi) : nullptr;
+    default: return plan.table ? tiny_multi<K_FTAB, float, false>(multi) : nullptr;
     }
 }
 
@@ -1515,14 +1618,58 @@ bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
     return per_row * band.rows < IH_MAX_GRANULES && row_bytes * band.rows < (UINT64_C(1) << 32) - 64;
 }
 
+namespace {
+
+/* A batch of tiny flat images, one warp each (tiny_kernel). */
+cudaError_t launch_tiny(tiny_fn fn, Args &a, size_t smem, size_t count, cudaStream_t stream)
+{
+    int per_sm = 0, sms = 0, optin = 0;
+    cudaError_t e = device_facts(sms, optin);
+    if (e == cudaSuccess) {
+        e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    }
+    if (e == cudaSuccess) {
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, TINY_WARPS * 32, smem);
+    }
+    if (e != cudaSuccess) {
+        return e;
+    }
+    const uint64_t resident = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)sms;
+    const uint64_t want = (count + TINY_WARPS - 1) / TINY_WARPS;
+    fn<<<(unsigned)(want < resident ? want : resident), TINY_WARPS * 32, smem, stream>>>(
+        a, (uint32_t)count);
+    return cudaGetLastError();
+}
+
+} // namespace
+
 cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long long img_stride,
                                  const ih_hist_job &job, const ih_wide_plan_t &plan_in,
-                                 unsigned long long *target, cudaStream_t stream)
+                                 uint64_t tiny_bytes, unsigned long long *target,
+                                 cudaStream_t stream)
 {
     const size_t size = ih_dtype_size(job.dtype);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
     ih_wide_plan_t plan = plan_in;
     const int walk = walk_of(band, job, plan, row_bytes);
+    const bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS;
+    if (flat && job.len <= TINY_LEN && row_bytes * band.rows <= tiny_bytes) {
+        Args a;
+        job_args(band, job, plan, target, a);
+        const size_t smem = a.cnt_off + (size_t)TINY_WARPS * round_up(job.len, 32) * 4;
+        const tiny_fn fn = pick_tiny(job, plan, job.dtype == IMGHIST_U8 && a.natural);
+        int sms = 0, optin = 0;
+        cudaError_t e = device_facts(sms, optin);
+        if (e != cudaSuccess) {
+            return e;
+        }
+        if (fn != nullptr && smem <= (size_t)optin) {
+            set_geom(a, band.base, band.pitch, row_bytes, band.rows, true);
+            a.img_stride = img_stride;
+            a.accumulate = job.accumulate;
+            return launch_tiny(fn, a, smem, count, stream);
+        }
+    }
     const wide_fn fn = pick(job, plan, walk, 1);
     int per_sm = 0, sms = 0, optin = 0;
     cudaError_t e = device_facts(sms, optin);
@@ -1571,7 +1718,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     for (size_t y0 = 0; y0 < count; y0 += 65535) {
         const uint32_t n = count - y0 < 65535 ? (uint32_t)(count - y0) : 65535u;
         set_geom(a, band.base + (long long)y0 * img_stride, band.pitch, row_bytes, band.rows,
-                 walk == W_FLAT || walk == W_FLAT_CHANNELS);
+                 flat);
         a.target = target + y0 * job.len;
         fn<<<dim3((unsigned)gx, n), plan.threads, plan.smem, stream>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) {

@@ -675,9 +675,10 @@ static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, si
     CUDA_OK(cudaFree(dev));
 }
 
-/* Every type x binning x channel count x flags x layout: small images (one
- * block each, which stores its counts), larger ones (several blocks an
- * image, adding), S16 and global stores (2^20 bins), constant images. */
+/* Every type x binning x channel count x flags x layout: tiny images (one
+ * warp each), small ones (one block each, which stores its counts), larger
+ * ones (several blocks an image, adding), S16 and global stores (2^20
+ * bins), constant images. */
 static void test_batches(void **state)
 {
     (void)state;
@@ -711,7 +712,18 @@ static void test_batches(void **state)
     const imghist_histspec rgb = {0, 0, 0, 0}, unit = {256, 0, 1, 0};
     check_batch(IMGHIST_U8, 32, 32, 3, 5000, L_PACKED, &rgb, 1, FILL_MIXED);
     check_batch(IMGHIST_F32, 24, 24, 1, 3000, L_PACKED, &unit, 0, FILL_MIXED);
-    printf("batches: %u comparisons\n", cases + 2);
+    /* No image one warp each (-1), then images of up to 64 KB so. */
+    const imghist_histspec odd16 = {1000, -3.7, 70000.2, IMGHIST_ACCUMULATE};
+    const imghist_histspec u16_256 = {256, 0, 65536, IMGHIST_ACCUMULATE};
+    for (int k = 0; k < 2; k++) {
+        IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, k == 0 ? -1 : 65536));
+        check_batch(IMGHIST_U8, 37, 29, 3, 300, L_PACKED, &rgb, 1, FILL_MIXED);
+        check_batch(IMGHIST_F32, 120, 100, 1, 40, L_PACKED, &unit, 0, FILL_MIXED);
+        check_batch(IMGHIST_U16, 64, 50, 2, 70, L_VIEWS_TENSOR, &odd16, 1, FILL_CONSTANT);
+        check_batch(IMGHIST_U16, 64, 50, 1, 70, L_BACKWARDS, &u16_256, 0, FILL_MIXED);
+    }
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, 0));
+    printf("batches: %u comparisons\n", cases + 10);
 }
 
 /* imghist_range against the CPU: every type, channels, masks, NaN/inf. */

@@ -307,7 +307,8 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     }
     if (one) {
         const cudaError_t e =
-            ih_wide_launch_batch(band, count, stride, job, plan, target, s->stream);
+            ih_wide_launch_batch(band, count, stride, job, plan, ih_tiny_limit(ctx), target,
+                                 s->stream);
         st = e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "histogram launch", e);
     }
     for (size_t i = 0; !one && i < count && st == IMGHIST_OK; i++) {
