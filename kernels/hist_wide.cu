@@ -1653,7 +1653,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     ih_wide_plan_t plan = plan_in;
     const int walk = walk_of(band, job, plan, row_bytes);
     const bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS;
-    if (flat && job.len <= TINY_LEN && row_bytes * band.rows <= tiny_bytes) {
+    if (flat && job.len <= TINY_LEN && round_up(row_bytes * band.rows, 16) <= tiny_bytes) {
         Args a;
         job_args(band, job, plan, target, a);
         const size_t smem = a.cnt_off + (size_t)TINY_WARPS * round_up(job.len, 32) * 4;
