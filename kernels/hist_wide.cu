@@ -725,6 +725,21 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
     }
 }
 
+/* The counter of the sample at byte `off` of a flat run from base (a partial
+ * last granule's samples, one at a time); false when it is in no bin. */
+template <int KIND, bool NAT, typename T, bool MULTI>
+__device__ __forceinline__ bool tail_slot(const Args &a, const uint32_t *lut, const float *tab,
+                                          const uint8_t *base, uint32_t off, uint32_t &b)
+{
+    if (!lean_bin<KIND, NAT, T>(a, lut, tab, *reinterpret_cast<const T *>(base + off), b)) {
+        return false;
+    }
+    if constexpr (MULTI) {
+        b += (off / (uint32_t)sizeof(T)) % a.channels * a.stride;
+    }
+    return true;
+}
+
 /* A block's share of the flat run. NAT: U16 with one bin per value; MULTI:
  * interleaved channels. */
 template <int KIND, int STORE, bool NAT, typename T, bool MULTI = false>
@@ -787,10 +802,7 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
         for (uint32_t off = full * 16u + threadIdx.x * (uint32_t)sizeof(T); off < a.g.width;
              off += THREADS * (uint32_t)sizeof(T)) {
             uint32_t b;
-            if (lean_bin<KIND, NAT, T>(a, lut, tab, *reinterpret_cast<const T *>(a.g.base + off), b)) {
-                if constexpr (MULTI) {
-                    b += (off / (uint32_t)sizeof(T)) % a.channels * a.stride;
-                }
+            if (tail_slot<KIND, NAT, T, MULTI>(a, lut, tab, a.g.base, off, b)) {
                 add_n<STORE>(cnt, a, b, 1u, threadIdx.x & 31u);
             }
         }
@@ -1132,10 +1144,7 @@ __global__ void __launch_bounds__(TINY_WARPS * 32) tiny_kernel(Args a, uint32_t 
         for (uint32_t off = full * 16u + lane * (uint32_t)sizeof(T); off < a.g.width;
              off += 32u * (uint32_t)sizeof(T)) {
             uint32_t b;
-            if (lean_bin<KIND, NAT, T>(a, lut, tab, *reinterpret_cast<const T *>(base + off), b)) {
-                if constexpr (MULTI) {
-                    b += (off / (uint32_t)sizeof(T)) % a.channels * a.stride;
-                }
+            if (tail_slot<KIND, NAT, T, MULTI>(a, lut, tab, base, off, b)) {
                 atomicAdd(cnt + b, 1u);
             }
         }
@@ -1526,7 +1535,7 @@ cudaError_t device_facts(int &sms, int &optin)
 }
 
 /* Blocks of fn per SM with smem bytes each (the attribute set first). */
-cudaError_t resident_blocks(wide_fn fn, int threads, size_t smem, int &per_sm)
+template <typename Fn> cudaError_t resident_blocks(Fn fn, int threads, size_t smem, int &per_sm)
 {
     cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, smem);
@@ -1620,21 +1629,16 @@ bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
 
 namespace {
 
-/* A batch of tiny flat images, one warp each (tiny_kernel). */
-cudaError_t launch_tiny(tiny_fn fn, Args &a, size_t smem, size_t count, cudaStream_t stream)
+/* A batch of tiny flat images, one warp each (tiny_kernel), on sms SMs. */
+cudaError_t launch_tiny(tiny_fn fn, const Args &a, size_t smem, size_t count, int sms,
+                        cudaStream_t stream)
 {
-    int per_sm = 0, sms = 0, optin = 0;
-    cudaError_t e = device_facts(sms, optin);
-    if (e == cudaSuccess) {
-        e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    }
-    if (e == cudaSuccess) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, TINY_WARPS * 32, smem);
-    }
+    int per_sm = 0;
+    const cudaError_t e = resident_blocks(fn, TINY_WARPS * 32, smem, per_sm);
     if (e != cudaSuccess) {
         return e;
     }
-    const uint64_t resident = (uint64_t)(per_sm > 0 ? per_sm : 1) * (uint64_t)sms;
+    const uint64_t resident = (uint64_t)per_sm * (uint64_t)sms;
     const uint64_t want = (count + TINY_WARPS - 1) / TINY_WARPS;
     fn<<<(unsigned)(want < resident ? want : resident), TINY_WARPS * 32, smem, stream>>>(
         a, (uint32_t)count);
@@ -1653,28 +1657,27 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     ih_wide_plan_t plan = plan_in;
     const int walk = walk_of(band, job, plan, row_bytes);
     const bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS;
+    int per_sm = 0, sms = 0, optin = 0;
+    cudaError_t e = device_facts(sms, optin);
+    if (e != cudaSuccess) {
+        return e;
+    }
     if (flat && job.len <= TINY_LEN && round_up(row_bytes * band.rows, 16) <= tiny_bytes) {
         Args a;
         job_args(band, job, plan, target, a);
         const size_t smem = a.cnt_off + (size_t)TINY_WARPS * round_up(job.len, 32) * 4;
         const tiny_fn fn = pick_tiny(job, plan, job.dtype == IMGHIST_U8 && a.natural);
-        int sms = 0, optin = 0;
-        cudaError_t e = device_facts(sms, optin);
-        if (e != cudaSuccess) {
-            return e;
-        }
         if (fn != nullptr && smem <= (size_t)optin) {
             set_geom(a, band.base, band.pitch, row_bytes, band.rows, true);
             a.img_stride = img_stride;
             a.accumulate = job.accumulate;
-            return launch_tiny(fn, a, smem, count, stream);
+            return launch_tiny(fn, a, smem, count, sms, stream);
         }
     }
     const wide_fn fn = pick(job, plan, walk, 1);
-    int per_sm = 0, sms = 0, optin = 0;
-    cudaError_t e = device_facts(sms, optin);
-    if (e == cudaSuccess) e = resident_blocks(fn, plan.threads, plan.smem, per_sm);
-    if (e != cudaSuccess) {
+    /* Occupancy at the plan's shared memory; fewer copies below only lower
+     * what a block takes (under the attribute this sets). */
+    if ((e = resident_blocks(fn, plan.threads, plan.smem, per_sm)) != cudaSuccess) {
         return e;
     }
     /* Blocks per image: enough for two waves of the batch, at most one per
@@ -1705,10 +1708,6 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     a.img_stride = img_stride;
     a.own = gx == 1 && plan.store == IH_WIDE_S32;
     a.accumulate = job.accumulate;
-    if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  (int)plan.smem)) != cudaSuccess) {
-        return e;
-    }
     if (!a.own && !job.accumulate) {
         e = cudaMemsetAsync(target, 0, count * job.len * sizeof(unsigned long long), stream);
         if (e != cudaSuccess) {
