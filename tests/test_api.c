@@ -938,6 +938,11 @@ static void test_histogram_strided(void **state)
     EXPECT(ctx, imghist_histogram_strided(ctx, &v, N, PTRDIFF_MAX / 2, NULL, &c),
            IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "address space"));
+    /* Backwards onto address 0 (never read: refused first). */
+    imghist_view low = v;
+    low.data = (void *)(uintptr_t)4096;
+    EXPECT(ctx, imghist_histogram_strided(ctx, &low, 2, -4096, NULL, &c), IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "address space"));
     imghist_view bad = v;
     bad.pitch = W - 1;
     EXPECT(ctx, imghist_histogram_strided(ctx, &bad, N, img, NULL, &c), IMGHIST_E_INVALID_ARG);

@@ -94,7 +94,8 @@ static imghist_status begin_batch(imghist_ctx *ctx, bool given, size_t count)
 }
 
 /* The images of a strided batch lie in the address space: count images of
- * first's shape (checked), `stride` bytes apart, either way. */
+ * first's shape (checked), `stride` bytes apart, either way, none at
+ * address 0 (each image then passes first's checks). */
 static imghist_status check_stride(imghist_ctx *ctx, const imghist_view *first, size_t count,
                                    ptrdiff_t stride, const char *role)
 {
@@ -102,7 +103,7 @@ static imghist_status check_stride(imghist_ctx *ctx, const imghist_view *first, 
     span(first, &lo, &hi);
     const uintptr_t step = stride < 0 ? (uintptr_t)0 - (uintptr_t)stride : (uintptr_t)stride;
     if (__builtin_mul_overflow(step, (uintptr_t)(count - 1), &reach) ||
-        (stride >= 0 ? reach > UINTPTR_MAX - hi : reach > lo)) {
+        (stride >= 0 ? reach > UINTPTR_MAX - hi : reach >= lo)) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                        "%s: %zu images %td bytes apart leave the address space", role, count,
                        stride);
@@ -118,6 +119,42 @@ imghist_view *ih_strided_views(const imghist_view *first, size_t count, ptrdiff_
         v[i].data = (void *)((uintptr_t)first->data + (uintptr_t)i * (uintptr_t)stride);
     }
     return v;
+}
+
+/* The job of count images like v0 (checked) into out: the spec resolved,
+ * the counts' length and both memories checked. */
+static imghist_status batch_job(imghist_ctx *ctx, const imghist_view *v0, size_t count,
+                                const imghist_histspec *spec, const imghist_counts *out,
+                                ih_hist_job *job)
+{
+    imghist_status st = ih_resolve_spec(ctx, spec, v0->dtype, v0->channels, job);
+    if (st == IMGHIST_OK && count > SIZE_MAX / job->len) {
+        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch is too large");
+    }
+    if (st == IMGHIST_OK) st = ih_check_counts(ctx, out, count * job->len, "counts");
+    if (st == IMGHIST_OK) st = check_memory(ctx, v0->mem, "images");
+    if (st == IMGHIST_OK) st = check_memory(ctx, out->mem, "counts");
+    return st;
+}
+
+/* A checked batch of views: the backend's batch (device views on the GPU,
+ * host views on the CPU, the images across its threads), else image by
+ * image, each with the fallback of a single call. */
+static imghist_status run_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
+                                const ih_hist_job *job, const imghist_counts *out)
+{
+    const bool batch_mem = src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory;
+    if (batch_mem && ctx->ops->histogram_batch != NULL) {
+        return ctx->ops->histogram_batch(ctx, src, count, job, out);
+    }
+    imghist_status st = IMGHIST_OK;
+    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+        imghist_counts one = *out;
+        one.data = out->data + i * job->len;
+        one.len = job->len;
+        st = dispatch_histogram(ctx, &src[i], NULL, job, &one);
+    }
+    return st;
 }
 
 imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
@@ -146,30 +183,8 @@ imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src
         }
     }
     ih_hist_job job;
-    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, spec, src[0].dtype, src[0].channels, &job);
-    if (st == IMGHIST_OK && count > SIZE_MAX / job.len) {
-        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch is too large");
-    }
-    if (st == IMGHIST_OK) st = ih_check_counts(ctx, out, count * job.len, "counts");
-    if (st == IMGHIST_OK) st = check_memory(ctx, src[0].mem, "images");
-    if (st == IMGHIST_OK) st = check_memory(ctx, out->mem, "counts");
-    if (st != IMGHIST_OK) {
-        return st;
-    }
-    /* The backend's batch: device views on the GPU, host views on the CPU
-     * (the images across its threads). */
-    const bool batch_mem = src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory;
-    if (batch_mem && ctx->ops->histogram_batch != NULL) {
-        return ctx->ops->histogram_batch(ctx, src, count, &job, out);
-    }
-    /* Image by image, each with the fallback of a single call. */
-    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-        imghist_counts one = *out;
-        one.data = out->data + i * job.len;
-        one.len = job.len;
-        st = dispatch_histogram(ctx, &src[i], NULL, &job, &one);
-    }
-    return st;
+    if (st == IMGHIST_OK) st = batch_job(ctx, &src[0], count, spec, out, &job);
+    return st == IMGHIST_OK ? run_batch(ctx, src, count, &job, out) : st;
 }
 
 imghist_status imghist_histogram_strided(imghist_ctx *ctx, const imghist_view *first,
@@ -180,24 +195,19 @@ imghist_status imghist_histogram_strided(imghist_ctx *ctx, const imghist_view *f
     if (st == IMGHIST_OK) st = ih_check_source(ctx, first, "batch image");
     if (st == IMGHIST_OK) st = check_stride(ctx, first, count, stride, "the batch");
     ih_hist_job job;
-    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, spec, first->dtype, first->channels, &job);
-    if (st == IMGHIST_OK && count > SIZE_MAX / job.len) {
-        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch is too large");
-    }
-    if (st == IMGHIST_OK) st = ih_check_counts(ctx, out, count * job.len, "counts");
-    if (st == IMGHIST_OK) st = check_memory(ctx, first->mem, "images");
-    if (st == IMGHIST_OK) st = check_memory(ctx, out->mem, "counts");
+    if (st == IMGHIST_OK) st = batch_job(ctx, first, count, spec, out, &job);
     if (st != IMGHIST_OK) {
         return st;
     }
     if (first->mem == IMGHIST_MEM_DEVICE && ctx->ops->histogram_strided != NULL) {
         return ctx->ops->histogram_strided(ctx, first, count, stride, &job, out);
     }
+    /* Its views, checked already: every one is first's shape. */
     imghist_view *v = ih_strided_views(first, count, stride);
     if (v == NULL) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", count);
     }
-    st = imghist_histogram_batch(ctx, v, count, spec, out);
+    st = run_batch(ctx, v, count, &job, out);
     free(v);
     return st;
 }
