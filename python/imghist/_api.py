@@ -336,11 +336,11 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
                 _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
                 m_a = ctx.mask_a
             ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, m_a, spec_a, ctx.counts_a))
-        elif mlay is None and _stride(lead, lst) is not None:
+        elif mlay is None and (stride := _stride(lead, lst)) is not None:
             # A tensor's images: the first view and the stride, no array of views.
             _set_view(ctx.src, a.ptr, a, H, W, C, pitch)
-            ctx.check(L.lib.imghist_histogram_strided(ctx.ptr, ctx.src_a, n_img,
-                                                      _stride(lead, lst), spec_a, ctx.counts_a))
+            ctx.check(L.lib.imghist_histogram_strided(ctx.ptr, ctx.src_a, n_img, stride, spec_a,
+                                                      ctx.counts_a))
         elif mlay is None:
             v = _views(ctx, "src", a, lead, lst, H, W, C, pitch)
             ctx.check(L.lib.imghist_histogram_batch(ctx.ptr, v.ctypes.data, n_img, spec_a,
