@@ -295,31 +295,30 @@ cudaError_t cub_multi(Bench &b, const T *d, size_t pixels, int bins, L lo, L hi)
                                                             lower, upper, (int64_t)pixels, b.stream);
 }
 
-/* 1 GiB of interleaved RGB (three channels, each into 256 bins): U8 (random
- * bytes) and F32 (uniform over [0, 1)), one packed image, against CUB's
+/* 1 GiB of ch interleaved channels (RGB, RGBA, gray + alpha), each into 256
+ * bins: U8 (p: Uniform, random bytes; Constant, the 16-bit word 12345
+ * repeated) and F32 (FUniform, over [0, 1)), one packed image, against CUB's
  * MultiHistogramEven in the same run; checked against the CPU backend. */
-void run_rgb(Bench &b, imghist_dtype t, const char *label)
+template <int CH> void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label)
 {
     if (b.only != nullptr && strncmp(label, b.only, strlen(b.only)) != 0) {
         return;
     }
     const size_t size = t == IMGHIST_U8 ? 1 : 4;
-    const uint32_t width = (uint32_t)(65536 / (3 * size)); /* pixels a row, rows packed */
-    const size_t row = (size_t)width * 3 * size;
+    const uint32_t width = (uint32_t)(65536 / (CH * size)); /* pixels a row, rows packed */
+    const size_t row = (size_t)width * CH * size;
     const uint32_t height = (uint32_t)(((size_t)1 << 30) / row);
     const size_t bytes = row * height, pixels = (size_t)width * height;
     if (t == IMGHIST_U8) {
-        fill_u16<<<b.sms * 8, 512, 0, b.stream>>>((uint16_t *)b.d_in, ((size_t)1 << 30) / 2,
-                                                  Pat::Uniform);
+        fill_u16<<<b.sms * 8, 512, 0, b.stream>>>((uint16_t *)b.d_in, ((size_t)1 << 30) / 2, p);
     } else {
-        fill_f32<<<b.sms * 8, 512, 0, b.stream>>>((float *)b.d_in, ((size_t)1 << 30) / 4,
-                                                  Pat::FUniform);
+        fill_f32<<<b.sms * 8, 512, 0, b.stream>>>((float *)b.d_in, ((size_t)1 << 30) / 4, p);
     }
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(b.stream));
-    const imghist_view v = {b.d_in, t, IMGHIST_MEM_DEVICE, width, height, row, 3};
+    const imghist_view v = {b.d_in, t, IMGHIST_MEM_DEVICE, width, height, row, CH};
     const imghist_histspec spec = {256, 0, t == IMGHIST_U8 ? 256.0 : 1.0, 0};
-    const size_t len = imghist_counts_len(&spec, t, 3);
+    const size_t len = imghist_counts_len(&spec, t, CH);
     const imghist_counts out = {(uint64_t *)b.d_counts, len, IMGHIST_MEM_DEVICE};
     if (imghist_set_param(b.gpu, IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, 0) != IMGHIST_OK) {
         fprintf(stderr, "set_param: %s\n", imghist_last_error(b.gpu));
@@ -328,9 +327,9 @@ void run_rgb(Bench &b, imghist_dtype t, const char *label)
     const double ceil_ms = b.ceiling_ms(bytes);
     auto cub_call = [&] {
         if (t == IMGHIST_U8) {
-            CUDA_CHECK(cub_multi<3>(b, (const uint8_t *)b.d_in, pixels, 256, 0, 256));
+            CUDA_CHECK(cub_multi<CH>(b, (const uint8_t *)b.d_in, pixels, 256, 0, 256));
         } else {
-            CUDA_CHECK(cub_multi<3>(b, (const float *)b.d_in, pixels, 256, 0.0f, 1.0f));
+            CUDA_CHECK(cub_multi<CH>(b, (const float *)b.d_in, pixels, 256, 0.0f, 1.0f));
         }
     };
     const double cub_ms = b.time_ms(cub_call);
@@ -350,7 +349,7 @@ void run_rgb(Bench &b, imghist_dtype t, const char *label)
     const bool correct = ok && bad == 0;
     if (!correct) b.failures++;
     printf("| %s | %s | 0 | %.3f | %.3f | %.3f | %.1f %% | %.2fx | %s |\n", label,
-           t == IMGHIST_U8 ? "uniform" : "uniform [0,1)", ceil_ms, cub_ms, ih_ms,
+           p == Pat::Constant ? "word 12345 repeated" : pat_name(p), ceil_ms, cub_ms, ih_ms,
            100.0 * ceil_ms / ih_ms, cub_ms / ih_ms, correct ? "ok vs CPU" : "FAIL vs CPU");
     if (bad) {
         printf("    %zu counters differ\n", bad);
@@ -412,8 +411,12 @@ int main(int argc, char **argv)
             run_case(b, IMGHIST_F32, f32_10000, p, bps, "f32, 10000 bins [0,1)");
         }
     }
-    run_rgb(b, IMGHIST_U8, "u8 RGB, 256 bins a channel");
-    run_rgb(b, IMGHIST_F32, "f32 RGB, 256 bins [0,1) a channel");
+    for (Pat p : {Pat::Uniform, Pat::Constant}) {
+        run_channels<3>(b, IMGHIST_U8, p, "u8 RGB, 256 bins a channel");
+        run_channels<4>(b, IMGHIST_U8, p, "u8 RGBA, 256 bins a channel");
+        run_channels<2>(b, IMGHIST_U8, p, "u8 2 channels, 256 bins a channel");
+    }
+    run_channels<3>(b, IMGHIST_F32, Pat::FUniform, "f32 RGB, 256 bins [0,1) a channel");
     printf("\n%s\n", b.failures ? "FAILURES" : "all checks passed");
     imghist_destroy(b.gpu);
     imghist_destroy(b.cpu);

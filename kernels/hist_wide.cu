@@ -37,6 +37,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "granules.cuh"
 #include "hist_wide.cuh"
 
@@ -563,6 +565,57 @@ __device__ __forceinline__ void add_channels(const Args &a, uint32_t gi, uint32_
     }
 }
 
+/*
+ * A granule of 8-bit samples of 2-4 interleaved channels, one bin per value,
+ * in the plain layout: counter (channel c, value x) of lane L at
+ * byte col + c * 32768 + x * 128, where col is the lane's counter of (0, 0),
+ * so that every lane keeps to its own bank as in hist_u8's kernel. A byte
+ * costs a PRMT, an address and the atomic (lean_granule's form below: the
+ * channel's wrap, its offset, the swizzle and the address, about twice the
+ * integer work, which bounded 8-bit RGB at 73 % of the H100's read rate).
+ * Granule gi starts at sample 16 gi: of channel 0 for two or four channels,
+ * of channel gi mod 3 for three.
+ */
+__device__ __forceinline__ void red_shared(uint32_t addr)
+{
+    asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(addr) : "memory");
+}
+
+__device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], const Args &a,
+                                                    const uint4 &v, uint32_t gi)
+{
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    if (a.channels == 3) {
+        const uint32_t col = col4[0];
+        const uint32_t c0 = mod3(gi);
+        const uint32_t c1 = c0 == 2u ? 0u : c0 + 1u;
+        const uint32_t c2 = c0 == 0u ? 2u : c0 - 1u;
+        const uint32_t base[3] = {col + (c0 << 15), col + (c1 << 15), col + (c2 << 15)};
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            red_shared(base[j % 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
+        }
+    } else {
+        /* byte j of channel j mod 2 or j mod 4: col4[j & 3] */
+#pragma unroll
+        for (int j = 0; j < 16; j++) {
+            red_shared(col4[j & 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
+        }
+    }
+}
+
+/* u8_channels_granule's bases: col4[k] the lane's counter of (channel of
+ * byte k of a granule, 0) for two or four channels, col4[0] its counter of
+ * (0, 0) for three. */
+__device__ __forceinline__ void u8_channel_bases(uint32_t col, const Args &a, uint32_t (&col4)[4])
+{
+    const uint32_t m = a.channels == 3 ? 0u : a.channels - 1u;
+#pragma unroll
+    for (uint32_t k = 0; k < 4; k++) {
+        col4[k] = col + ((k & m) << 15);
+    }
+}
+
 template <int KIND, int STORE, bool VOTE, bool NAT, typename T, bool MULTI = false>
 __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
                                              const uint32_t *lut, const float *tab, const uint4 &v,
@@ -741,11 +794,27 @@ __device__ __forceinline__ bool tail_slot(const Args &a, const uint32_t *lut, co
 }
 
 /* A block's share of the flat run. NAT: U16 with one bin per value; MULTI:
- * interleaved channels. */
-template <int KIND, int STORE, bool NAT, typename T, bool MULTI = false>
+ * interleaved channels; PLAIN: 8-bit channels in the plain layout
+ * (u8_channels_granule). */
+template <int KIND, int STORE, bool NAT, typename T, bool MULTI = false, bool PLAIN = false>
 __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
                                          const uint32_t *lut, const float *tab)
 {
+    static_assert(!PLAIN || (KIND == K_LUT8 && NAT && MULTI && STORE == IH_WIDE_S32),
+                  "the plain layout is for 8-bit channels with one bin per value");
+    const uint32_t col = (uint32_t)__cvta_generic_to_shared(cnt_lane);
+    uint32_t col4[4];
+    if constexpr (PLAIN) {
+        u8_channel_bases(col, a, col4);
+    }
+    const auto granule = [&](const uint4 &v, uint32_t gi, auto vote) {
+        if constexpr (PLAIN) {
+            u8_channels_granule(col4, a, v, gi);
+        } else {
+            lean_granule<KIND, STORE, decltype(vote)::value, NAT, T, MULTI>(cnt, cnt_lane, a, lut,
+                                                                           tab, v, gi);
+        }
+    };
     constexpr int THREADS = Threads<STORE, sizeof(T)>::n;
     constexpr int UNROLL = Threads<STORE, sizeof(T)>::unroll;
     constexpr uint32_t CHUNK = THREADS * UNROLL;
@@ -773,8 +842,7 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
             }
 #pragma unroll
             for (int k = 0; k < UNROLL; k++) {
-                lean_granule<KIND, STORE, true, NAT, T, MULTI>(cnt, cnt_lane, a, lut, tab, v[k],
-                                                               c0 + k * THREADS + threadIdx.x);
+                granule(v[k], c0 + k * THREADS + threadIdx.x, std::true_type{});
             }
 #pragma unroll
             for (int k = 0; k < UNROLL; k++) {
@@ -787,8 +855,7 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
             load_chunk<THREADS, UNROLL>(src, c0, v);
 #pragma unroll
             for (int k = 0; k < UNROLL; k++) {
-                lean_granule<KIND, STORE, true, NAT, T, MULTI>(cnt, cnt_lane, a, lut, tab, v[k],
-                                                               c0 + k * THREADS + threadIdx.x);
+                granule(v[k], c0 + k * THREADS + threadIdx.x, std::true_type{});
             }
         }
     }
@@ -796,14 +863,17 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
      * partial last granule, by the last block. */
     if (blockIdx.x == gridDim.x - 1) {
         for (uint32_t i = whole + threadIdx.x; i < full; i += THREADS) {
-            lean_granule<KIND, STORE, false, NAT, T, MULTI>(cnt, cnt_lane, a, lut, tab,
-                                                            __ldcs(src + i), i);
+            granule(__ldcs(src + i), i, std::false_type{});
         }
         for (uint32_t off = full * 16u + threadIdx.x * (uint32_t)sizeof(T); off < a.g.width;
              off += THREADS * (uint32_t)sizeof(T)) {
             uint32_t b;
             if (tail_slot<KIND, NAT, T, MULTI>(a, lut, tab, a.g.base, off, b)) {
-                add_n<STORE>(cnt, a, b, 1u, threadIdx.x & 31u);
+                if constexpr (PLAIN) {
+                    red_shared(col + (b << 7));
+                } else {
+                    add_n<STORE>(cnt, a, b, 1u, threadIdx.x & 31u);
+                }
             }
         }
     }
@@ -1076,6 +1146,51 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
         }
     }
     block_end<STORE>(a, cnt);
+}
+
+/*
+ * 8-bit samples of 2-4 interleaved channels, one bin per value, in the plain
+ * layout (u8_channels_granule), flat: the lean kernel's walk with nothing
+ * else in it, so that two 512-thread blocks fit an SM where their counters
+ * do (two and three channels; the lean kernel of 8-bit channels, with its
+ * table path, takes 82 registers: one block).
+ */
+template <bool BATCH>
+__global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_kernel(Args a)
+{
+    if constexpr (BATCH) {
+        batch_image(a);
+    }
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
+    uint4 *cnt4 = reinterpret_cast<uint4 *>(cnt);
+    for (uint32_t i = threadIdx.x; i < a.phys / 4; i += blockDim.x) {
+        cnt4[i] = make_uint4(0, 0, 0, 0);
+    }
+    __syncthreads();
+    lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true>(cnt, cnt + (threadIdx.x & 31u), a,
+                                                            nullptr, nullptr);
+    __syncthreads();
+    /* Counter s: its 32 copies in 8 loads of four, each thread starting at a
+     * different quarter-line (8 threads, a phase of 16-byte loads, hit 32
+     * different banks). */
+    for (uint32_t s = threadIdx.x; s < a.len; s += blockDim.x) {
+        uint32_t sum = 0;
+#pragma unroll
+        for (uint32_t k = 0; k < 8; k++) {
+            const uint4 q = cnt4[s * 8 + ((k + s) & 7u)];
+            sum += q.x + q.y + q.z + q.w;
+        }
+        if constexpr (BATCH) {
+            if (a.own) {
+                a.target[s] = (a.accumulate ? a.target[s] : 0ull) + sum;
+                continue;
+            }
+        }
+        if (sum != 0) {
+            atomicAdd(a.target + s, (unsigned long long)sum);
+        }
+    }
 }
 
 /*
@@ -1507,6 +1622,25 @@ int walk_of(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan
     return simple ? W_SIMPLE : W_GENERAL;
 }
 
+/* Whether a flat launch (walk) counts in the plain layout
+ * (u8_channels_kernel): 8-bit channels, one bin per value. Such a plan gets
+ * all 32 copies of the counters where they fit a block, even at one block an
+ * SM (four channels, 129 KiB: 92-97 % of an H100's read rate, against 74 %
+ * with the 16 copies that leave two blocks; bench/RESULTS.md, session 20). */
+int plain_of(const ih_hist_job &job, ih_wide_plan_t &plan, int walk, int optin)
+{
+    if (walk != W_FLAT_CHANNELS || job.dtype != IMGHIST_U8 || !job.natural || job.stride != 256 ||
+        plan.store != IH_WIDE_S32) {
+        return 0;
+    }
+    const size_t smem = 1024 + round_up(job.len, 32) * 4 * 32; /* the table's room, counters */
+    if (plan.copies < 32 && smem <= (size_t)optin) {
+        plan.copies = 32;
+        plan.smem = smem;
+    }
+    return plan.copies == 32;
+}
+
 /* The geometry of `rows` rows from base (flat: one run of bytes). */
 void set_geom(Args &a, const uint8_t *base, size_t pitch, size_t row_bytes, uint32_t rows,
               bool flat)
@@ -1546,10 +1680,11 @@ template <typename Fn> cudaError_t resident_blocks(Fn fn, int threads, size_t sm
 } // namespace
 
 cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
-                           const ih_wide_plan_t &plan, unsigned long long *target,
+                           const ih_wide_plan_t &plan_in, unsigned long long *target,
                            cudaStream_t stream)
 {
     const size_t size = ih_dtype_size(job.dtype);
+    ih_wide_plan_t plan = plan_in;
     Args a;
     job_args(band, job, plan, target, a);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
@@ -1570,13 +1705,15 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
 
     const int walk = walk_of(band, job, plan, row_bytes);
     const bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS;
-    const wide_fn fn = pick(job, plan, walk, 0);
-    a.phys = phys_of(job, plan.store, a.copies);
     int per_sm = 0, sms = 0, optin = 0;
     cudaError_t e = device_facts(sms, optin);
     if (e != cudaSuccess) {
         return e;
     }
+    const int plain = plain_of(job, plan, walk, optin);
+    job_args(band, job, plan, target, a); /* again: the plan may have changed */
+    a.phys = phys_of(job, plan.store, a.copies);
+    const wide_fn fn = plain ? u8_channels_kernel<false> : pick(job, plan, walk, 0);
     size_t smem = plan.smem;
     /* The natural 16-bit histogram, flat: room for the split layouts where
      * the device has it (192 KiB: Hopper, not the A100's 163). */
@@ -1674,7 +1811,8 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
             return launch_tiny(fn, a, smem, count, sms, stream);
         }
     }
-    const wide_fn fn = pick(job, plan, walk, 1);
+    const int plain = plain_of(job, plan, walk, optin);
+    const wide_fn fn = plain ? u8_channels_kernel<true> : pick(job, plan, walk, 1);
     /* Occupancy at the plan's shared memory; fewer copies below only lower
      * what a block takes (under the attribute this sets). */
     if ((e = resident_blocks(fn, plan.threads, plan.smem, per_sm)) != cudaSuccess) {
@@ -1691,8 +1829,10 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     gx = gx < chunks ? gx : chunks;
     gx = gx > 0 ? gx : 1;
     /* Fewer copies of the counters where a block sees few samples: zeroing
-     * and folding them must not cost more than an eighth of its counting. */
-    if (plan.store == IH_WIDE_S32) {
+     * and folding them must not cost more than an eighth of its counting.
+     * (The plain layout needs all 32, and zeroes and folds them four to an
+     * instruction.) */
+    if (plan.store == IH_WIDE_S32 && !plain) {
         const uint64_t samples = granules * 16 / size / gx;
         const uint64_t len32 = round_up(job.len, 32);
         uint32_t c = (uint32_t)plan.copies;

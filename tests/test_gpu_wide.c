@@ -554,6 +554,23 @@ static void test_host_bands(void **state)
     IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
     free_image(&im);
     free_image(&m);
+    /* 8-bit channels, one bin per value, rows of 3 x 301 bytes (not a
+     * multiple of 16): staged packed, one flat run (the plain layout), in
+     * bands and whole, and beside a mask. */
+    for (uint32_t ch = 2; ch <= 4; ch++) {
+        imghist_histspec n = {0, 0, 0, 0};
+        img_t c = make_image(IMGHIST_U8, 301, 97 + 200 * (ch & 1), ch, 7, 0, &n, 256, FILL_MIXED);
+        img_t cm = make_image(IMGHIST_U8, 301, c.hv.height, 1, 0, 0, NULL, 0, FILL_MASK_RANDOM);
+        for (int bands = 0; bands < 2; bands++) {
+            IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, bands ? 10000 : 0));
+            compare(&c, NULL, &n, HOST_HOST, "8-bit channels staged");
+            compare(&c, NULL, &n, HOST_DEV, "8-bit channels staged");
+            compare(&c, &cm, &n, HOST_HOST, "8-bit channels staged, masked");
+        }
+        free_image(&c);
+        free_image(&cm);
+    }
+    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
 }
 
 /* Device counts: the call only queues work on the context's stream. */

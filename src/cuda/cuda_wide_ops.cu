@@ -145,6 +145,18 @@ static size_t round16(size_t n)
     return (n + 15) / 16 * 16;
 }
 
+/* The bytes a staged row takes: packed without a mask, so that the band is
+ * one flat run for the lean kernels (an RGB row's 3 x width bytes are seldom
+ * a multiple of 16, and rows padded to 16 went to the general walk); 16-byte
+ * rows beside a mask (the general walk either way), so that the mask's rows
+ * after them start aligned. */
+static size_t staging_pitch(const imghist_view *src, const imghist_view *mask)
+{
+    const size_t row = (size_t)src->width * (src->channels > 1 ? src->channels : 1) *
+                       ih_dtype_size(src->dtype);
+    return mask != NULL ? round16(row) : row;
+}
+
 /* Make room for as many rows of source (and mask) as fit, up to the whole
  * image and IMGHIST_P_STAGING_BYTES; IH_E_GPU_OOM when not one row fits. */
 static imghist_status reserve_staging(imghist_ctx *ctx, size_t row_bytes, uint32_t height,
@@ -216,8 +228,7 @@ template <class Fn>
 static imghist_status over_host_bands(imghist_ctx *ctx, const imghist_view *src,
                                       const imghist_view *mask, Fn fn)
 {
-    const size_t spitch = round16((size_t)src->width * (src->channels > 1 ? src->channels : 1) *
-                                  ih_dtype_size(src->dtype));
+    const size_t spitch = staging_pitch(src, mask);
     const size_t per_row = spitch + (mask != NULL ? round16(src->width) : 0);
     uint32_t band = 0;
     imghist_status st = reserve_staging(ctx, per_row, src->height, &band);
@@ -247,8 +258,7 @@ imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
     unsigned long long *target = NULL;
     if (host_src) {
         /* Staging first: its OOM answer comes before anything is queued. */
-        const size_t spitch = round16((size_t)src->width * job->channels *
-                                      ih_dtype_size(src->dtype));
+        const size_t spitch = staging_pitch(src, mask);
         uint32_t band = 0;
         imghist_status st = reserve_staging(
             ctx, spitch + (mask != NULL ? round16(src->width) : 0), src->height, &band);
