@@ -241,6 +241,16 @@ static void test_every_type_and_binning(void **state)
         run_case(ctx, &cases[2], 1, 0, 0, 1031, 1030);
         run_case(ctx, &cases[9], 3, 1, IMGHIST_OUTLIERS, 700, 801);
         run_case(ctx, &cases[13], 1, 0, IMGHIST_OUTLIERS | IMGHIST_CLOSED, 1024, 1000);
+        /* 8-bit channels with one bin per value (the two-copy loop): RGB with
+         * a mask, RGBA, two channels with an all-zero mask, odd widths. */
+        run_case(ctx, &cases[0], 3, 1, 0, 999, 517);
+        run_case(ctx, &cases[0], 4, 0, IMGHIST_OUTLIERS, 513, 300);
+        run_case(ctx, &cases[0], 2, 2, 0, 77, 40);
+        /* Integer samples into fewer bins, with outlier counters, masked and
+         * not, each band with enough pixels for the fast loop. */
+        run_case(ctx, &cases[3], 1, 1, IMGHIST_OUTLIERS, 600, 501);
+        run_case(ctx, &cases[12], 2, 0, IMGHIST_OUTLIERS | IMGHIST_CLOSED, 800, 900);
+        run_case(ctx, &cases[8], 1, 1, 0, 1000, 700);
         imghist_destroy(ctx);
     }
 }
