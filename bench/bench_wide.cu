@@ -269,9 +269,11 @@ void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, in
 }
 
 /* CUB's even histograms of n interleaved pixels of CH channels, each into
- * `bins` int counters over [lo, hi) (d_cub: CH * bins). */
+ * `bins` int counters over [lo, hi) (d_cub: CH * bins); with rows > 0, rows
+ * of `pixels` pixels each, `pitch` bytes apart. */
 template <int CH, typename T, typename L>
-cudaError_t cub_multi(Bench &b, const T *d, size_t pixels, int bins, L lo, L hi)
+cudaError_t cub_multi(Bench &b, const T *d, size_t pixels, int bins, L lo, L hi, size_t rows = 0,
+                      size_t pitch = 0)
 {
     cuda::std::array<int *, CH> hist;
     cuda::std::array<int, CH> levels;
@@ -283,13 +285,22 @@ cudaError_t cub_multi(Bench &b, const T *d, size_t pixels, int bins, L lo, L hi)
         upper[c] = hi;
     }
     size_t need = 0;
-    cudaError_t e = cub::DeviceHistogram::MultiHistogramEven<CH, CH>(
-        nullptr, need, d, hist, levels, lower, upper, (int64_t)pixels, b.stream);
+    cudaError_t e = rows > 0 ? cub::DeviceHistogram::MultiHistogramEven<CH, CH>(
+                                   nullptr, need, d, hist, levels, lower, upper, (int64_t)pixels,
+                                   (int64_t)rows, pitch, b.stream)
+                             : cub::DeviceHistogram::MultiHistogramEven<CH, CH>(
+                                   nullptr, need, d, hist, levels, lower, upper, (int64_t)pixels,
+                                   b.stream);
     if (e != cudaSuccess) return e;
     if (need > b.cub_temp_bytes) {
         CUDA_CHECK(cudaFree(b.cub_temp));
         CUDA_CHECK(cudaMalloc(&b.cub_temp, need));
         b.cub_temp_bytes = need;
+    }
+    if (rows > 0) {
+        return cub::DeviceHistogram::MultiHistogramEven<CH, CH>(
+            b.cub_temp, need, d, hist, levels, lower, upper, (int64_t)pixels, (int64_t)rows, pitch,
+            b.stream);
     }
     return cub::DeviceHistogram::MultiHistogramEven<CH, CH>(b.cub_temp, need, d, hist, levels,
                                                             lower, upper, (int64_t)pixels, b.stream);
@@ -297,18 +308,23 @@ cudaError_t cub_multi(Bench &b, const T *d, size_t pixels, int bins, L lo, L hi)
 
 /* 1 GiB of ch interleaved channels (RGB, RGBA, gray + alpha), each into 256
  * bins: U8 (p: Uniform, random bytes; Constant, the 16-bit word 12345
- * repeated) and F32 (FUniform, over [0, 1)), one packed image, against CUB's
- * MultiHistogramEven in the same run; checked against the CPU backend. */
-template <int CH> void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label)
+ * repeated) and F32 (FUniform, over [0, 1)), one packed image (crop: rows
+ * of 64 KiB holding 64 KiB - 100 bytes of pixels from byte 3 of each, as a
+ * crop of a larger image), against CUB's MultiHistogramEven in the same run;
+ * checked against the CPU backend. */
+template <int CH>
+void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop = false)
 {
     if (b.only != nullptr && strncmp(label, b.only, strlen(b.only)) != 0) {
         return;
     }
     const size_t size = t == IMGHIST_U8 ? 1 : 4;
-    const uint32_t width = (uint32_t)(65536 / (CH * size)); /* pixels a row, rows packed */
-    const size_t row = (size_t)width * CH * size;
-    const uint32_t height = (uint32_t)(((size_t)1 << 30) / row);
+    /* pixels a row, rows packed (or 64 KiB apart) */
+    const uint32_t width = (uint32_t)((65536 - (crop ? 100 : 0)) / (CH * size));
+    const size_t row = (size_t)width * CH * size, pitch = crop ? 65536 : row;
+    const uint32_t height = (uint32_t)((((size_t)1 << 30) - (crop ? 64 : 0)) / pitch);
     const size_t bytes = row * height, pixels = (size_t)width * height;
+    const size_t span = pitch * (height - 1) + row; /* from the first pixel to the last */
     if (t == IMGHIST_U8) {
         fill_u16<<<b.sms * 8, 512, 0, b.stream>>>((uint16_t *)b.d_in, ((size_t)1 << 30) / 2, p);
     } else {
@@ -316,7 +332,8 @@ template <int CH> void run_channels(Bench &b, imghist_dtype t, Pat p, const char
     }
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(b.stream));
-    const imghist_view v = {b.d_in, t, IMGHIST_MEM_DEVICE, width, height, row, CH};
+    uint8_t *base = (uint8_t *)b.d_in + (crop ? 3 * size : 0);
+    const imghist_view v = {base, t, IMGHIST_MEM_DEVICE, width, height, pitch, CH};
     const imghist_histspec spec = {256, 0, t == IMGHIST_U8 ? 256.0 : 1.0, 0};
     const size_t len = imghist_counts_len(&spec, t, CH);
     const imghist_counts out = {(uint64_t *)b.d_counts, len, IMGHIST_MEM_DEVICE};
@@ -326,10 +343,11 @@ template <int CH> void run_channels(Bench &b, imghist_dtype t, Pat p, const char
     }
     const double ceil_ms = b.ceiling_ms(bytes);
     auto cub_call = [&] {
+        const size_t n = crop ? width : pixels, rows = crop ? height : 0;
         if (t == IMGHIST_U8) {
-            CUDA_CHECK(cub_multi<CH>(b, (const uint8_t *)b.d_in, pixels, 256, 0, 256));
+            CUDA_CHECK(cub_multi<CH>(b, (const uint8_t *)base, n, 256, 0, 256, rows, pitch));
         } else {
-            CUDA_CHECK(cub_multi<CH>(b, (const float *)b.d_in, pixels, 256, 0.0f, 1.0f));
+            CUDA_CHECK(cub_multi<CH>(b, (const float *)base, n, 256, 0.0f, 1.0f, rows, pitch));
         }
     };
     const double cub_ms = b.time_ms(cub_call);
@@ -342,7 +360,7 @@ template <int CH> void run_channels(Bench &b, imghist_dtype t, Pat p, const char
     };
     const std::vector<unsigned long long> got = first_counts(b, ih_call, len);
     std::vector<unsigned long long> want(len, 0);
-    cpu_counts(b, v, bytes, spec, want);
+    cpu_counts(b, v, span, spec, want);
     size_t bad = 0;
     for (size_t i = 0; i < len; i++) bad += got[i] != want[i];
     const double ih_ms = b.time_ms(ih_call);
@@ -416,6 +434,8 @@ int main(int argc, char **argv)
         run_channels<4>(b, IMGHIST_U8, p, "u8 RGBA, 256 bins a channel");
         run_channels<2>(b, IMGHIST_U8, p, "u8 2 channels, 256 bins a channel");
     }
+    run_channels<3>(b, IMGHIST_U8, Pat::Uniform, "u8 RGB crop, 256 bins a channel", true);
+    run_channels<4>(b, IMGHIST_U8, Pat::Uniform, "u8 RGBA crop, 256 bins a channel", true);
     run_channels<3>(b, IMGHIST_F32, Pat::FUniform, "f32 RGB, 256 bins [0,1) a channel");
     printf("\n%s\n", b.failures ? "FAILURES" : "all checks passed");
     imghist_destroy(b.gpu);

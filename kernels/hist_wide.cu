@@ -40,6 +40,7 @@
 #include <type_traits>
 
 #include "granules.cuh"
+#include "hist_u8_block.cuh"
 #include "hist_wide.cuh"
 
 namespace {
@@ -573,21 +574,23 @@ __device__ __forceinline__ void add_channels(const Args &a, uint32_t gi, uint32_
  * costs a PRMT, an address and the atomic (lean_granule's form below: the
  * channel's wrap, its offset, the swizzle and the address, about twice the
  * integer work, which bounded 8-bit RGB at 73 % of the H100's read rate).
- * Granule gi starts at sample 16 gi: of channel 0 for two or four channels,
- * of channel gi mod 3 for three.
+ * c0: the channel of the granule's first byte (in a flat run, granule gi
+ * starts at sample 16 gi: channel 0 for two or four channels, gi mod 3 for
+ * three); ROWS: any c0 (a granule anywhere in a row), else 0 for two or
+ * four channels.
  */
 __device__ __forceinline__ void red_shared(uint32_t addr)
 {
     asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(addr) : "memory");
 }
 
+template <bool ROWS>
 __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], const Args &a,
-                                                    const uint4 &v, uint32_t gi)
+                                                    const uint4 &v, uint32_t c0)
 {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    const uint32_t col = col4[0];
     if (a.channels == 3) {
-        const uint32_t col = col4[0];
-        const uint32_t c0 = mod3(gi);
         const uint32_t c1 = c0 == 2u ? 0u : c0 + 1u;
         const uint32_t c2 = c0 == 0u ? 2u : c0 - 1u;
         const uint32_t base[3] = {col + (c0 << 15), col + (c1 << 15), col + (c2 << 15)};
@@ -596,17 +599,25 @@ __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], c
             red_shared(base[j % 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
         }
     } else {
-        /* byte j of channel j mod 2 or j mod 4: col4[j & 3] */
+        /* byte j of channel (c0 + j) mod 2 or 4: base[j & 3] */
+        uint32_t base[4] = {col4[0], col4[1], col4[2], col4[3]};
+        if constexpr (ROWS) {
+            const uint32_t m = a.channels - 1u;
+#pragma unroll
+            for (uint32_t k = 0; k < 4; k++) {
+                base[k] = col + (((c0 + k) & m) << 15);
+            }
+        }
 #pragma unroll
         for (int j = 0; j < 16; j++) {
-            red_shared(col4[j & 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
+            red_shared(base[j & 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
         }
     }
 }
 
 /* u8_channels_granule's bases: col4[k] the lane's counter of (channel of
- * byte k of a granule, 0) for two or four channels, col4[0] its counter of
- * (0, 0) for three. */
+ * byte k of a granule of a flat run, 0) for two or four channels, col4[0]
+ * its counter of (0, 0) always. */
 __device__ __forceinline__ void u8_channel_bases(uint32_t col, const Args &a, uint32_t (&col4)[4])
 {
     const uint32_t m = a.channels == 3 ? 0u : a.channels - 1u;
@@ -809,7 +820,7 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
     }
     const auto granule = [&](const uint4 &v, uint32_t gi, auto vote) {
         if constexpr (PLAIN) {
-            u8_channels_granule(col4, a, v, gi);
+            u8_channels_granule<false>(col4, a, v, a.channels == 3 ? mod3(gi) : 0u);
         } else {
             lean_granule<KIND, STORE, decltype(vote)::value, NAT, T, MULTI>(cnt, cnt_lane, a, lut,
                                                                            tab, v, gi);
@@ -1149,13 +1160,16 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
 }
 
 /*
- * 8-bit samples of 2-4 interleaved channels, one bin per value, in the plain
- * layout (u8_channels_granule), flat: the lean kernel's walk with nothing
- * else in it, so that two 512-thread blocks fit an SM where their counters
- * do (two and three channels; the lean kernel of 8-bit channels, with its
- * table path, takes 82 registers: one block).
+ * 8-bit samples of 2-4 interleaved channels, one bin per value, no mask, in
+ * the plain layout (u8_channels_granule): flat, the lean kernel's walk with
+ * nothing else in it, so that two 512-thread blocks fit an SM where their
+ * counters do (two and three channels; the lean kernel of 8-bit channels,
+ * with its table path, takes 82 registers: one block); ROWS, rows of any
+ * pitch and alignment (a crop), through hist_u8's walk: a granule's first
+ * channel from its place in its row, the bytes at a row's edges one by one
+ * (the general walk took a division and a mask test a sample).
  */
-template <bool BATCH>
+template <bool BATCH, bool ROWS>
 __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_kernel(Args a)
 {
     if constexpr (BATCH) {
@@ -1168,8 +1182,26 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_ker
         cnt4[i] = make_uint4(0, 0, 0, 0);
     }
     __syncthreads();
-    lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true>(cnt, cnt + (threadIdx.x & 31u), a,
-                                                            nullptr, nullptr);
+    if constexpr (ROWS) {
+        static_assert(Threads<IH_WIDE_S32, 1>::n == ih_u8::THREADS &&
+                          Threads<IH_WIDE_S32, 1>::unroll == ih_u8::UNROLL,
+                      "chunk_of's chunks are hist_u8's");
+        uint32_t col4[4];
+        u8_channel_bases((uint32_t)__cvta_generic_to_shared(cnt + (threadIdx.x & 31u)), a, col4);
+        const uint32_t ch = a.channels;
+        ih_u8::walk_granules(
+            a.g, blockIdx.x, gridDim.x, UINT32_MAX,
+            [&](uint4 v, uint32_t, uint32_t x) {
+                u8_channels_granule<true>(col4, a, v, ch == 3 ? mod3(x) : x & (ch - 1u));
+            },
+            [&](uint32_t b, uint32_t, uint32_t x) {
+                const uint32_t c = ch == 3 ? mod3(x) : x & (ch - 1u);
+                red_shared(col4[0] + (c << 15) + (b << 7));
+            });
+    } else {
+        lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true>(cnt, cnt + (threadIdx.x & 31u), a,
+                                                                nullptr, nullptr);
+    }
     __syncthreads();
     /* Counter s: its 32 copies in 8 loads of four, each thread starting at a
      * different quarter-line (8 threads, a phase of 16-byte loads, hit 32
@@ -1622,14 +1654,19 @@ int walk_of(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan
     return simple ? W_SIMPLE : W_GENERAL;
 }
 
-/* Whether a flat launch (walk) counts in the plain layout
- * (u8_channels_kernel): 8-bit channels, one bin per value. Such a plan gets
- * all 32 copies of the counters where they fit a block, even at one block an
- * SM (four channels, 129 KiB: 92-97 % of an H100's read rate, against 74 %
- * with the 16 copies that leave two blocks; bench/RESULTS.md, session 20). */
-int plain_of(const ih_hist_job &job, ih_wide_plan_t &plan, int walk, int optin)
+/* Whether a launch counts in the plain layout (u8_channels_kernel): 8-bit
+ * channels, one bin per value, no mask; PLAIN_FLAT for a flat run (walk),
+ * PLAIN_ROWS for rows (the general walk), else 0. Such a plan gets all 32
+ * copies of the counters where they fit a block, even at one block an SM
+ * (four channels, 129 KiB: 92-97 % of an H100's read rate, against 74 % with
+ * the 16 copies that leave two blocks; bench/RESULTS.md, session 20). */
+enum { PLAIN_FLAT = 1, PLAIN_ROWS = 2 };
+
+int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_plan_t &plan, int walk,
+             int optin)
 {
-    if (walk != W_FLAT_CHANNELS || job.dtype != IMGHIST_U8 || !job.natural || job.stride != 256 ||
+    if ((walk != W_FLAT_CHANNELS && (walk != W_GENERAL || band.mask != nullptr)) ||
+        job.dtype != IMGHIST_U8 || job.channels < 2 || !job.natural || job.stride != 256 ||
         plan.store != IH_WIDE_S32) {
         return 0;
     }
@@ -1638,7 +1675,16 @@ int plain_of(const ih_hist_job &job, ih_wide_plan_t &plan, int walk, int optin)
         plan.copies = 32;
         plan.smem = smem;
     }
-    return plan.copies == 32;
+    return plan.copies != 32 ? 0 : walk == W_FLAT_CHANNELS ? PLAIN_FLAT : PLAIN_ROWS;
+}
+
+/* The plain layout's kernel (plain: plain_of's answer). */
+wide_fn plain_kernel(int plain, bool batch)
+{
+    if (batch) {
+        return plain == PLAIN_FLAT ? u8_channels_kernel<true, false> : u8_channels_kernel<true, true>;
+    }
+    return plain == PLAIN_FLAT ? u8_channels_kernel<false, false> : u8_channels_kernel<false, true>;
 }
 
 /* The geometry of `rows` rows from base (flat: one run of bytes). */
@@ -1710,10 +1756,10 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     if (e != cudaSuccess) {
         return e;
     }
-    const int plain = plain_of(job, plan, walk, optin);
+    const int plain = plain_of(band, job, plan, walk, optin);
     job_args(band, job, plan, target, a); /* again: the plan may have changed */
     a.phys = phys_of(job, plan.store, a.copies);
-    const wide_fn fn = plain ? u8_channels_kernel<false> : pick(job, plan, walk, 0);
+    const wide_fn fn = plain ? plain_kernel(plain, false) : pick(job, plan, walk, 0);
     size_t smem = plan.smem;
     /* The natural 16-bit histogram, flat: room for the split layouts where
      * the device has it (192 KiB: Hopper, not the A100's 163). */
@@ -1811,8 +1857,8 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
             return launch_tiny(fn, a, smem, count, sms, stream);
         }
     }
-    const int plain = plain_of(job, plan, walk, optin);
-    const wide_fn fn = plain ? u8_channels_kernel<true> : pick(job, plan, walk, 1);
+    const int plain = plain_of(band, job, plan, walk, optin);
+    const wide_fn fn = plain ? plain_kernel(plain, true) : pick(job, plan, walk, 1);
     /* Occupancy at the plan's shared memory; fewer copies below only lower
      * what a block takes (under the attribute this sets). */
     if ((e = resident_blocks(fn, plan.threads, plan.smem, per_sm)) != cudaSuccess) {

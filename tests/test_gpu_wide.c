@@ -692,6 +692,36 @@ static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, si
     CUDA_OK(cudaFree(dev));
 }
 
+/* 8-bit channels with one bin per value in rows that are not one flat run
+ * (padded rows, unaligned starts: a crop), large enough for many blocks, one
+ * image and a batch (the plain layout's row walk). */
+static void test_channel_rows(void **state)
+{
+    (void)state;
+    unsigned cases = 0;
+    for (uint32_t ch = 2; ch <= 4; ch++) {
+        for (int i = 0; i < (quick ? 2 : 6); i++) {
+            imghist_histspec s = {0, 0, 0, i % 3 == 2 ? IMGHIST_ACCUMULATE : 0};
+            const uint32_t w = 601 + tu_below(&rng, 700), h = 50 + tu_below(&rng, 300);
+            const size_t pad = i == 0 ? 0 : tu_below(&rng, 40);
+            const size_t off = i == 0 ? 1 + tu_below(&rng, 15) : tu_below(&rng, 16);
+            img_t im = make_image(IMGHIST_U8, w, h, ch, pad, off, &s, 256,
+                                  i == 1 ? FILL_CONSTANT : FILL_MIXED);
+            compare(&im, NULL, &s, DEV_DEV, "8-bit channels in rows");
+            compare(&im, NULL, &s, DEV_HOST, "8-bit channels in rows");
+            free_image(&im);
+            cases += 2;
+        }
+        const imghist_histspec n = {0, 0, 0, 0};
+        check_batch(IMGHIST_U8, 500 + tu_below(&rng, 300), 100 + tu_below(&rng, 100), ch,
+                    2 + tu_below(&rng, 5), L_PITCHED, &n, (int)tu_below(&rng, 2), FILL_MIXED);
+        check_batch(IMGHIST_U8, 20 + tu_below(&rng, 30), 10 + tu_below(&rng, 30), ch,
+                    300 + tu_below(&rng, 300), L_PITCHED, &n, (int)tu_below(&rng, 2), FILL_MIXED);
+        cases += 2;
+    }
+    printf("channel rows: %u comparisons\n", cases);
+}
+
 /* Every type x binning x channel count x flags x layout: tiny images (one
  * warp each), small ones (one block each, which stores its counts), larger
  * ones (several blocks an image, adding), S16 and global stores (2^20
@@ -799,7 +829,7 @@ int main(void)
     tu_seed(&rng, tu_fresh_seed("test_gpu_wide"));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid),        cmocka_unit_test(test_flat),
-        cmocka_unit_test(test_unaligned),
+        cmocka_unit_test(test_unaligned),   cmocka_unit_test(test_channel_rows),
         cmocka_unit_test(test_tiny_shapes), cmocka_unit_test(test_edges_exact),
         cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_split_layouts),
         cmocka_unit_test(test_host_bands),
