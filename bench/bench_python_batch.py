@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Batches beyond the 8-bit, 256-bin, one-channel histogram through the
 Python package, on GPU tensors: float images into bins over a range, RGB
-per channel, 8-bit into fewer bins, 16-bit into 4096 bins. Each against
+per channel, 8-bit into fewer bins, 16-bit into 4096 bins, masked 8-bit
+and float batches (a mask an image). Each against
 PyTorch's batched idiom (one bincount over image-offset bins, checked equal
 bit for bit), torch.histc image by image where it applies, and the read
 ceiling of the same bytes (a CuPy 16-byte read kernel), all in one run.
@@ -169,6 +170,21 @@ def main():
                 return cupy.bincount(b.ravel(), minlength=n * 4096).reshape(n, 4096)
             case("u16 4096 bins", x, lambda: imghist.histogram(xc, 4096, (0, 65536)),
                  [("cupy bincount", peer, True)])
+
+    # 5. Masked batches (0.3.8: one call; before, one call per image): 8-bit
+    #    and float images, a mask an image, against bincount of the masked
+    #    samples (boolean indexing, then offset bins).
+    for n, h, w in ([(8, 64, 64)] if q else [(256, 224, 224), (4096, 32, 32)]):
+        x = torch.randint(0, 256, (n, h, w), generator=gen, device=dev, dtype=torch.uint8)
+        m = torch.rand((n, h, w), generator=gen, device=dev) < 0.6
+        off = offsets(n, 256, (h, w))
+        case("u8 masked", x, lambda: imghist.histogram(x, mask=m),
+             [("torch bincount", lambda: torch.bincount((x.long() + off)[m],
+                                                        minlength=n * 256).view(n, 256), True)])
+        xf = torch.rand((n, h, w), generator=gen, device=dev)
+        case("f32 256 bins [0,1) masked", xf, lambda: imghist.histogram(xf, 256, (0.0, 1.0), mask=m),
+             [("torch bincount", lambda: torch.bincount(((xf * 256).long() + off)[m],
+                                                        minlength=n * 256).view(n, 256), True)])
 
     if args.json:
         with open(args.json, "w") as f:

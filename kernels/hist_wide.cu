@@ -102,6 +102,7 @@ struct Args {
      * stores all its counters (added to the target's with `accumulate`). */
     long long img_stride;
     int own, accumulate;
+    long long mask_img_stride; /* batch kernels with a mask: image y's at mask + y * this */
 };
 
 __device__ __forceinline__ uint32_t swz(uint32_t s)
@@ -368,11 +369,14 @@ template <int STORE> __device__ __forceinline__ void block_end(const Args &a, ui
     }
 }
 
-/* A batch block: its image's data and counts. */
+/* A batch block: its image's data, mask and counts. */
 __device__ __forceinline__ void batch_image(Args &a)
 {
     a.g.base += (long long)blockIdx.y * a.img_stride;
     a.target += (size_t)blockIdx.y * a.len;
+    if (a.mask != nullptr) {
+        a.mask += (long long)blockIdx.y * a.mask_img_stride;
+    }
 }
 
 /* A batch block that owns its image: every one of its counters into the
@@ -1801,7 +1805,7 @@ bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
 {
     const size_t size = ih_dtype_size(job.dtype);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
-    if (plan.store == IH_WIDE_S16 || band.mask != nullptr || img_stride % 16 != 0 ||
+    if (plan.store == IH_WIDE_S16 || img_stride % 16 != 0 ||
         (((uintptr_t)band.base | band.pitch) & (size - 1)) != 0 || row_bytes == 0) {
         return false;
     }
@@ -1831,9 +1835,9 @@ cudaError_t launch_tiny(tiny_fn fn, const Args &a, size_t smem, size_t count, in
 } // namespace
 
 cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long long img_stride,
-                                 const ih_hist_job &job, const ih_wide_plan_t &plan_in,
-                                 uint64_t tiny_bytes, unsigned long long *target,
-                                 cudaStream_t stream)
+                                 long long mask_stride, const ih_hist_job &job,
+                                 const ih_wide_plan_t &plan_in, uint64_t tiny_bytes,
+                                 unsigned long long *target, cudaStream_t stream)
 {
     const size_t size = ih_dtype_size(job.dtype);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
@@ -1892,6 +1896,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     job_args(band, job, plan, target, a);
     a.phys = phys_of(job, plan.store, a.copies);
     a.img_stride = img_stride;
+    a.mask_img_stride = mask_stride;
     a.own = gx == 1 && plan.store == IH_WIDE_S32;
     a.accumulate = job.accumulate;
     if (!a.own && !job.accumulate) {
@@ -1905,6 +1910,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
         set_geom(a, band.base + (long long)y0 * img_stride, band.pitch, row_bytes, band.rows,
                  flat);
         a.target = target + y0 * job.len;
+        a.mask = band.mask != nullptr ? band.mask + (long long)y0 * mask_stride : nullptr;
         fn<<<dim3((unsigned)gx, n), plan.threads, plan.smem, stream>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) {
             return e;

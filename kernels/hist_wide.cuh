@@ -49,22 +49,24 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
                            const ih_wide_plan_t &plan, unsigned long long *target,
                            cudaStream_t stream);
 
-/* Whether `count` images of band's shape (no mask), img_stride bytes apart,
- * go in one launch (ih_wide_launch_batch): a stride that is a multiple of 16
- * bytes, samples on their own alignment, a store with batch kernels (not
- * S16), and each image under IH_MAX_GRANULES granules. */
+/* Whether `count` images of band's shape (and masks of its mask's, if any),
+ * img_stride bytes apart, go in one launch (ih_wide_launch_batch): a stride
+ * that is a multiple of 16 bytes, samples on their own alignment, a store
+ * with batch kernels (not S16), and each image under IH_MAX_GRANULES
+ * granules. */
 bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
                        const ih_wide_plan_t &plan, long long img_stride);
 
 /* The counts of count images (ih_wide_batchable), image i's job.len counters
  * at target + i * job.len: written, or added to with job.accumulate (the
- * target needs no zeroing). Packed images of at most tiny_bytes bytes go one
- * warp an image where the job allows (a lean kind, no outlier counters, few
- * counters). Only enqueues work on stream. */
+ * target needs no zeroing); with band.mask, image i's mask at band.mask + i
+ * * mask_stride (any stride, 0 too). Packed unmasked images of at most
+ * tiny_bytes bytes go one warp an image where the job allows (a lean kind,
+ * no outlier counters, few counters). Only enqueues work on stream. */
 cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long long img_stride,
-                                 const ih_hist_job &job, const ih_wide_plan_t &plan,
-                                 uint64_t tiny_bytes, unsigned long long *target,
-                                 cudaStream_t stream);
+                                 long long mask_stride, const ih_hist_job &job,
+                                 const ih_wide_plan_t &plan, uint64_t tiny_bytes,
+                                 unsigned long long *target, cudaStream_t stream);
 
 /* Finite min / max of a band where the mask is set, folded into keys[0]
  * (min) and keys[1] (max), order-preserving 32-bit encodings of floats;

@@ -800,6 +800,66 @@ static void test_batch_invalid(void **state)
     imghist_destroy(ctx);
 }
 
+/* Masked batches (0.3.8): what they refuse, and the message naming the mask. */
+static void test_batch_masked_invalid(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    static uint8_t px[3][PITCH * H];
+    static uint8_t mk[3][W * H];
+    imghist_view v[3], m[3];
+    for (int i = 0; i < 3; i++) {
+        memset(mk[i], i == 1 ? 0 : 1, sizeof mk[i]);
+        v[i] = u8_view(px[i], W, H, PITCH);
+        m[i] = u8_view(mk[i], W, H, W);
+    }
+    static uint64_t h[3 * 256];
+    const imghist_counts out = host_counts(h, 3 * 256);
+    EXPECT(ctx, imghist_histogram_batch_masked(ctx, v, m, 3, NULL, &out), IMGHIST_OK);
+    /* image 1's mask is all zero: nothing counted there, the rest whole */
+    uint64_t sum[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        for (int b = 0; b < 256; b++) sum[i] += h[i * 256 + b];
+    }
+    assert_true(sum[0] == (uint64_t)W * H && sum[1] == 0 && sum[2] == (uint64_t)W * H);
+    EXPECT(ctx, imghist_histogram_batch_masked(ctx, v, NULL, 3, NULL, &out),
+           IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "masks are NULL"));
+    imghist_view bad[3] = {m[0], m[1], m[2]};
+    bad[2].width = W - 1;
+    EXPECT(ctx, imghist_histogram_batch_masked(ctx, v, bad, 3, NULL, &out),
+           IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "batch mask 2: mask is"));
+    bad[2] = m[2];
+    bad[1].dtype = IMGHIST_U16;
+    EXPECT(ctx, imghist_histogram_batch_masked(ctx, v, bad, 3, NULL, &out),
+           IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "batch mask 1"));
+    bad[1] = m[1];
+    bad[0].data = NULL;
+    EXPECT(ctx, imghist_histogram_batch_masked(ctx, v, bad, 3, NULL, &out),
+           IMGHIST_E_INVALID_ARG);
+    /* strided: a mask, its stride (0: one for all), the address space */
+    EXPECT(ctx, imghist_histogram_strided_masked(ctx, &v[0], 3, PITCH * H, &m[0], 0, NULL, &out),
+           IMGHIST_OK);
+    for (int i = 0; i < 3; i++) {
+        uint64_t s = 0;
+        for (int b = 0; b < 256; b++) s += h[i * 256 + b];
+        assert_true(s == (uint64_t)W * H);
+    }
+    EXPECT(ctx, imghist_histogram_strided_masked(ctx, &v[0], 3, PITCH * H, NULL, 0, NULL, &out),
+           IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "mask is NULL"));
+    EXPECT(ctx, imghist_histogram_strided_masked(ctx, &v[0], 3, PITCH * H, &bad[0], 0, NULL,
+                                                 &out),
+           IMGHIST_E_INVALID_ARG);
+    EXPECT(ctx, imghist_histogram_strided_masked(ctx, &v[0], 3, PITCH * H, &m[0], PTRDIFF_MIN,
+                                                 NULL, &out),
+           IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "the masks"));
+    imghist_destroy(ctx);
+}
+
 /* Images of different sizes and pitches: the batch equals one call each. */
 static void test_batch_equals_single(void **state)
 {
@@ -1586,6 +1646,7 @@ int main(void)
         cmocka_unit_test(test_histogram_specs),
         cmocka_unit_test(test_accumulate),
         cmocka_unit_test(test_batch_invalid),
+        cmocka_unit_test(test_batch_masked_invalid),
         cmocka_unit_test(test_batch_equals_single),
         cmocka_unit_test(test_batch_many_images),
         cmocka_unit_test(test_histogram_strided),

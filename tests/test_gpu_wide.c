@@ -601,9 +601,11 @@ static const char *layout_name[N_LAYOUTS] = {"packed tensor",    "pitched tensor
  * batch's counts on the GPU (device or host counts) against the CPU's single
  * calls, image by image; with IMGHIST_ACCUMULATE both start from the same
  * random counts. */
-static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, size_t n,
-                        enum layout lay, const imghist_histspec *spec, int dev_counts,
-                        enum fill f)
+/* masked: 0 none, 1 a mask an image (rows of w + 0..5 bytes, each mask 3
+ * bytes after the last), 2 one mask for all (stride 0). */
+static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, size_t n,
+                               enum layout lay, const imghist_histspec *spec, int dev_counts,
+                               enum fill f, int masked)
 {
     const uint32_t bins = (uint32_t)imghist_bins(spec, t);
     const size_t row = (size_t)w * ch * dsize(t);
@@ -640,6 +642,25 @@ static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, si
         dv[i].data = dev + at;
         dv[i].mem = IMGHIST_MEM_DEVICE;
     }
+    const size_t mpitch = w + tu_below(&rng, 6), mimg = masked == 1 ? mpitch * h + 3 : 0;
+    const size_t mbytes = masked ? mimg * n + mpitch * h : 1;
+    uint8_t *mhost = malloc(mbytes), *mdev = NULL;
+    imghist_view *hm = malloc(n * sizeof *hm), *dm = malloc(n * sizeof *dm);
+    assert_true(mhost != NULL && hm != NULL && dm != NULL);
+    for (size_t i = 0; i < mbytes; i++) {
+        mhost[i] = (uint8_t)(tu_below(&rng, 3) ? 1 + tu_below(&rng, 255) : 0);
+    }
+    CUDA_OK(cudaMalloc((void **)&mdev, mbytes));
+    CUDA_OK(cudaMemcpy(mdev, mhost, mbytes, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize());
+    for (size_t i = 0; i < n; i++) {
+        const imghist_view m = {mhost + i * mimg, IMGHIST_U8, IMGHIST_MEM_HOST,
+                                hv[i].width, hv[i].height, mpitch, 1};
+        hm[i] = m;
+        dm[i] = m;
+        dm[i].data = mdev + i * mimg;
+        dm[i].mem = IMGHIST_MEM_DEVICE;
+    }
     const size_t len = imghist_counts_len(spec, t, ch);
     uint64_t *want = malloc(n * len * 8), *got = malloc((n * len + 1) * 8);
     assert_true(want != NULL && got != NULL);
@@ -650,7 +671,7 @@ static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, si
     got[n * len] = 0x5a5a5a5a5a5a5a5aull;
     for (size_t i = 0; i < n; i++) {
         const imghist_counts c = {want + i * len, len, IMGHIST_MEM_HOST};
-        IH_OK(cpu, imghist_histogram(cpu, &hv[i], NULL, spec, &c));
+        IH_OK(cpu, imghist_histogram(cpu, &hv[i], masked ? &hm[i] : NULL, spec, &c));
     }
     uint64_t *d = NULL;
     imghist_counts gc = {got, n * len, IMGHIST_MEM_HOST};
@@ -664,9 +685,12 @@ static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, si
     const int strided = lay <= L_BACKWARDS;
     if (strided) {
         const ptrdiff_t stride = lay == L_BACKWARDS ? -(ptrdiff_t)img : (ptrdiff_t)img;
-        IH_OK(gpu, imghist_histogram_strided(gpu, &dv[0], n, stride, spec, &gc));
+        IH_OK(gpu, masked ? imghist_histogram_strided_masked(gpu, &dv[0], n, stride, &dm[0],
+                                                             (ptrdiff_t)mimg, spec, &gc)
+                          : imghist_histogram_strided(gpu, &dv[0], n, stride, spec, &gc));
     } else {
-        IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, spec, &gc));
+        IH_OK(gpu, masked ? imghist_histogram_batch_masked(gpu, dv, dm, n, spec, &gc)
+                          : imghist_histogram_batch(gpu, dv, n, spec, &gc));
     }
     gpu_sync();
     if (dev_counts) {
@@ -675,9 +699,9 @@ static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, si
     }
     for (size_t i = 0; i < n * len; i++) {
         if (got[i] != want[i]) {
-            fail_msg("batch (%s, %s counts; %s %ux%u x%u ch, %zu images, bins %u [%g, %g) flags "
-                     "%u): image %zu counter %zu of %zu: GPU %llu, CPU %llu",
-                     layout_name[lay], dev_counts ? "device" : "host",
+            fail_msg("batch (%s, mask %d, %s counts; %s %ux%u x%u ch, %zu images, bins %u [%g, "
+                     "%g) flags %u): image %zu counter %zu of %zu: GPU %llu, CPU %llu",
+                     layout_name[lay], masked, dev_counts ? "device" : "host",
                      t == IMGHIST_U8 ? "u8" : t == IMGHIST_U16 ? "u16" : "f32", w, h, ch, n,
                      spec->bins, spec->lo, spec->hi, spec->flags, i / len, i % len, len,
                      (unsigned long long)got[i], (unsigned long long)want[i]);
@@ -689,7 +713,18 @@ static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, si
     free(hv);
     free(dv);
     free(host);
+    free(hm);
+    free(dm);
+    free(mhost);
     CUDA_OK(cudaFree(dev));
+    CUDA_OK(cudaFree(mdev));
+}
+
+static void check_batch(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, size_t n,
+                        enum layout lay, const imghist_histspec *spec, int dev_counts,
+                        enum fill f)
+{
+    check_batch_masked(t, w, h, ch, n, lay, spec, dev_counts, f, 0);
 }
 
 /* 8-bit channels with one bin per value in rows that are not one flat run
@@ -750,7 +785,11 @@ static void test_batches(void **state)
                     }
                     check_batch(t, w, h, ch, n, (enum layout)lay, &s, (int)tu_below(&rng, 2),
                                 tu_below(&rng, 8) == 0 ? FILL_CONSTANT : FILL_MIXED);
-                    cases++;
+                    /* and masked (0.3.8): a mask an image, or one for all */
+                    check_batch_masked(t, w, h, ch, n, (enum layout)lay, &s,
+                                       (int)tu_below(&rng, 2), FILL_MIXED,
+                                       1 + (int)tu_below(&rng, 2));
+                    cases += 2;
                 }
             }
         }

@@ -256,8 +256,8 @@ static void test_every_type_and_binning(void **state)
 }
 
 /* Batches of every job on the CPU backend (the images across its threads):
- * each image against the reference, as views and as a strided batch, then
- * accumulated. */
+ * each image against the reference, as views and as a strided batch, without
+ * masks, with a mask an image and with one mask for all, then accumulated. */
 static void test_batch_every_job(void **state)
 {
     (void)state;
@@ -282,31 +282,63 @@ static void test_batch_every_job(void **state)
             const size_t len = imghist_counts_len(&spec, sc->t, ch);
             uint64_t *want = malloc(n * len * sizeof *want);
             uint64_t *got = malloc((n * len + 1) * sizeof *got);
-            imghist_view *v = malloc(n * sizeof *v);
-            assert_true(want && got && v);
+            imghist_view *v = malloc(n * sizeof *v), *mv = malloc(n * sizeof *mv);
+            /* Masks w bytes a row, each image's 3 bytes after the last's end. */
+            const size_t mimg = (size_t)w * h + 3;
+            uint8_t *mbuf = malloc(mimg * n);
+            assert_true(want && got && v && mv && mbuf);
+            for (size_t k = 0; k < mimg * n; k++) {
+                mbuf[k] = (uint8_t)(tu_below(&rng, 3) ? tu_below(&rng, 256) : 0);
+            }
             for (size_t k = 0; k < n; k++) {
                 const imghist_view vk = {buf + k * img, sc->t, IMGHIST_MEM_HOST, w, h, pitch, ch};
                 v[k] = vk;
-                ref_hist(&v[k], NULL, &rs, want + k * len);
             }
-            for (int strided = 0; strided < 2; strided++) {
-                for (size_t k = 0; k <= n * len; k++) got[k] = 0x5a5a5a5a5a5aULL;
-                const imghist_counts out = {got, n * len, IMGHIST_MEM_HOST};
-                EXPECT(ctx,
-                       strided ? imghist_histogram_strided(ctx, &v[0], n, (ptrdiff_t)img, &spec, &out)
-                               : imghist_histogram_batch(ctx, v, n, &spec, &out),
-                       IMGHIST_OK);
-                assert_int_equal(got[n * len], 0x5a5a5a5a5a5aULL);
-                for (size_t k = 0; k < n * len; k++) {
-                    if (got[k] != want[k]) {
-                        fail_msg("batch (%s, %d threads): type %d, %u bins over [%g, %g), %u "
-                                 "channels, flags %u: image %zu counter %zu is %llu, the "
-                                 "reference says %llu",
-                                 strided ? "strided" : "views", threads[t], (int)sc->t, rs.bins,
-                                 rs.lo, rs.hi, ch, flags, k / len, k % len,
-                                 (unsigned long long)got[k], (unsigned long long)want[k]);
+            for (int masked = 0; masked < 3; masked++) { /* none, one an image, one for all */
+                const size_t mstride = masked == 1 ? mimg : 0;
+                for (size_t k = 0; k < n; k++) {
+                    const imghist_view mk = {mbuf + k * mstride, IMGHIST_U8, IMGHIST_MEM_HOST,
+                                             w, h, w, 1};
+                    mv[k] = mk;
+                    ref_hist(&v[k], masked ? mbuf + k * mstride : NULL, &rs, want + k * len);
+                }
+                for (int strided = 0; strided < 2; strided++) {
+                    for (size_t k = 0; k <= n * len; k++) got[k] = 0x5a5a5a5a5a5aULL;
+                    const imghist_counts out = {got, n * len, IMGHIST_MEM_HOST};
+                    imghist_status st;
+                    if (masked) {
+                        st = strided ? imghist_histogram_strided_masked(ctx, &v[0], n,
+                                                                        (ptrdiff_t)img, &mv[0],
+                                                                        (ptrdiff_t)mstride, &spec,
+                                                                        &out)
+                                     : imghist_histogram_batch_masked(ctx, v, mv, n, &spec, &out);
+                    } else {
+                        st = strided ? imghist_histogram_strided(ctx, &v[0], n, (ptrdiff_t)img,
+                                                                 &spec, &out)
+                                     : imghist_histogram_batch(ctx, v, n, &spec, &out);
+                    }
+                    EXPECT(ctx, st, IMGHIST_OK);
+                    assert_int_equal(got[n * len], 0x5a5a5a5a5a5aULL);
+                    for (size_t k = 0; k < n * len; k++) {
+                        if (got[k] != want[k]) {
+                            fail_msg("batch (%s, mask %d, %d threads): type %d, %u bins over "
+                                     "[%g, %g), %u channels, flags %u: image %zu counter %zu "
+                                     "is %llu, the reference says %llu",
+                                     strided ? "strided" : "views", masked, threads[t],
+                                     (int)sc->t, rs.bins, rs.lo, rs.hi, ch, flags, k / len,
+                                     k % len, (unsigned long long)got[k],
+                                     (unsigned long long)want[k]);
+                        }
                     }
                 }
+            }
+            /* Unmasked again, for the accumulation below. */
+            for (size_t k = 0; k < n; k++) {
+                ref_hist(&v[k], NULL, &rs, want + k * len);
+            }
+            {
+                const imghist_counts out = {got, n * len, IMGHIST_MEM_HOST};
+                EXPECT(ctx, imghist_histogram_batch(ctx, v, n, &spec, &out), IMGHIST_OK);
             }
             const imghist_histspec acc = {sc->bins, sc->lo, sc->hi, flags | IMGHIST_ACCUMULATE};
             const imghist_counts out = {got, n * len, IMGHIST_MEM_HOST};
@@ -317,6 +349,8 @@ static void test_batch_every_job(void **state)
             free(want);
             free(got);
             free(v);
+            free(mv);
+            free(mbuf);
             free(buf);
         }
         imghist_destroy(ctx);

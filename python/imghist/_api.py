@@ -283,8 +283,8 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
     [v - 0.5, v + 0.5]); finding that range waits for the GPU.
 
     mask: uint8 or bool of shape (H, W), or the batch's (N, H, W), in x's
-    memory: only pixels where it is not 0 are counted (a batch with a mask
-    is one call per image).
+    memory: only pixels where it is not 0 are counted (a batch with its masks
+    is one call, 0.3.8).
 
     outliers=True returns (counts, extra): extra[..., 0:3] are the samples
     below lo (-inf too), above hi (+inf too) and NaN; both are views of one
@@ -345,6 +345,22 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
             v = _views(ctx, "src", a, lead, lst, H, W, C, pitch)
             ctx.check(L.lib.imghist_histogram_batch(ctx.ptr, v.ctypes.data, n_img, spec_a,
                                                     ctx.counts_a))
+        elif L.HAVE_MASKED_BATCH:
+            # One call: an image's mask beside it (one mask for all: stride 0).
+            ma, ml = mlay
+            stride = _stride(lead, lst)
+            mstride = _stride(lead, ml[2]) if ml[1] else 0
+            if stride is not None and mstride is not None:
+                _set_view(ctx.src, a.ptr, a, H, W, C, pitch)
+                _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
+                ctx.check(L.lib.imghist_histogram_strided_masked(
+                    ctx.ptr, ctx.src_a, n_img, stride, ctx.mask_a, mstride, spec_a,
+                    ctx.counts_a))
+            else:
+                v = _views(ctx, "src", a, lead, lst, H, W, C, pitch)
+                mv = _mask_views(ma, lead, ml, n_img, H, W)
+                ctx.check(L.lib.imghist_histogram_batch_masked(
+                    ctx.ptr, v.ctypes.data, mv.ctypes.data, n_img, spec_a, ctx.counts_a))
         else:
             _masked_loop(ctx, a, lay, mlay, C * per, out)
     out = A.result(a, out)
@@ -386,6 +402,21 @@ def _plain_equalize(x, p, method: int):
     L.VIEW_PACK.pack_into(ctx.dst, 0, A.pointer(kind, out), dt, _DEVICE, W, H, pitch, 1)
     ctx.check(L.lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, None))
     return out
+
+
+def _mask_views(ma: A.Arr, lead, ml, n_img: int, H: int, W: int):
+    """A host array of imghist_view, the mask of each image of the batch (the
+    same one for every image when the mask is (H, W))."""
+    off = _offsets(lead, ml[2]) if ml[1] else np.zeros(n_img, np.int64)
+    v = np.zeros(n_img, _VIEW_DT)
+    v["data"] = (off + ma.ptr).astype(np.uint64)
+    v["dtype"] = L.U8
+    v["mem"] = ma.mem
+    v["width"] = W
+    v["height"] = H
+    v["pitch"] = ml[6]
+    v["channels"] = 1
+    return v
 
 
 def _masked_loop(ctx, a, lay, mlay, per_image, out):

@@ -150,6 +150,9 @@ _optional = {
     "imghist_histogram_strided": (_i, [_p, _p, ctypes.c_size_t, ctypes.c_ssize_t, _p, _p]),
     "imghist_equalize_strided": (_i, [_p, _p, ctypes.c_ssize_t, _p, ctypes.c_ssize_t,
                                       ctypes.c_size_t, _p]),
+    "imghist_histogram_batch_masked": (_i, [_p, _p, _p, ctypes.c_size_t, _p, _p]),
+    "imghist_histogram_strided_masked": (_i, [_p, _p, ctypes.c_size_t, ctypes.c_ssize_t, _p,
+                                              ctypes.c_ssize_t, _p, _p]),
 }
 for _name, (_res, _args) in _sigs.items():
     _f = getattr(lib, _name)
@@ -168,6 +171,7 @@ HAVE_MATCH = hasattr(lib, "imghist_match_lut")
 HAVE_CLAHE = hasattr(lib, "imghist_clahe")
 HAVE_TRUNCATED = hasattr(lib, "imghist_image_flags")
 HAVE_STRIDED = hasattr(lib, "imghist_equalize_strided")  # 0.3.6
+HAVE_MASKED_BATCH = hasattr(lib, "imghist_histogram_strided_masked")  # 0.3.8
 
 version_string = lib.imghist_version_string().decode()
 

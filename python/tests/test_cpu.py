@@ -190,6 +190,34 @@ def test_masks(rng):
         imghist.histogram(x, mask=m.astype(np.float32))
 
 
+def test_masked_batches(rng):
+    # A batch with its masks is one call (0.3.8): tensors (strided), layouts
+    # that are not one stride apart (views), channels, 16-bit and floats.
+    b4 = u8(rng, 2, 3, 40, 30)[:, ::2]  # lead (2, 2): not one stride
+    m4 = rng.random((2, 3, 40, 30)) < 0.4
+    m4s = m4[:, ::2]
+    h = imghist.histogram(b4, mask=m4s)
+    for i in range(2):
+        for j in range(2):
+            np.testing.assert_array_equal(h[i, j], ref.natural(b4[i, j][m4s[i, j]], 256))
+    c = u8(rng, 5, 30, 20, 3)
+    mc = rng.random((5, 30, 20)) < 0.6
+    hc = imghist.histogram(c, mask=mc, channels=True)
+    for i in range(5):
+        for k in range(3):
+            np.testing.assert_array_equal(hc[i, k], ref.natural(c[i, :, :, k][mc[i]], 256))
+    w = rng.integers(0, 65536, (4, 33, 17), dtype=np.uint16)
+    mw = rng.random((33, 17)) < 0.5  # one mask for all
+    hw = imghist.histogram(w, 100, (0, 65536), mask=mw)
+    for i in range(4):
+        np.testing.assert_array_equal(hw[i], np.histogram(w[i][mw], 100, (0, 65536))[0])
+    f = rng.random((3, 25, 25), dtype=np.float32)
+    mf = rng.random((3, 25, 25)) < 0.5
+    hf = imghist.histogram(f, 10, (0, 1), mask=mf)
+    for i in range(3):
+        np.testing.assert_array_equal(hf[i], np.histogram(f[i][mf[i]], 10, (0, 1))[0])
+
+
 def test_errors(rng):
     with pytest.raises(TypeError, match="int32"):
         imghist.histogram(np.zeros((4, 4), np.int32))

@@ -167,6 +167,24 @@ def test_histogram_batch_channels_masks(xp, rng):
     dm = xp.dev(m.astype(np.uint8))
     same(xp, imghist.histogram(db[0], mask=dm), imghist.histogram(b[0], mask=m))
     same(xp, imghist.histogram(db, mask=dm), imghist.histogram(b, mask=m))
+    # a mask an image, one call (0.3.8); channels; floats; a layout of views
+    mb = rng.random((16, 64, 48)) < 0.5
+    dmb = xp.dev(mb.astype(np.uint8))
+    same(xp, imghist.histogram(db, mask=dmb), imghist.histogram(b, mask=mb))
+    same(xp, imghist.histogram(db, 16, (0, 128), mask=dmb),
+         imghist.histogram(b, 16, (0, 128), mask=mb))
+    mc = rng.random((4, 30, 20)) < 0.5
+    same(xp, imghist.histogram(xp.dev(c), channels=True, mask=xp.dev(mc.astype(np.uint8))),
+         imghist.histogram(c, channels=True, mask=mc))
+    f = rng.random((6, 40, 40), dtype=np.float32)
+    mf = rng.random((6, 40, 40)) < 0.5
+    same(xp, imghist.histogram(xp.dev(f), 32, (0, 1), mask=xp.dev(mf.astype(np.uint8))),
+         imghist.histogram(f, 32, (0, 1), mask=mf))
+    b4 = b.reshape(4, 4, 64, 48)[:, ::2]
+    m4 = mb.reshape(4, 4, 64, 48)[:, ::2]
+    same(xp, imghist.histogram(xp.dev(b.reshape(4, 4, 64, 48))[:, ::2],
+                               mask=xp.dev(mb.astype(np.uint8).reshape(4, 4, 64, 48))[:, ::2]),
+         imghist.histogram(b4, mask=m4))
     with pytest.raises(ValueError, match="memory"):
         imghist.histogram(db[0], mask=m)
     with pytest.raises(ValueError, match="GPU"):

@@ -32,15 +32,19 @@ struct ih_backend_ops {
                                 const imghist_counts *out);
     /* Views of one sample type and channel count (any job), in the memory the
      * backend takes for batches (CPU: host; CUDA: device; the core runs other
-     * batches image by image through histogram); image i's counters at
-     * out->data + i * job->len, written or, with job->accumulate, added to. */
-    imghist_status (*histogram_batch)(imghist_ctx *ctx, const imghist_view *src, size_t count,
+     * batches image by image through histogram), masks NULL or one a view
+     * (checked against its image); image i's counters at out->data + i *
+     * job->len, written or, with job->accumulate, added to. */
+    imghist_status (*histogram_batch)(imghist_ctx *ctx, const imghist_view *src,
+                                      const imghist_view *masks, size_t count,
                                       const ih_hist_job *job, const imghist_counts *out);
-    /* The same batch as count images of first's shape, `stride` bytes apart
-     * (the core checked first and that the last lies in the address space),
-     * device memory only. NULL: the core makes the views. */
+    /* The same batch as count images of first's shape, `stride` bytes apart,
+     * and mask NULL or count masks of its shape, mask_stride bytes apart (the
+     * core checked first and mask, and that the last of each lies in the
+     * address space), device memory only. NULL: the core makes the views. */
     imghist_status (*histogram_strided)(imghist_ctx *ctx, const imghist_view *first,
-                                        size_t count, ptrdiff_t stride, const ih_hist_job *job,
+                                        const imghist_view *mask, size_t count, ptrdiff_t stride,
+                                        ptrdiff_t mask_stride, const ih_hist_job *job,
                                         const imghist_counts *out);
     /* Finite min and max over every channel where mask is non-zero; *found = 0
      * when there is no finite sample. Host doubles; synchronous. */

@@ -137,31 +137,66 @@ static imghist_status batch_job(imghist_ctx *ctx, const imghist_view *v0, size_t
     return st;
 }
 
-/* A checked batch of views: the backend's batch (device views on the GPU,
- * host views on the CPU, the images across its threads), else image by
- * image, each with the fallback of a single call. */
-static imghist_status run_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
-                                const ih_hist_job *job, const imghist_counts *out)
+/* A checked batch of views (masks: NULL or one a view): the backend's batch
+ * (device views on the GPU, host views on the CPU, the images across its
+ * threads), else image by image, each with the fallback of a single call. */
+static imghist_status run_batch(imghist_ctx *ctx, const imghist_view *src,
+                                const imghist_view *masks, size_t count, const ih_hist_job *job,
+                                const imghist_counts *out)
 {
     const bool batch_mem = src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory;
     if (batch_mem && ctx->ops->histogram_batch != NULL) {
-        return ctx->ops->histogram_batch(ctx, src, count, job, out);
+        return ctx->ops->histogram_batch(ctx, src, masks, count, job, out);
     }
     imghist_status st = IMGHIST_OK;
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
         imghist_counts one = *out;
         one.data = out->data + i * job->len;
         one.len = job->len;
-        st = dispatch_histogram(ctx, &src[i], NULL, job, &one);
+        st = dispatch_histogram(ctx, &src[i], masks != NULL ? &masks[i] : NULL, job, &one);
     }
     return st;
 }
 
-imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
-                                       const imghist_histspec *spec, const imghist_counts *out)
+/* Mask i of a batch against its image (the view checks as ih_check_mask's,
+ * the image's number in the message). */
+static imghist_status check_batch_mask(imghist_ctx *ctx, const imghist_view *masks,
+                                       const imghist_view *src, size_t i)
+{
+    if (i > 0 && same_shape(&masks[i], &masks[0]) && masks[i].width == src[i].width &&
+        masks[i].height == src[i].height && masks[i].mem == src[i].mem) {
+        return IMGHIST_OK; /* mask 0's checks, which it passed */
+    }
+    const imghist_status st = ih_check_mask(ctx, &masks[i], &src[i]);
+    if (st != IMGHIST_OK) {
+        char why[160];
+        snprintf(why, sizeof why, "%s", imghist_last_error(ctx));
+        return ih_fail(ctx, st, "batch mask %zu: %s", i, why);
+    }
+    return IMGHIST_OK;
+}
+
+/* A masked call's refusal of a NULL mask argument (what: the message). */
+static imghist_status refuse_null(imghist_ctx *ctx, const char *what)
+{
+    const imghist_status st = ih_begin(ctx);
+    return st != IMGHIST_OK ? st : ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%s", what);
+}
+
+/* imghist_histogram_batch and imghist_histogram_batch_masked (masks NULL
+ * for none). */
+static imghist_status batch_views(imghist_ctx *ctx, const imghist_view *src,
+                                  const imghist_view *masks, size_t count,
+                                  const imghist_histspec *spec, const imghist_counts *out)
 {
     imghist_status st = begin_batch(ctx, src != NULL, count);
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+        if (masks != NULL) {
+            st = check_batch_mask(ctx, masks, src, i);
+            if (st != IMGHIST_OK) {
+                break;
+            }
+        }
         if (i > 0 && same_shape(&src[i], &src[0])) {
             continue;
         }
@@ -184,32 +219,81 @@ imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src
     }
     ih_hist_job job;
     if (st == IMGHIST_OK) st = batch_job(ctx, &src[0], count, spec, out, &job);
-    return st == IMGHIST_OK ? run_batch(ctx, src, count, &job, out) : st;
+    return st == IMGHIST_OK ? run_batch(ctx, src, masks, count, &job, out) : st;
 }
 
-imghist_status imghist_histogram_strided(imghist_ctx *ctx, const imghist_view *first,
-                                         size_t count, ptrdiff_t stride,
-                                         const imghist_histspec *spec, const imghist_counts *out)
+imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
+                                       const imghist_histspec *spec, const imghist_counts *out)
+{
+    return batch_views(ctx, src, NULL, count, spec, out);
+}
+
+imghist_status imghist_histogram_batch_masked(imghist_ctx *ctx, const imghist_view *src,
+                                              const imghist_view *masks, size_t count,
+                                              const imghist_histspec *spec,
+                                              const imghist_counts *out)
+{
+    if (masks == NULL) {
+        return refuse_null(ctx, "the batch's masks are NULL");
+    }
+    return batch_views(ctx, src, masks, count, spec, out);
+}
+
+/* imghist_histogram_strided and imghist_histogram_strided_masked (mask NULL
+ * for none). */
+static imghist_status batch_strided(imghist_ctx *ctx, const imghist_view *first, size_t count,
+                                    ptrdiff_t stride, const imghist_view *mask,
+                                    ptrdiff_t mask_stride, const imghist_histspec *spec,
+                                    const imghist_counts *out)
 {
     imghist_status st = begin_batch(ctx, first != NULL, count);
     if (st == IMGHIST_OK) st = ih_check_source(ctx, first, "batch image");
     if (st == IMGHIST_OK) st = check_stride(ctx, first, count, stride, "the batch");
+    if (st == IMGHIST_OK && mask != NULL) {
+        st = ih_check_mask(ctx, mask, first);
+        if (st == IMGHIST_OK) st = check_stride(ctx, mask, count, mask_stride, "the masks");
+    }
     ih_hist_job job;
     if (st == IMGHIST_OK) st = batch_job(ctx, first, count, spec, out, &job);
     if (st != IMGHIST_OK) {
         return st;
     }
     if (first->mem == IMGHIST_MEM_DEVICE && ctx->ops->histogram_strided != NULL) {
-        return ctx->ops->histogram_strided(ctx, first, count, stride, &job, out);
+        return ctx->ops->histogram_strided(ctx, first, mask, count, stride, mask_stride, &job,
+                                           out);
     }
-    /* Its views, checked already: every one is first's shape. */
+    /* Its views, checked already: every one is first's shape (and every
+     * mask mask's). */
     imghist_view *v = ih_strided_views(first, count, stride);
-    if (v == NULL) {
+    imghist_view *m = mask != NULL ? ih_strided_views(mask, count, mask_stride) : NULL;
+    if (v == NULL || (mask != NULL && m == NULL)) {
+        free(v);
+        free(m);
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", count);
     }
-    st = run_batch(ctx, v, count, &job, out);
+    st = run_batch(ctx, v, m, count, &job, out);
     free(v);
+    free(m);
     return st;
+}
+
+imghist_status imghist_histogram_strided(imghist_ctx *ctx, const imghist_view *first,
+                                         size_t count, ptrdiff_t stride,
+                                         const imghist_histspec *spec, const imghist_counts *out)
+{
+    return batch_strided(ctx, first, count, stride, NULL, 0, spec, out);
+}
+
+imghist_status imghist_histogram_strided_masked(imghist_ctx *ctx, const imghist_view *first,
+                                                size_t count, ptrdiff_t stride,
+                                                const imghist_view *mask, ptrdiff_t mask_stride,
+                                                const imghist_histspec *spec,
+                                                const imghist_counts *out)
+{
+    if (mask == NULL) {
+        return refuse_null(ctx, "the batch's mask is NULL");
+    }
+    return batch_strided(ctx, first, count, stride, mask, mask_stride, spec, out);
 }
 
 imghist_status imghist_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,

@@ -662,6 +662,7 @@ static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *s
  * time when there are many (fewer claims of the shared counter). */
 typedef struct hist_batch {
     const imghist_view *src;
+    const imghist_view *masks; /* NULL, or one a view */
     const ih_hist_job *job;
     const uint32_t *slot;  /* integer samples: value -> counter (NULL: none needed) */
     uint64_t *out;         /* job->len host counters per image */
@@ -697,8 +698,9 @@ static void *hist_batch_worker(void *arg)
             uint64_t *o = b->out + i * len;
             uint64_t *c = own != NULL ? own : o;
             cx.src = s;
+            cx.mask = b->masks != NULL ? &b->masks[i] : NULL;
             band_work w = {&cx, 0, s->height, c, 0.0, 0.0, 0};
-            if (job->natural && job->dtype == IMGHIST_U8 && job->channels == 1) {
+            if (job->natural && job->dtype == IMGHIST_U8 && job->channels == 1 && cx.mask == NULL) {
                 ih_cpu_hist_u8(s->data, s->pitch, s->width, s->height, c); /* writes all 256 */
             } else {
                 memset(c, 0, len * sizeof *c);
@@ -714,7 +716,8 @@ static void *hist_batch_worker(void *arg)
 }
 
 /* Images across the threads as cpu_equalize_batch spreads them, any job. */
-static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
+static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *src,
+                                          const imghist_view *masks, size_t count,
                                           const ih_hist_job *job, const imghist_counts *out)
 {
     const uint64_t n = batch_threads(ctx, src, count);
@@ -722,12 +725,12 @@ static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *
         imghist_status st = IMGHIST_OK;
         for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
             const imghist_counts one = {out->data + i * job->len, job->len, IMGHIST_MEM_HOST};
-            st = cpu_histogram(ctx, &src[i], NULL, job, &one);
+            st = cpu_histogram(ctx, &src[i], masks != NULL ? &masks[i] : NULL, job, &one);
         }
         return st;
     }
     uint32_t *slot = NULL;
-    if (!table_free(job, NULL)) {
+    if (!table_free(job, masks)) {
         slot = slot_table(ctx, job);
         if (slot == NULL && job->dtype != IMGHIST_F32) {
             return IMGHIST_E_NOMEM;
@@ -743,7 +746,8 @@ static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *
         }
     }
     const size_t per = count / (n * 64);
-    hist_batch b = {src, job, slot, out->data, own, count, per > 16 ? 16 : per > 0 ? per : 1, 0, 0};
+    hist_batch b = {src,   masks, job, slot, out->data, own,
+                    count, per > 16 ? 16 : per > 0 ? per : 1, 0, 0};
     run_workers(n, hist_batch_worker, &b);
     free(own);
     free(slot);

@@ -273,23 +273,24 @@ static imghist_status cuda_equalize_batch(imghist_ctx *ctx, const imghist_view *
 }
 
 static imghist_status cuda_histogram_batch(imghist_ctx *ctx, const imghist_view *src,
-                                           size_t count, const ih_hist_job *job,
-                                           const imghist_counts *out)
+                                           const imghist_view *masks, size_t count,
+                                           const ih_hist_job *job, const imghist_counts *out)
 {
     IH_ON_DEVICE(ctx);
-    if (!u8_path(&src[0], NULL, job) || job->outliers) {
-        return ih_cuda_hist_wide_batch(ctx, src, count, job, out);
+    if (masks != NULL || !u8_path(&src[0], NULL, job) || job->outliers) {
+        return ih_cuda_hist_wide_batch(ctx, src, masks, count, job, out);
     }
     return ih_cuda_hist_batch_device(ctx, src, count, job, out);
 }
 
 static imghist_status cuda_histogram_strided(imghist_ctx *ctx, const imghist_view *first,
-                                             size_t count, ptrdiff_t stride,
+                                             const imghist_view *mask, size_t count,
+                                             ptrdiff_t stride, ptrdiff_t mask_stride,
                                              const ih_hist_job *job, const imghist_counts *out)
 {
     IH_ON_DEVICE(ctx);
-    if (!u8_path(first, NULL, job) || job->outliers) {
-        return ih_cuda_hist_wide_strided(ctx, first, count, stride, job, out);
+    if (mask != NULL || !u8_path(first, NULL, job) || job->outliers) {
+        return ih_cuda_hist_wide_strided(ctx, first, mask, count, stride, mask_stride, job, out);
     }
     return ih_cuda_hist_strided(ctx, first, count, stride, job, out);
 }

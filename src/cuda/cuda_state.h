@@ -284,13 +284,17 @@ imghist_status ih_cuda_equalize_host(imghist_ctx *ctx, const imghist_view *src,
 imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_view *mask, const ih_hist_job *job,
                                  const imghist_counts *out);
-/* Batches of device views of those jobs (as views, or as count images of
- * first's shape `stride` bytes apart): one launch for a tensor, else one per
- * image; image i's counters at out->data + i * job->len. */
-imghist_status ih_cuda_hist_wide_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
+/* Batches of device views of those jobs (as views with masks NULL or one a
+ * view, or as count images of first's shape `stride` bytes apart with mask
+ * NULL or count masks of its shape mask_stride bytes apart): one launch for
+ * a tensor, else one per image; image i's counters at out->data + i *
+ * job->len. */
+imghist_status ih_cuda_hist_wide_batch(imghist_ctx *ctx, const imghist_view *src,
+                                       const imghist_view *masks, size_t count,
                                        const ih_hist_job *job, const imghist_counts *out);
 imghist_status ih_cuda_hist_wide_strided(imghist_ctx *ctx, const imghist_view *first,
-                                         size_t count, ptrdiff_t stride, const ih_hist_job *job,
+                                         const imghist_view *mask, size_t count, ptrdiff_t stride,
+                                         ptrdiff_t mask_stride, const ih_hist_job *job,
                                          const imghist_counts *out);
 imghist_status ih_cuda_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
                              double *lo, double *hi, int *found);

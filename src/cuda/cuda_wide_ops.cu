@@ -283,15 +283,35 @@ imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
     return deliver(ctx, job->len, job->accumulate, out, st, host_src);
 }
 
+/* Whether count mask views are of one shape, each a fixed number of bytes
+ * (*stride, any, 0 too) after the one before. */
+static bool uniform_masks(const imghist_view *m, size_t count, long long *stride)
+{
+    const uintptr_t m0 = (uintptr_t)m[0].data;
+    const uintptr_t ms = count > 1 ? (uintptr_t)m[1].data - m0 : 0;
+    uintptr_t at = m0;
+    for (size_t i = 0; i < count; i++, at += ms) {
+        if ((uintptr_t)m[i].data != at || m[i].pitch != m[0].pitch) {
+            return false; /* the sizes are the images' (checked) */
+        }
+    }
+    *stride = (long long)(intptr_t)ms;
+    return true;
+}
+
 /*
- * A batch of device images, as views (views != NULL) or as count images of
- * first's shape `stride` bytes apart: one launch for a tensor whose kernels
- * take batches (ih_wide_batchable), else a launch per image; one target for
- * all their counts either way, and one copy back for host counts.
+ * A batch of device images, as views (views != NULL, masks NULL or one a
+ * view) or as count images of first's shape `stride` bytes apart (mask NULL
+ * or count masks of its shape mask_stride bytes apart): one launch for a
+ * tensor whose kernels take batches (ih_wide_batchable), else a launch per
+ * image; one target for all their counts either way, and one copy back for
+ * host counts.
  */
 static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
-                                 const imghist_view *first, size_t count, long long stride,
-                                 const ih_hist_job *job_in, const imghist_counts *out)
+                                 const imghist_view *masks, const imghist_view *first,
+                                 const imghist_view *mask, size_t count, long long stride,
+                                 long long mask_stride, const ih_hist_job *job_in,
+                                 const imghist_counts *out)
 {
     ih_cuda_state *s = ih_cuda(ctx);
     ih_hist_job job = *job_in;
@@ -304,10 +324,12 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
                 ih_wide_plan(&job, s->sm_count, (int)ctx->params.hist_blocks_per_sm, &plan));
     bool tensor = views == NULL;
     if (!tensor) {
-        tensor = ih_uniform_views(views, NULL, count, &stride, NULL);
+        tensor = ih_uniform_views(views, NULL, count, &stride, NULL) &&
+                 (masks == NULL || uniform_masks(masks, count, &mask_stride));
         first = &views[0];
+        mask = masks;
     }
-    const ih_wide_band band = band_of(first, NULL);
+    const ih_wide_band band = band_of(first, mask);
     const bool one = tensor && ih_wide_batchable(band, job, plan, stride);
     unsigned long long *target = NULL;
     /* One launch zeroes what it needs itself. */
@@ -317,16 +339,20 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     }
     if (one) {
         const cudaError_t e =
-            ih_wide_launch_batch(band, count, stride, job, plan, ih_tiny_limit(ctx), target,
-                                 s->stream);
+            ih_wide_launch_batch(band, count, stride, mask_stride, job, plan, ih_tiny_limit(ctx),
+                                 target, s->stream);
         st = e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "histogram launch", e);
     }
     for (size_t i = 0; !one && i < count && st == IMGHIST_OK; i++) {
         ih_wide_band b = band;
         if (views != NULL) {
-            b = band_of(&views[i], NULL);
+            b = band_of(&views[i], masks != NULL ? &masks[i] : NULL);
         } else {
             b.base = (const uint8_t *)((uintptr_t)first->data + (uintptr_t)i * (uintptr_t)stride);
+            if (mask != NULL) {
+                b.mask = (const uint8_t *)((uintptr_t)mask->data +
+                                           (uintptr_t)i * (uintptr_t)mask_stride);
+            }
         }
         const cudaError_t e = ih_wide_launch(b, job, plan, target + i * job.len, s->stream);
         st = e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "histogram launch", e);
@@ -334,17 +360,20 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     return deliver(ctx, n, job_in->accumulate, out, st, 0);
 }
 
-imghist_status ih_cuda_hist_wide_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
+imghist_status ih_cuda_hist_wide_batch(imghist_ctx *ctx, const imghist_view *src,
+                                       const imghist_view *masks, size_t count,
                                        const ih_hist_job *job, const imghist_counts *out)
 {
-    return wide_batch(ctx, src, NULL, count, 0, job, out);
+    return wide_batch(ctx, src, masks, NULL, NULL, count, 0, 0, job, out);
 }
 
 imghist_status ih_cuda_hist_wide_strided(imghist_ctx *ctx, const imghist_view *first,
-                                         size_t count, ptrdiff_t stride, const ih_hist_job *job,
+                                         const imghist_view *mask, size_t count, ptrdiff_t stride,
+                                         ptrdiff_t mask_stride, const ih_hist_job *job,
                                          const imghist_counts *out)
 {
-    return wide_batch(ctx, NULL, first, count, (long long)stride, job, out);
+    return wide_batch(ctx, NULL, NULL, first, mask, count, (long long)stride,
+                      (long long)mask_stride, job, out);
 }
 
 imghist_status ih_cuda_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
