@@ -602,7 +602,8 @@ static const char *layout_name[N_LAYOUTS] = {"packed tensor",    "pitched tensor
  * calls, image by image; with IMGHIST_ACCUMULATE both start from the same
  * random counts. */
 /* masked: 0 none, 1 a mask an image (rows of w + 0..5 bytes, each mask 3
- * bytes after the last), 2 one mask for all (stride 0). */
+ * bytes after the last), 2 one mask for all (stride 0), 3 a packed mask an
+ * image, each on a 16-byte boundary (the flat masked walk). */
 static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, size_t n,
                                enum layout lay, const imghist_histspec *spec, int dev_counts,
                                enum fill f, int masked)
@@ -642,7 +643,8 @@ static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t
         dv[i].data = dev + at;
         dv[i].mem = IMGHIST_MEM_DEVICE;
     }
-    const size_t mpitch = w + tu_below(&rng, 6), mimg = masked == 1 ? mpitch * h + 3 : 0;
+    const size_t mpitch = masked == 3 ? w : w + tu_below(&rng, 6);
+    const size_t mimg = masked == 1 ? mpitch * h + 3 : masked == 3 ? (mpitch * h + 15) / 16 * 16 : 0;
     const size_t mbytes = masked ? mimg * n + mpitch * h : 1;
     uint8_t *mhost = malloc(mbytes), *mdev = NULL;
     imghist_view *hm = malloc(n * sizeof *hm), *dm = malloc(n * sizeof *dm);
@@ -757,6 +759,101 @@ static void test_channel_rows(void **state)
     printf("channel rows: %u comparisons\n", cases);
 }
 
+/* One channel with a packed mask aligned with the image (the lean kernel's
+ * masked walk): every type, lean binnings, one image of one block or many,
+ * one row, odd widths (a partial last granule), masks of random bytes, all
+ * zero and all set; batches of such images. */
+static void test_masked_flat(void **state)
+{
+    (void)state;
+    const imghist_dtype types[3] = {IMGHIST_U8, IMGHIST_U16, IMGHIST_F32};
+    unsigned cases = 0;
+    for (int ti = 0; ti < 3; ti++) {
+        for (int k = 0; k < 2; k++) {
+            const imghist_dtype t = types[ti];
+            imghist_histspec s = spec_for(t, k);
+            const uint32_t bins = (uint32_t)imghist_bins(&s, t);
+            for (int shape = 0; shape < 4; shape++) {
+                const uint32_t w = shape == 0 ? 1 + tu_below(&rng, 3000)
+                                              : 37 + 2 * tu_below(&rng, 500);
+                const uint32_t h = shape == 0 ? 1 : shape == 1 ? 3 + tu_below(&rng, 20)
+                                                               : 100 + tu_below(&rng, 700);
+                img_t im = make_image(t, w, h, 1, 0, 16 * tu_below(&rng, 3), &s, bins,
+                                      shape == 3 ? FILL_CONSTANT : FILL_MIXED);
+                const enum fill mf[3] = {FILL_MASK_RANDOM, FILL_MASK_ZERO, FILL_MASK_ONE};
+                for (int mi = 0; mi < 3; mi++) {
+                    img_t m = make_image(IMGHIST_U8, w, h, 1, 0, 16 * tu_below(&rng, 3), NULL, 0,
+                                         mf[mi]);
+                    imghist_histspec c = s;
+                    c.flags = tu_below(&rng, 2) ? IMGHIST_ACCUMULATE : 0;
+                    compare(&im, &m, &c, DEV_DEV, "flat masked");
+                    compare(&im, &m, &c, DEV_HOST, "flat masked");
+                    free_image(&m);
+                    cases += 2;
+                }
+                free_image(&im);
+            }
+            check_batch_masked(t, 200 + tu_below(&rng, 300), 100 + tu_below(&rng, 100), 1,
+                               2 + tu_below(&rng, 4), L_PACKED, &s, (int)tu_below(&rng, 2),
+                               FILL_MIXED, 3);
+            check_batch_masked(t, 16 + tu_below(&rng, 40), 8 + tu_below(&rng, 30), 1,
+                               300 + tu_below(&rng, 300), L_PACKED, &s, (int)tu_below(&rng, 2),
+                               FILL_MIXED, 3);
+            cases += 2;
+        }
+    }
+    printf("masked flat: %u comparisons\n", cases);
+}
+
+/* A flat image over 4 GiB with rows of an odd number of bytes, with and
+ * without a mask: the lean kernels take it in launches of at most 4 GiB,
+ * each starting on a 16-byte boundary (rows a multiple of 16). Row r holds
+ * the value 13 r mod 256; the mask clears every third row. Skipped in quick
+ * runs and where the GPU has less than 10 GB free. */
+static void test_huge_flat(void **state)
+{
+    (void)state;
+    size_t free_b = 0, total_b = 0;
+    CUDA_OK(cudaMemGetInfo(&free_b, &total_b));
+    if (quick || free_b < ((size_t)10 << 30)) {
+        printf("huge flat: skipped (%s)\n", quick ? "quick" : "less than 10 GB free");
+        return;
+    }
+    const uint32_t w = 65537, h = 65600;
+    const size_t bytes = (size_t)w * h;
+    uint8_t *img = NULL, *mask = NULL;
+    CUDA_OK(cudaMalloc((void **)&img, bytes));
+    CUDA_OK(cudaMalloc((void **)&mask, bytes));
+    for (uint32_t r = 0; r < h; r++) {
+        CUDA_OK(cudaMemsetAsync(img + (size_t)r * w, (int)((13u * r) & 255u), w, 0));
+        CUDA_OK(cudaMemsetAsync(mask + (size_t)r * w, r % 3 == 0 ? 0 : 1, w, 0));
+    }
+    CUDA_OK(cudaDeviceSynchronize());
+    const imghist_view v = {img, IMGHIST_U8, IMGHIST_MEM_DEVICE, w, h, w, 1};
+    const imghist_view m = {mask, IMGHIST_U8, IMGHIST_MEM_DEVICE, w, h, w, 1};
+    const imghist_histspec s = {32, 0, 256, 0}; /* lean, 32-bit counters */
+    uint64_t got[32], want[32];
+    for (int masked = 0; masked < 2; masked++) {
+        memset(want, 0, sizeof want);
+        for (uint32_t r = 0; r < h; r++) {
+            if (!masked || r % 3 != 0) {
+                want[((13u * r) & 255u) >> 3] += w;
+            }
+        }
+        const imghist_counts c = {got, 32, IMGHIST_MEM_HOST};
+        IH_OK(gpu, imghist_histogram(gpu, &v, masked ? &m : NULL, &s, &c));
+        for (int b = 0; b < 32; b++) {
+            if (got[b] != want[b]) {
+                fail_msg("huge flat (%s): bin %d is %llu, want %llu", masked ? "masked" : "plain",
+                         b, (unsigned long long)got[b], (unsigned long long)want[b]);
+            }
+        }
+    }
+    CUDA_OK(cudaFree(img));
+    CUDA_OK(cudaFree(mask));
+    printf("huge flat: 2 comparisons\n");
+}
+
 /* Every type x binning x channel count x flags x layout: tiny images (one
  * warp each), small ones (one block each, which stores its counts), larger
  * ones (several blocks an image, adding), S16 and global stores (2^20
@@ -869,6 +966,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid),        cmocka_unit_test(test_flat),
         cmocka_unit_test(test_unaligned),   cmocka_unit_test(test_channel_rows),
+        cmocka_unit_test(test_masked_flat), cmocka_unit_test(test_huge_flat),
         cmocka_unit_test(test_tiny_shapes), cmocka_unit_test(test_edges_exact),
         cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_split_layouts),
         cmocka_unit_test(test_host_bands),
