@@ -7,7 +7,10 @@
  * flight per thread; a row's edge granules go sample by sample. A packed,
  * 16-byte aligned view without mask or outlier counters goes to the lean
  * kernel instead, which walks it as one flat run of granules (interleaved
- * channels by each sample's place in the run). Where the
+ * channels by each sample's place in the run; one channel with a mask as
+ * packed and aligned, its mask bytes beside each granule: lean_masked_kernel).
+ * 8-bit channels with one bin per value go to u8_channels_kernel (every lane
+ * its own bank, flat or in rows). Where the
  * counters of a job fit in shared memory a block keeps them there:
  *  - S32: 32-bit counters, `copies` copies (lane L adds into copy L % copies,
  *    so that the lanes of a warp spread over more banks). Every increment is
@@ -52,7 +55,7 @@ enum Kind { K_LUT8, K_SHIFT, K_INT, K_FTAB, K_FDBL };
 
 /* How a kernel walks the band: any view (mask, channels: per-sample pixel
  * and channel), one-channel unmasked rows, or one flat run of bytes (of one
- * channel, or of interleaved channels). */
+ * channel, of interleaved channels, or of one channel with a flat mask). */
 enum Walk { W_GENERAL, W_SIMPLE, W_FLAT, W_FLAT_CHANNELS, W_FLAT_MASKED };
 
 /* Threads per block and granules in flight per thread: S16 runs one block

@@ -148,8 +148,8 @@ static size_t round16(size_t n)
 /* The bytes a staged row takes: packed without a mask, so that the band is
  * one flat run for the lean kernels (an RGB row's 3 x width bytes are seldom
  * a multiple of 16, and rows padded to 16 went to the general walk); 16-byte
- * rows beside a mask (the general walk either way), so that the mask's rows
- * after them start aligned. */
+ * rows beside a mask, so that the mask's rows after them start aligned (rows
+ * of a multiple of 16 bytes are then still one flat run). */
 static size_t staging_pitch(const imghist_view *src, const imghist_view *mask)
 {
     const size_t row = (size_t)src->width * (src->channels > 1 ? src->channels : 1) *
