@@ -175,15 +175,22 @@ std::vector<unsigned long long> first_counts(Bench &b, const std::function<void(
 
 /* The CPU backend's counts of device view v (its `bytes` copied down). */
 void cpu_counts(Bench &b, const imghist_view &v, size_t bytes, const imghist_histspec &spec,
-                std::vector<unsigned long long> &want)
+                std::vector<unsigned long long> &want, const imghist_view *mask = nullptr,
+                size_t mask_bytes = 0)
 {
-    std::vector<uint8_t> host(bytes);
+    std::vector<uint8_t> host(bytes), mhost(mask_bytes);
     CUDA_CHECK(cudaMemcpy(host.data(), v.data, bytes, cudaMemcpyDeviceToHost));
-    imghist_view hv = v;
+    imghist_view hv = v, hm = {};
     hv.data = host.data();
     hv.mem = IMGHIST_MEM_HOST;
+    if (mask != nullptr) {
+        CUDA_CHECK(cudaMemcpy(mhost.data(), mask->data, mask_bytes, cudaMemcpyDeviceToHost));
+        hm = *mask;
+        hm.data = mhost.data();
+        hm.mem = IMGHIST_MEM_HOST;
+    }
     const imghist_counts hc = {(uint64_t *)want.data(), want.size(), IMGHIST_MEM_HOST};
-    if (imghist_histogram(b.cpu, &hv, NULL, &spec, &hc) != IMGHIST_OK) {
+    if (imghist_histogram(b.cpu, &hv, mask != nullptr ? &hm : NULL, &spec, &hc) != IMGHIST_OK) {
         fprintf(stderr, "CPU: %s\n", imghist_last_error(b.cpu));
         exit(1);
     }
@@ -310,10 +317,13 @@ cudaError_t cub_multi(Bench &b, const T *d, size_t pixels, int bins, L lo, L hi,
  * bins: U8 (p: Uniform, random bytes; Constant, the 16-bit word 12345
  * repeated) and F32 (FUniform, over [0, 1)), one packed image (crop: rows
  * of 64 KiB holding 64 KiB - 100 bytes of pixels from byte 3 of each, as a
- * crop of a larger image), against CUB's MultiHistogramEven in the same run;
- * checked against the CPU backend. */
+ * crop of a larger image; masked: with a packed mask, about 3 in 8 of its
+ * bytes 0, and the read ceiling of the image and mask together), against
+ * CUB's MultiHistogramEven (which takes no mask) in the same run; checked
+ * against the CPU backend. */
 template <int CH>
-void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop = false)
+void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop = false,
+                  bool masked = false)
 {
     if (b.only != nullptr && strncmp(label, b.only, strlen(b.only)) != 0) {
         return;
@@ -334,6 +344,15 @@ void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop
     CUDA_CHECK(cudaStreamSynchronize(b.stream));
     uint8_t *base = (uint8_t *)b.d_in + (crop ? 3 * size : 0);
     const imghist_view v = {base, t, IMGHIST_MEM_DEVICE, width, height, pitch, CH};
+    uint8_t *d_mask = nullptr;
+    if (masked) {
+        CUDA_CHECK(cudaMalloc((void **)&d_mask, pixels + 16));
+        fill_u16<<<b.sms * 8, 512, 0, b.stream>>>((uint16_t *)d_mask, (pixels + 1) / 2,
+                                                  Pat::Mult64x8);
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaStreamSynchronize(b.stream));
+    }
+    const imghist_view mv = {d_mask, IMGHIST_U8, IMGHIST_MEM_DEVICE, width, height, width, 1};
     const imghist_histspec spec = {256, 0, t == IMGHIST_U8 ? 256.0 : 1.0, 0};
     const size_t len = imghist_counts_len(&spec, t, CH);
     const imghist_counts out = {(uint64_t *)b.d_counts, len, IMGHIST_MEM_DEVICE};
@@ -341,7 +360,7 @@ void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop
         fprintf(stderr, "set_param: %s\n", imghist_last_error(b.gpu));
         exit(1);
     }
-    const double ceil_ms = b.ceiling_ms(bytes);
+    const double ceil_ms = b.ceiling_ms(bytes + (masked ? pixels : 0));
     auto cub_call = [&] {
         const size_t n = crop ? width : pixels, rows = crop ? height : 0;
         if (t == IMGHIST_U8) {
@@ -353,17 +372,20 @@ void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop
     const double cub_ms = b.time_ms(cub_call);
     bool ok = true;
     auto ih_call = [&] {
-        if (imghist_histogram(b.gpu, &v, NULL, &spec, &out) != IMGHIST_OK) {
+        if (imghist_histogram(b.gpu, &v, masked ? &mv : NULL, &spec, &out) != IMGHIST_OK) {
             fprintf(stderr, "imghist_histogram: %s\n", imghist_last_error(b.gpu));
             ok = false;
         }
     };
     const std::vector<unsigned long long> got = first_counts(b, ih_call, len);
     std::vector<unsigned long long> want(len, 0);
-    cpu_counts(b, v, span, spec, want);
+    cpu_counts(b, v, span, spec, want, masked ? &mv : nullptr, masked ? pixels : 0);
     size_t bad = 0;
     for (size_t i = 0; i < len; i++) bad += got[i] != want[i];
     const double ih_ms = b.time_ms(ih_call);
+    if (d_mask != nullptr) {
+        CUDA_CHECK(cudaFree(d_mask));
+    }
     const bool correct = ok && bad == 0;
     if (!correct) b.failures++;
     printf("| %s | %s | 0 | %.3f | %.3f | %.3f | %.1f %% | %.2fx | %s |\n", label,
@@ -436,6 +458,9 @@ int main(int argc, char **argv)
     }
     run_channels<3>(b, IMGHIST_U8, Pat::Uniform, "u8 RGB crop, 256 bins a channel", true);
     run_channels<4>(b, IMGHIST_U8, Pat::Uniform, "u8 RGBA crop, 256 bins a channel", true);
+    run_channels<3>(b, IMGHIST_U8, Pat::Uniform, "u8 RGB masked, 256 bins a channel", false, true);
+    run_channels<4>(b, IMGHIST_U8, Pat::Uniform, "u8 RGBA masked, 256 bins a channel", false,
+                    true);
     run_channels<3>(b, IMGHIST_F32, Pat::FUniform, "f32 RGB, 256 bins [0,1) a channel");
     printf("\n%s\n", b.failures ? "FAILURES" : "all checks passed");
     imghist_destroy(b.gpu);

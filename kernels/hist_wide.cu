@@ -591,9 +591,19 @@ __device__ __forceinline__ void red_shared(uint32_t addr)
     asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(addr) : "memory");
 }
 
-template <bool ROWS>
+/* The pixel (from the granule's first) of byte j of a granule whose byte 0
+ * is of channel c0, for ch channels (3, else 2 or 4). */
+__device__ __forceinline__ uint32_t pixel_of(uint32_t c0, uint32_t j, uint32_t ch)
+{
+    return ch == 3 ? ((c0 + j) * 11u) >> 5 : (c0 + j) >> (ch >> 1); /* (c0 + j) / 3 below 32 */
+}
+
+/* MASKED: bit k of pix says whether pixel k (from the granule's first) has
+ * a non-zero mask byte; bytes of the others are not counted. */
+template <bool ROWS, bool MASKED = false>
 __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], const Args &a,
-                                                    const uint4 &v, uint32_t c0)
+                                                    const uint4 &v, uint32_t c0,
+                                                    uint32_t pix = 0)
 {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
     const uint32_t col = col4[0];
@@ -603,7 +613,9 @@ __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], c
         const uint32_t base[3] = {col + (c0 << 15), col + (c1 << 15), col + (c2 << 15)};
 #pragma unroll
         for (int j = 0; j < 16; j++) {
-            red_shared(base[j % 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
+            if (!MASKED || ((pix >> pixel_of(c0, (uint32_t)j, 3u)) & 1u) != 0) {
+                red_shared(base[j % 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
+            }
         }
     } else {
         /* byte j of channel (c0 + j) mod 2 or 4: base[j & 3] */
@@ -617,9 +629,31 @@ __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], c
         }
 #pragma unroll
         for (int j = 0; j < 16; j++) {
-            red_shared(base[j & 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
+            if (!MASKED || ((pix >> pixel_of(c0, (uint32_t)j, a.channels)) & 1u) != 0) {
+                red_shared(base[j & 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
+            }
         }
     }
+}
+
+/* The mask bits (u8_channels_granule's pix) of the granule at byte x of row
+ * r, whose byte 0 is of channel c0: the granule touches pixels (x - c0) / ch
+ * to that + (c0 + 15) / ch, at most 9, each a byte of the mask row. */
+__device__ __forceinline__ uint32_t channel_mask_bits(const Args &a, uint32_t r, uint32_t x,
+                                                     uint32_t c0, uint32_t ch)
+{
+    /* (x - c0) is a multiple of ch: for 3, exact division by the inverse */
+    const uint32_t p = ch == 3 ? (x - c0) * 0xaaaaaaabu : x >> (ch >> 1);
+    const uint8_t *m = a.mask + (size_t)r * a.mask_pitch + p;
+    const uint32_t n = pixel_of(c0, 15u, ch) + 1u;
+    uint32_t pix = 0;
+#pragma unroll
+    for (uint32_t k = 0; k < 9; k++) {
+        if (k < n && __ldg(m + k) != 0) {
+            pix |= 1u << k;
+        }
+    }
+    return pix;
 }
 
 /* u8_channels_granule's bases: col4[k] the lane's counter of (channel of
@@ -1268,9 +1302,10 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, sizeof(T)>::n)
  * channel from its place in its row, the bytes at a row's edges one by one
  * (the general walk took a division and a mask test a sample).
  */
-template <bool BATCH, bool ROWS>
+template <bool BATCH, bool ROWS, bool MASKED = false>
 __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_kernel(Args a)
 {
+    static_assert(ROWS || !MASKED, "masks take the row walk");
     if constexpr (BATCH) {
         batch_image(a);
     }
@@ -1290,11 +1325,19 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_ker
         const uint32_t ch = a.channels;
         ih_u8::walk_granules(
             a.g, blockIdx.x, gridDim.x, UINT32_MAX,
-            [&](uint4 v, uint32_t, uint32_t x) {
-                u8_channels_granule<true>(col4, a, v, ch == 3 ? mod3(x) : x & (ch - 1u));
+            [&](uint4 v, uint32_t r, uint32_t x) {
+                const uint32_t c0 = ch == 3 ? mod3(x) : x & (ch - 1u);
+                const uint32_t pix = MASKED ? channel_mask_bits(a, r, x, c0, ch) : 0u;
+                u8_channels_granule<true, MASKED>(col4, a, v, c0, pix);
             },
-            [&](uint32_t b, uint32_t, uint32_t x) {
+            [&](uint32_t b, uint32_t r, uint32_t x) {
                 const uint32_t c = ch == 3 ? mod3(x) : x & (ch - 1u);
+                if (MASKED) {
+                    const uint32_t p = ch == 3 ? (x - c) * 0xaaaaaaabu : x >> (ch >> 1);
+                    if (a.mask[(size_t)r * a.mask_pitch + p] == 0) {
+                        return;
+                    }
+                }
                 red_shared(col4[0] + (c << 15) + (b << 7));
             });
     } else {
@@ -1768,19 +1811,19 @@ int walk_of(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan
 }
 
 /* Whether a launch counts in the plain layout (u8_channels_kernel): 8-bit
- * channels, one bin per value, no mask; PLAIN_FLAT for a flat run (walk),
- * PLAIN_ROWS for rows (the general walk), else 0. Such a plan gets all 32
+ * channels, one bin per value; PLAIN_FLAT for a flat run (walk), PLAIN_ROWS
+ * for rows (the general walk), PLAIN_MASKED for rows with a mask, else 0.
+ * Such a plan gets all 32
  * copies of the counters where they fit a block, even at one block an SM
  * (four channels, 129 KiB: 92-97 % of an H100's read rate, against 74 % with
  * the 16 copies that leave two blocks; bench/RESULTS.md, session 20). */
-enum { PLAIN_FLAT = 1, PLAIN_ROWS = 2 };
+enum { PLAIN_FLAT = 1, PLAIN_ROWS = 2, PLAIN_MASKED = 3 };
 
 int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_plan_t &plan, int walk,
              int optin)
 {
-    if ((walk != W_FLAT_CHANNELS && (walk != W_GENERAL || band.mask != nullptr)) ||
-        job.dtype != IMGHIST_U8 || job.channels < 2 || !job.natural || job.stride != 256 ||
-        plan.store != IH_WIDE_S32) {
+    if ((walk != W_FLAT_CHANNELS && walk != W_GENERAL) || job.dtype != IMGHIST_U8 ||
+        job.channels < 2 || !job.natural || job.stride != 256 || plan.store != IH_WIDE_S32) {
         return 0;
     }
     const size_t smem = 1024 + round_up(job.len, 32) * 4 * 32; /* the table's room, counters */
@@ -1788,16 +1831,23 @@ int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_plan_t &p
         plan.copies = 32;
         plan.smem = smem;
     }
-    return plan.copies != 32 ? 0 : walk == W_FLAT_CHANNELS ? PLAIN_FLAT : PLAIN_ROWS;
+    return plan.copies != 32              ? 0
+           : walk == W_FLAT_CHANNELS      ? PLAIN_FLAT
+           : band.mask != nullptr         ? PLAIN_MASKED
+                                          : PLAIN_ROWS;
 }
 
 /* The plain layout's kernel (plain: plain_of's answer). */
 wide_fn plain_kernel(int plain, bool batch)
 {
     if (batch) {
-        return plain == PLAIN_FLAT ? u8_channels_kernel<true, false> : u8_channels_kernel<true, true>;
+        return plain == PLAIN_FLAT     ? u8_channels_kernel<true, false>
+               : plain == PLAIN_ROWS   ? u8_channels_kernel<true, true>
+                                       : u8_channels_kernel<true, true, true>;
     }
-    return plain == PLAIN_FLAT ? u8_channels_kernel<false, false> : u8_channels_kernel<false, true>;
+    return plain == PLAIN_FLAT     ? u8_channels_kernel<false, false>
+           : plain == PLAIN_ROWS   ? u8_channels_kernel<false, true>
+                                   : u8_channels_kernel<false, true, true>;
 }
 
 /* The geometry of `rows` rows from base (flat: one run of bytes). */

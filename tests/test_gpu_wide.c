@@ -746,15 +746,25 @@ static void test_channel_rows(void **state)
                                   i == 1 ? FILL_CONSTANT : FILL_MIXED);
             compare(&im, NULL, &s, DEV_DEV, "8-bit channels in rows");
             compare(&im, NULL, &s, DEV_HOST, "8-bit channels in rows");
+            /* with a mask (the plain layout's masked row walk): random, of
+             * any pitch and start, and all zero */
+            img_t m = make_image(IMGHIST_U8, w, h, 1, tu_below(&rng, 20), tu_below(&rng, 16),
+                                 NULL, 0, i == 3 ? FILL_MASK_ZERO : FILL_MASK_RANDOM);
+            compare(&im, &m, &s, DEV_DEV, "8-bit channels in rows, masked");
+            compare(&im, &m, &s, DEV_HOST, "8-bit channels in rows, masked");
+            free_image(&m);
             free_image(&im);
-            cases += 2;
+            cases += 4;
         }
         const imghist_histspec n = {0, 0, 0, 0};
         check_batch(IMGHIST_U8, 500 + tu_below(&rng, 300), 100 + tu_below(&rng, 100), ch,
                     2 + tu_below(&rng, 5), L_PITCHED, &n, (int)tu_below(&rng, 2), FILL_MIXED);
         check_batch(IMGHIST_U8, 20 + tu_below(&rng, 30), 10 + tu_below(&rng, 30), ch,
                     300 + tu_below(&rng, 300), L_PITCHED, &n, (int)tu_below(&rng, 2), FILL_MIXED);
-        cases += 2;
+        check_batch_masked(IMGHIST_U8, 300 + tu_below(&rng, 300), 50 + tu_below(&rng, 100), ch,
+                           2 + tu_below(&rng, 5), L_PACKED, &n, (int)tu_below(&rng, 2),
+                           FILL_MIXED, 1 + (int)tu_below(&rng, 3));
+        cases += 3;
     }
     printf("channel rows: %u comparisons\n", cases);
 }
