@@ -557,6 +557,19 @@ static void test_host_bands(void **state)
     /* 8-bit channels, one bin per value, rows of 3 x 301 bytes (not a
      * multiple of 16): staged packed, one flat run (the plain layout), in
      * bands and whole, and beside a mask. */
+    /* one channel with a mask, staged in bands of odd row bytes (the lean
+     * masked walk on each band) */
+    {
+        imghist_histspec n = {32, 0, 256, 0};
+        img_t c = make_image(IMGHIST_U8, 301, 200, 1, 5, 3, &n, 32, FILL_MIXED);
+        img_t cm = make_image(IMGHIST_U8, 301, 200, 1, 2, 1, NULL, 0, FILL_MASK_RANDOM);
+        IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 10000));
+        compare(&c, &cm, &n, HOST_HOST, "one channel staged in bands, masked");
+        IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
+        compare(&c, &cm, &n, HOST_DEV, "one channel staged, masked");
+        free_image(&c);
+        free_image(&cm);
+    }
     for (uint32_t ch = 2; ch <= 4; ch++) {
         imghist_histspec n = {0, 0, 0, 0};
         img_t c = make_image(IMGHIST_U8, 301, 97 + 200 * (ch & 1), ch, 7, 0, &n, 256, FILL_MIXED);
@@ -798,8 +811,10 @@ static void test_masked_flat(void **state)
                     c.flags = tu_below(&rng, 2) ? IMGHIST_ACCUMULATE : 0;
                     compare(&im, &m, &c, DEV_DEV, "flat masked");
                     compare(&im, &m, &c, DEV_HOST, "flat masked");
+                    /* host views: staged packed, the mask's rows after them */
+                    compare(&im, &m, &c, HOST_HOST, "flat masked, staged");
                     free_image(&m);
-                    cases += 2;
+                    cases += 3;
                 }
                 free_image(&im);
             }

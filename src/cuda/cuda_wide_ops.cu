@@ -145,40 +145,51 @@ static size_t round16(size_t n)
     return (n + 15) / 16 * 16;
 }
 
-/* The bytes a staged row takes: packed without a mask, so that the band is
- * one flat run for the lean kernels (an RGB row's 3 x width bytes are seldom
- * a multiple of 16, and rows padded to 16 went to the general walk); 16-byte
- * rows beside a mask, so that the mask's rows after them start aligned (rows
- * of a multiple of 16 bytes are then still one flat run). */
-static size_t staging_pitch(const imghist_view *src, const imghist_view *mask)
+/* The bytes a staged row takes: packed, so that a band is one flat run for
+ * the lean kernels (an RGB row's 3 x width bytes are seldom a multiple of
+ * 16, and rows padded to 16 went to the general walk). A mask's rows follow
+ * the band's, packed too, from the next 16-byte boundary (STAGING_SLACK
+ * bytes more), so that one channel with a mask takes the lean masked walk. */
+static size_t staging_pitch(const imghist_view *src)
 {
-    const size_t row = (size_t)src->width * (src->channels > 1 ? src->channels : 1) *
-                       ih_dtype_size(src->dtype);
-    return mask != NULL ? round16(row) : row;
+    return (size_t)src->width * (src->channels > 1 ? src->channels : 1) *
+           ih_dtype_size(src->dtype);
+}
+
+enum { STAGING_SLACK = 16 };
+
+/* The staged bytes a row of source and mask takes, and the slack a band
+ * needs beyond its rows. */
+static size_t staging_row(const imghist_view *src, const imghist_view *mask, size_t *slack)
+{
+    *slack = mask != NULL ? STAGING_SLACK : 0;
+    return staging_pitch(src) + (mask != NULL ? src->width : 0);
 }
 
 /* Make room for as many rows of source (and mask) as fit, up to the whole
- * image and IMGHIST_P_STAGING_BYTES; IH_E_GPU_OOM when not one row fits. */
-static imghist_status reserve_staging(imghist_ctx *ctx, size_t row_bytes, uint32_t height,
-                                      uint32_t *band)
+ * image and IMGHIST_P_STAGING_BYTES, with `slack` bytes more; IH_E_GPU_OOM
+ * when not one row fits. */
+static imghist_status reserve_staging(imghist_ctx *ctx, size_t row_bytes, size_t slack,
+                                      uint32_t height, uint32_t *band)
 {
     ih_cuda_state *s = ih_cuda(ctx);
-    size_t want = row_bytes * height;
+    size_t want = row_bytes * height + slack;
     const int64_t cap = ctx->params.staging_bytes;
     if (cap > 0 && (uint64_t)cap < want) {
         want = (size_t)cap;
     }
-    want = want < row_bytes ? row_bytes : want;
+    want = want < row_bytes + slack ? row_bytes + slack : want;
     const imghist_status grown = ih_cuda_grow_staging(ctx, (void **)&s->wide_staging,
-                                                       &s->wide_staging_bytes, want, row_bytes);
+                                                       &s->wide_staging_bytes, want,
+                                                       row_bytes + slack);
     if (grown != IMGHIST_OK) {
         return grown;
     }
-    if (s->wide_staging_bytes < row_bytes) {
+    if (s->wide_staging_bytes < row_bytes + slack) {
         return IH_E_GPU_OOM;
     }
     const size_t usable = s->wide_staging_bytes < want ? s->wide_staging_bytes : want;
-    const size_t rows = usable / row_bytes;
+    const size_t rows = (usable - slack) / row_bytes;
     *band = (uint32_t)(rows < height ? rows : height);
     if (*band < height) {
         ih_note(ctx, "the image does not fit in GPU memory: processed in %u bands of %u rows",
@@ -209,8 +220,8 @@ static imghist_status upload_band(imghist_ctx *ctx, const imghist_view *src,
     out->mask = NULL;
     out->mask_pitch = 0;
     if (mask != NULL) {
-        uint8_t *m = s->wide_staging + (size_t)b->rows * spitch;
-        const size_t mpitch = round16(src->width);
+        uint8_t *m = s->wide_staging + round16((size_t)b->rows * spitch);
+        const size_t mpitch = src->width;
         st = ih_cuda_upload_2d(ctx, "mask upload", m, mpitch,
                                (const uint8_t *)mask->data + (size_t)b->row0 * mask->pitch,
                                mask->pitch, src->width, b->rows);
@@ -228,10 +239,11 @@ template <class Fn>
 static imghist_status over_host_bands(imghist_ctx *ctx, const imghist_view *src,
                                       const imghist_view *mask, Fn fn)
 {
-    const size_t spitch = staging_pitch(src, mask);
-    const size_t per_row = spitch + (mask != NULL ? round16(src->width) : 0);
+    const size_t spitch = staging_pitch(src);
+    size_t slack = 0;
+    const size_t per_row = staging_row(src, mask, &slack);
     uint32_t band = 0;
-    imghist_status st = reserve_staging(ctx, per_row, src->height, &band);
+    imghist_status st = reserve_staging(ctx, per_row, slack, src->height, &band);
     if (st != IMGHIST_OK) {
         return st;
     }
@@ -258,10 +270,10 @@ imghist_status ih_cuda_hist_wide(imghist_ctx *ctx, const imghist_view *src,
     unsigned long long *target = NULL;
     if (host_src) {
         /* Staging first: its OOM answer comes before anything is queued. */
-        const size_t spitch = staging_pitch(src, mask);
+        size_t slack = 0;
+        const size_t per_row = staging_row(src, mask, &slack);
         uint32_t band = 0;
-        imghist_status st = reserve_staging(
-            ctx, spitch + (mask != NULL ? round16(src->width) : 0), src->height, &band);
+        imghist_status st = reserve_staging(ctx, per_row, slack, src->height, &band);
         if (st == IH_E_GPU_OOM && oom != IH_E_GPU_OOM) {
             st = ih_fail(ctx, IMGHIST_E_CUDA, "GPU out of memory for staging the image");
         }
