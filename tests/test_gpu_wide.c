@@ -723,6 +723,28 @@ static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t
         }
     }
     assert_true(got[n * len] == 0x5a5a5a5a5a5a5a5aull);
+    if (masked) {
+        /* Host views and masks on the CUDA context (the core's image-by-image
+         * path, each image staged with its mask) against the CPU backend's
+         * batch. */
+        imghist_histspec s2 = *spec;
+        s2.flags &= ~(uint32_t)IMGHIST_ACCUMULATE;
+        uint64_t *hw = malloc(n * len * 8), *hg = malloc(n * len * 8);
+        assert_true(hw != NULL && hg != NULL);
+        const imghist_counts cw = {hw, n * len, IMGHIST_MEM_HOST};
+        const imghist_counts cg = {hg, n * len, IMGHIST_MEM_HOST};
+        IH_OK(cpu, imghist_histogram_batch_masked(cpu, hv, hm, n, &s2, &cw));
+        IH_OK(gpu, imghist_histogram_batch_masked(gpu, hv, hm, n, &s2, &cg));
+        for (size_t i = 0; i < n * len; i++) {
+            if (hg[i] != hw[i]) {
+                fail_msg("host masked batch (%s): image %zu counter %zu: GPU %llu, CPU %llu",
+                         layout_name[lay], i / len, i % len, (unsigned long long)hg[i],
+                         (unsigned long long)hw[i]);
+            }
+        }
+        free(hw);
+        free(hg);
+    }
     free(want);
     free(got);
     free(hv);
