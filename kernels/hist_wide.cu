@@ -598,12 +598,12 @@ __device__ __forceinline__ uint32_t pixel_of(uint32_t c0, uint32_t j, uint32_t c
     return ch == 3 ? ((c0 + j) * 11u) >> 5 : (c0 + j) >> (ch >> 1); /* (c0 + j) / 3 below 32 */
 }
 
-/* MASKED: bit k of pix says whether pixel k (from the granule's first) has
- * a non-zero mask byte; bytes of the others are not counted. */
+/* MASKED: bit j of keep says whether byte j's pixel has a non-zero mask
+ * byte (channel_keep); the other bytes are not counted. */
 template <bool ROWS, bool MASKED = false>
 __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], const Args &a,
                                                     const uint4 &v, uint32_t c0,
-                                                    uint32_t pix = 0)
+                                                    uint32_t keep = 0)
 {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
     const uint32_t col = col4[0];
@@ -613,7 +613,7 @@ __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], c
         const uint32_t base[3] = {col + (c0 << 15), col + (c1 << 15), col + (c2 << 15)};
 #pragma unroll
         for (int j = 0; j < 16; j++) {
-            if (!MASKED || ((pix >> pixel_of(c0, (uint32_t)j, 3u)) & 1u) != 0) {
+            if (!MASKED || ((keep >> j) & 1u) != 0) {
                 red_shared(base[j % 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
             }
         }
@@ -629,16 +629,17 @@ __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], c
         }
 #pragma unroll
         for (int j = 0; j < 16; j++) {
-            if (!MASKED || ((pix >> pixel_of(c0, (uint32_t)j, a.channels)) & 1u) != 0) {
+            if (!MASKED || ((keep >> j) & 1u) != 0) {
                 red_shared(base[j & 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
             }
         }
     }
 }
 
-/* The mask bits (u8_channels_granule's pix) of the granule at byte x of row
- * r, whose byte 0 is of channel c0: the granule touches pixels (x - c0) / ch
- * to that + (c0 + 15) / ch, at most 9, each a byte of the mask row. */
+/* The mask bits of the granule at byte x of row r, whose byte 0 is of
+ * channel c0 (bit k: its k-th pixel's mask byte is not 0): the granule
+ * touches pixels (x - c0) / ch to that + (c0 + 15) / ch, at most 9, each a
+ * byte of the mask row. */
 __device__ __forceinline__ uint32_t channel_mask_bits(const Args &a, uint32_t r, uint32_t x,
                                                      uint32_t c0, uint32_t ch)
 {
@@ -654,6 +655,43 @@ __device__ __forceinline__ uint32_t channel_mask_bits(const Args &a, uint32_t r,
         }
     }
     return pix;
+}
+
+/* The spread tables of channel_keep in shared memory: spread[p] repeats bit
+ * k of p over bits ch k .. ch k + ch - 1; 64 entries for three channels
+ * (six pixels a granule), then 32 for four (five). */
+constexpr uint32_t SPREAD3 = 0, SPREAD4 = 64, SPREAD_WORDS = 96;
+
+__device__ __forceinline__ void spread_tables(uint32_t *t)
+{
+    for (uint32_t i = threadIdx.x; i < SPREAD_WORDS; i += blockDim.x) {
+        const uint32_t ch = i < SPREAD4 ? 3u : 4u, p = i < SPREAD4 ? i : i - SPREAD4;
+        uint32_t w = 0;
+        for (uint32_t k = 0; k * ch < 32; k++) {
+            w |= ((p >> k) & 1u) ? ((1u << ch) - 1u) << (k * ch) : 0u;
+        }
+        t[i] = w;
+    }
+}
+
+/* u8_channels_granule's keep from a granule's mask bits (channel_mask_bits):
+ * bit j for byte j, the pixel (c0 + j) / ch's bit, each pixel's bit spread
+ * over its ch bytes and shifted by the first byte's channel. Two channels by
+ * bit interleaving, three and four through the tables (t). */
+__device__ __forceinline__ uint32_t channel_keep(const uint32_t *t, uint32_t pix, uint32_t c0,
+                                                 uint32_t ch)
+{
+    uint32_t w;
+    if (ch == 2) {
+        w = (pix | (pix << 8)) & 0x00ff00ffu;
+        w = (w | (w << 4)) & 0x0f0f0f0fu;
+        w = (w | (w << 2)) & 0x33333333u;
+        w = (w | (w << 1)) & 0x55555555u;
+        w |= w << 1;
+    } else {
+        w = ch == 3 ? t[SPREAD3 + (pix & 63u)] : t[SPREAD4 + (pix & 31u)];
+    }
+    return w >> c0;
 }
 
 /* u8_channels_granule's bases: col4[k] the lane's counter of (channel of
@@ -1312,6 +1350,12 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_ker
     extern __shared__ __align__(16) unsigned char smem[];
     uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
     uint4 *cnt4 = reinterpret_cast<uint4 *>(cnt);
+    /* MASKED: channel_keep's tables in the table's room before the counters */
+    uint32_t *spread = reinterpret_cast<uint32_t *>(smem);
+    static_assert(SPREAD_WORDS * 4 <= 1024, "the tables fit the room job_args leaves");
+    if constexpr (MASKED) {
+        spread_tables(spread);
+    }
     for (uint32_t i = threadIdx.x; i < a.phys / 4; i += blockDim.x) {
         cnt4[i] = make_uint4(0, 0, 0, 0);
     }
@@ -1327,8 +1371,9 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_ker
             a.g, blockIdx.x, gridDim.x, UINT32_MAX,
             [&](uint4 v, uint32_t r, uint32_t x) {
                 const uint32_t c0 = ch == 3 ? mod3(x) : x & (ch - 1u);
-                const uint32_t pix = MASKED ? channel_mask_bits(a, r, x, c0, ch) : 0u;
-                u8_channels_granule<true, MASKED>(col4, a, v, c0, pix);
+                const uint32_t keep =
+                    MASKED ? channel_keep(spread, channel_mask_bits(a, r, x, c0, ch), c0, ch) : 0u;
+                u8_channels_granule<true, MASKED>(col4, a, v, c0, keep);
             },
             [&](uint32_t b, uint32_t r, uint32_t x) {
                 const uint32_t c = ch == 3 ? mod3(x) : x & (ch - 1u);
