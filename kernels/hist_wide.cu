@@ -1940,10 +1940,10 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     const size_t size = ih_dtype_size(job.dtype);
     ih_wide_plan_t plan = plan_in;
     Args a;
-    job_args(band, job, plan, target, a);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
 
     if (size > 1 && (((uintptr_t)band.base | band.pitch) & (size - 1)) != 0) {
+        job_args(band, job, plan, target, a);
         const uint32_t samples = band.width * job.channels;
         const uint32_t bx = (samples + 255) / 256;
         dim3 grid(bx < 64 ? bx : 64, band.rows < 65535 ? band.rows : 65535);
@@ -1964,8 +1964,8 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     if (e != cudaSuccess) {
         return e;
     }
-    const int plain = plain_of(band, job, plan, walk, optin);
-    job_args(band, job, plan, target, a); /* again: the plan may have changed */
+    const int plain = plain_of(band, job, plan, walk, optin); /* may change the plan */
+    job_args(band, job, plan, target, a);
     a.phys = phys_of(job, plan.store, a.copies);
     const wide_fn fn = plain ? plain_kernel(plain, false) : pick(job, plan, walk, 0);
     size_t smem = plan.smem;

@@ -304,10 +304,6 @@ static void band_hist(band_work *w)
     const ih_hist_job *job = c->job;
     const uint32_t ch = job->channels, width = s->width;
     uint64_t *out = w->counts;
-    if (!table_free(job, c->mask) &&
-        fast_job(job, (uint64_t)width * w->rows) && band_fast(w)) {
-        return;
-    }
     if (table_free(job, c->mask)) {
         if (job->dtype == IMGHIST_U8) {
             ih_cpu_hist_u8(row_of(s, w->row0), s->pitch, width, w->rows, out);
@@ -322,6 +318,9 @@ static void band_hist(band_work *w)
             }
             return;
         }
+    }
+    if (fast_job(job, (uint64_t)width * w->rows) && band_fast(w)) {
+        return;
     }
     for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
         const uint8_t *m = c->mask != NULL ? row_of(c->mask, y) : NULL;
