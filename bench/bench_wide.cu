@@ -34,7 +34,8 @@
 
 namespace {
 
-enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Band16, Band16Hot, Low12, FUniform, FNormal, FConstant };
+enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Band16, Band16Hot, Low12, FUniform, FNormal, FConstant,
+                 FGrid255 };
 
 const char *pat_name(Pat p)
 {
@@ -49,6 +50,7 @@ const char *pat_name(Pat p)
     case Pat::Low12: return "12-bit [0,4096)";
     case Pat::FUniform: return "uniform [0,1)";
     case Pat::FNormal: return "normal(0.5, 0.1)";
+    case Pat::FGrid255: return "8-bit values / 255";
     default: return "constant 0.5";
     }
 }
@@ -93,6 +95,7 @@ __global__ void fill_f32(float *d, size_t n, Pat p)
         switch (p) {
         case Pat::FUniform: v = u1; break;
         case Pat::FNormal: v = 0.5f + 0.1f * sqrtf(-2.0f * logf(u1 + 0x1p-25f)) * cospif(2.0f * u2); break;
+        case Pat::FGrid255: v = (float)(uint32_t)(u2 * 256.0f) / 255.0f; break;
         default: v = 0.5f; break;
         }
         d[i] = v;
@@ -450,6 +453,14 @@ int main(int argc, char **argv)
         for (Pat p : {Pat::FUniform, Pat::FNormal, Pat::FConstant}) {
             run_case(b, IMGHIST_F32, f32_10000, p, bps, "f32, 10000 bins [0,1)");
         }
+    }
+    /* Images converted from 8 bits (k / 255: bins about 16 or 39 apart) and
+     * small bin counts (many copies of the counters). */
+    run_case(b, IMGHIST_F32, f32_10000, Pat::FGrid255, 0, "f32, 10000 bins [0,1)");
+    const imghist_histspec f32_4096 = {4096, 0, 1, 0}, f32_256 = {256, 0, 1, 0};
+    for (Pat p : {Pat::FUniform, Pat::FGrid255}) {
+        run_case(b, IMGHIST_F32, f32_4096, p, 0, "f32, 4096 bins [0,1)");
+        run_case(b, IMGHIST_F32, f32_256, p, 0, "f32, 256 bins [0,1)");
     }
     for (Pat p : {Pat::Uniform, Pat::Constant}) {
         run_channels<3>(b, IMGHIST_U8, p, "u8 RGB, 256 bins a channel");

@@ -32,10 +32,15 @@
  * rest are binned exactly: against a table of the smallest float >= each edge
  * (__double2float_ru of the double edge; for a float v, v >= e <=> v >=
  * ceil_f(e), so the table answers as binning.h's double compares do), or,
- * when the table does not fit, by binning.h itself. The lean kernel compares
- * every sample with the table entry of the edge nearest t instead (eps < 1/2
- * leaves the bin of that edge or the one below), which has no branch.
+ * when the table does not fit, by binning.h itself. The lean kernel's S32
+ * form rounds its estimate to the nearest edge and reads the table only for
+ * samples within a bound of it, and counts in a padded layout whose spare
+ * counters take the samples in no bin, so that no sample branches or tests
+ * (fpad_code); its S16 and channel forms compare every sample with the table
+ * entry of the edge nearest t (eps < 1/2 leaves the bin of that edge or the
+ * one below).
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -49,6 +54,8 @@
 namespace {
 
 constexpr uint32_t NONE = 0xffffffffu;
+/* Bytes before an F32 edge table (a word the padded layout may read below it). */
+constexpr uint32_t TAB_GUARD = 16;
 constexpr unsigned FULL = 0xffffffffu;
 
 enum Kind { K_LUT8, K_SHIFT, K_INT, K_FTAB, K_FDBL };
@@ -99,6 +106,10 @@ struct Args {
      * t = (v - lo_f) * inv_f, trusted where frac(t) is in (eps, 1 - eps). */
     float lo_ru, hi_ru, lo_f, inv_f, eps;
     float c_f;                 /* -lo_f * inv_f rounded: t = fma(v, inv_f, c_f) in the lean kernel */
+    /* F32, the padded layout (fpad_code): u = sat(fma(v, inv_s, c_s)), t = u s_f, an
+     * estimate of v's place among the edges plus 1 within `near` / 2 of it; near >= 1/2
+     * where no such bound holds. */
+    float inv_s, c_s, s_f, near;
     unsigned long long *target;
     /* Batch kernels (BATCH): image blockIdx.y at g.base + y * img_stride,
      * its counts at target + y * len; own: each image has one block, which
@@ -316,7 +327,13 @@ __device__ __forceinline__ void block_begin(const Args &a, uint32_t *lut, float 
         }
     } else if constexpr (KIND == K_FTAB) {
         for (uint32_t i = threadIdx.x; i <= a.bins; i += blockDim.x) {
-            tab[i] = __double2float_ru(ih_edge(&a.bin, i));
+            float e = __double2float_ru(ih_edge(&a.bin, i));
+            if (i == a.bins && a.bin.closed && (double)e == a.bin.hi) {
+                e = nextafterf(e, INFINITY); /* hi itself is in the last bin */
+            }
+            /* -0, not +0: the padded layout reads v - e's sign bit, and -0 -
+             * +0 is -0 (every compare takes the two zeros as equal). */
+            tab[i] = e == 0.0f ? -0.0f : e;
         }
     }
     if constexpr (STORE != IH_WIDE_GLOBAL) {
@@ -422,7 +439,7 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) wide_kernel(Args
     constexpr int NPER = 16 / (int)sizeof(T);
     extern __shared__ __align__(16) unsigned char smem[];
     uint32_t *lut = reinterpret_cast<uint32_t *>(smem);
-    float *tab = reinterpret_cast<float *>(smem);
+    float *tab = reinterpret_cast<float *>(smem + TAB_GUARD);
     uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
     const uint32_t lane = threadIdx.x & 31u;
     block_begin<KIND, STORE>(a, lut, tab, cnt);
@@ -1225,6 +1242,174 @@ template <class Map> __device__ void split_run(uint32_t *cnt, const Args &a, con
     }
 }
 
+/*
+ * F32 samples into 32-bit shared counters, one channel, flat: the padded
+ * layout. Every sample goes to a counter, with no test and no branch. The
+ * sample's code y is its bin + 1 (-1, 0 and bins + 1 for samples in no bin:
+ * the lean kernel keeps no outlier counters, and block ends never read
+ * them), and its counter is word y + floor(y / 32) + 2 of its copy: a word of
+ * padding every 32, so that bins 32 apart sit in different banks.
+ *
+ * The code: u = sat(fma(v, inv_s, c_s)) (.sat clamps to [0, 1] and sends NaN
+ * to 0), t = u S with S = bins + 1, estimates v's place among the edges plus
+ * 1 (t* + 1) within near / 2 for every v in range (the host's bound). Adding
+ * 1.5 2^23 rounds t to its nearest integer e in the low bits of the sum (no
+ * conversion instruction), and d = t - e, exact in one FMA. Where |d| >= near
+ * no edge lies between t and t* + 1, and y = e - [d < 0]; where |d| < near
+ * (about one sample in 200 with 10000 bins) d becomes v minus the table's
+ * smallest float >= edge e - 1, whose sign bit says the same exactly: v <
+ * that float <=> v < the edge (a zero edge is held as -0, since -0 - +0 is
+ * -0; v equal to the entry gives +0 otherwise). Out of range, below lo: e <= 1 and y <= 0
+ * (v < tab[0] where e is 1); at or above hi: e = S and v >= tab[bins] (the
+ * closed end's entry is the float above hi), y = S; NaN: e = 0. The table's
+ * entry -1 (e = 0) is the guard word below it: any value gives y = -1 or 0.
+ * The sum's bits are 0x4b400000 + e, a multiple of 32 plus e, so the bits
+ * less the sign give y + 0x4b400000 and its word with one LEA.HI and one
+ * IMAD, the constants folded into the lane's base. About 12 instructions a
+ * sample, half of them on the FMA pipe, and a table load only near an edge:
+ * the table-for-every-sample form spent about half its shared-memory
+ * wavefronts on those loads, which bound the H200.
+ */
+constexpr float MAGIC = 12582912.0f; /* 1.5 * 2^23 */
+constexpr uint32_t MAGIC_BITS = 0x4b400000u;
+
+/* Word of code y (from MAGIC_BITS + y) in a copy, less the constant
+ * MAGIC_BITS + MAGIC_BITS / 32 - 2 that the lane's base takes off. */
+__device__ __forceinline__ uint32_t fpad_raw_word(uint32_t x)
+{
+    return x + (x >> 5);
+}
+
+/* Word of bin b in a copy. */
+__device__ __forceinline__ uint32_t fpad_word(uint32_t b)
+{
+    return (b + 1u) + ((b + 1u) >> 5) + 2u;
+}
+
+/* MAGIC_BITS + the code of sample f; tab_adj is the table's shared address
+ * less 4 (entry -1) less MAGIC_BITS * 4, so that entry e - 1 is at tab_adj +
+ * 4 x (the sum's bits). */
+__device__ __forceinline__ uint32_t fpad_code(const Args &a, uint32_t tab_adj, float f)
+{
+    float u;
+    asm("fma.rn.sat.f32 %0, %1, %2, %3;" : "=f"(u) : "f"(f), "f"(a.inv_s), "f"(a.c_s));
+    const float v = __fmaf_rn(u, a.s_f, MAGIC);
+    float d = __fmaf_rn(u, a.s_f, -__fsub_rn(v, MAGIC));
+    const uint32_t bits = __float_as_uint(v);
+    if (fabsf(d) < a.near) {
+        float edge;
+        asm("ld.shared.f32 %0, [%1];" : "=f"(edge) : "r"(tab_adj + bits * 4u));
+        d = __fsub_rn(f, edge);
+    }
+    return bits + (uint32_t)(__float_as_int(d) >> 31);
+}
+
+/* One block's share of the flat run into the padded layout. FAST: the
+ * estimate's bound holds (else binning.h's way through lean_bin). */
+template <bool FAST>
+__device__ __forceinline__ void fpad_run(uint32_t *cnt_lane, const Args &a, const uint32_t *lut,
+                                         const float *tab)
+{
+    constexpr int THREADS = Threads<IH_WIDE_S32, 4>::n;
+    constexpr int UNROLL = Threads<IH_WIDE_S32, 4>::unroll;
+    constexpr uint32_t CHUNK = THREADS * UNROLL;
+    const uint32_t cstride = a.copies * 4u;
+    /* The shared addresses with the codes' constants folded in (opaque to
+     * the compiler, which would otherwise add them back one by one). */
+    uint32_t col = (uint32_t)__cvta_generic_to_shared(cnt_lane) -
+                   (MAGIC_BITS + (MAGIC_BITS >> 5) - 2u) * cstride;
+    uint32_t tab_adj = (uint32_t)__cvta_generic_to_shared(tab) - 4u - MAGIC_BITS * 4u;
+    asm("mov.b32 %0, %0;" : "+r"(col));
+    asm("mov.b32 %0, %0;" : "+r"(tab_adj));
+    const auto add = [&](uint32_t x) { red_shared(col + fpad_raw_word(x) * cstride); };
+    const auto sample = [&](float f) {
+        if constexpr (FAST) {
+            add(fpad_code(a, tab_adj, f));
+        } else {
+            uint32_t b;
+            if (lean_bin<K_FTAB, false, float>(a, lut, tab, f, b)) {
+                add(MAGIC_BITS + b + 1u);
+            }
+        }
+    };
+    const auto granule = [&](const uint4 &v) {
+        if constexpr (FAST) {
+            /* All four codes first: the table loads go out together. */
+            const uint32_t x0 = fpad_code(a, tab_adj, __uint_as_float(v.x));
+            const uint32_t x1 = fpad_code(a, tab_adj, __uint_as_float(v.y));
+            const uint32_t x2 = fpad_code(a, tab_adj, __uint_as_float(v.z));
+            const uint32_t x3 = fpad_code(a, tab_adj, __uint_as_float(v.w));
+            add(x0);
+            add(x1);
+            add(x2);
+            add(x3);
+        } else {
+            sample(__uint_as_float(v.x));
+            sample(__uint_as_float(v.y));
+            sample(__uint_as_float(v.z));
+            sample(__uint_as_float(v.w));
+        }
+    };
+    const uint4 *src = reinterpret_cast<const uint4 *>(a.g.base);
+    const uint32_t full = a.flat_full;
+    const uint64_t whole = full / CHUNK * CHUNK; /* granules in whole chunks */
+    const uint64_t step = (uint64_t)gridDim.x * CHUNK;
+    /* Two chunks' registers in turn: the next chunk's loads are in flight
+     * while this one is counted, with no copies between them. */
+    uint4 v0[UNROLL], v1[UNROLL];
+    uint64_t c0 = (uint64_t)blockIdx.x * CHUNK;
+    if (c0 < whole) {
+        load_chunk<THREADS, UNROLL>(src, (uint32_t)c0, v0);
+    }
+    while (c0 < whole) {
+        const uint64_t c1 = c0 + step;
+        if (c1 < whole) {
+            load_chunk<THREADS, UNROLL>(src, (uint32_t)c1, v1);
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            granule(v0[k]);
+        }
+        if (c1 >= whole) {
+            break;
+        }
+        const uint64_t c2 = c1 + step;
+        if (c2 < whole) {
+            load_chunk<THREADS, UNROLL>(src, (uint32_t)c2, v0);
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            granule(v1[k]);
+        }
+        c0 = c2;
+    }
+    /* The last, partial chunk: full granules one by one, then the samples
+     * of a partial last granule, by the last block. */
+    if (blockIdx.x == gridDim.x - 1) {
+        for (uint32_t i = (uint32_t)whole + threadIdx.x; i < full; i += THREADS) {
+            granule(__ldcs(src + i));
+        }
+        for (uint32_t off = full * 16u + threadIdx.x * 4u; off < a.g.width; off += THREADS * 4u) {
+            sample(*reinterpret_cast<const float *>(a.g.base + off));
+        }
+    }
+}
+
+/* The padded layout's counters into the 64-bit target (own: stored, for a
+ * batch block alone on its image), every thread. */
+template <bool OWN> __device__ __forceinline__ void fpad_end(const Args &a, const uint32_t *cnt)
+{
+    __syncthreads();
+    for (uint32_t b = threadIdx.x; b < a.len; b += blockDim.x) {
+        const uint32_t sum = copies_sum(a, cnt, fpad_word(b));
+        if constexpr (OWN) {
+            a.target[b] = (a.accumulate ? a.target[b] : 0ull) + sum;
+        } else if (sum != 0) {
+            atomicAdd(a.target + b, (unsigned long long)sum);
+        }
+    }
+}
+
 template <int KIND, int STORE, typename T, bool BATCH, bool MULTI>
 __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args a)
 {
@@ -1233,11 +1418,24 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
     }
     extern __shared__ __align__(16) unsigned char smem[];
     uint32_t *lut = reinterpret_cast<uint32_t *>(smem);
-    float *tab = reinterpret_cast<float *>(smem);
+    float *tab = reinterpret_cast<float *>(smem + TAB_GUARD);
     uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
     uint32_t *cnt_lane = cnt + ((threadIdx.x & 31u) & (a.copies - 1));
     block_begin<KIND, STORE>(a, lut, tab, cnt);
 
+    if constexpr (KIND == K_FTAB && STORE == IH_WIDE_S32 && !MULTI) {
+        if (a.near < 0.5f) {
+            fpad_run<true>(cnt_lane, a, lut, tab);
+        } else {
+            fpad_run<false>(cnt_lane, a, lut, tab);
+        }
+        if (BATCH && a.own) {
+            fpad_end<true>(a, cnt);
+        } else {
+            fpad_end<false>(a, cnt);
+        }
+        return;
+    }
     if constexpr (KIND == K_SHIFT && STORE == IH_WIDE_S16 && sizeof(T) == 2 && !MULTI) {
         if (a.natural == 2) {
             const uint2 k =
@@ -1295,7 +1493,7 @@ template <int KIND, int STORE, bool BATCH> __device__ __forceinline__ LeanShared
     extern __shared__ __align__(16) unsigned char smem[];
     LeanShared sh;
     sh.lut = reinterpret_cast<uint32_t *>(smem);
-    sh.tab = reinterpret_cast<float *>(smem);
+    sh.tab = reinterpret_cast<float *>(smem + TAB_GUARD);
     sh.cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off);
     sh.cnt_lane = sh.cnt + ((threadIdx.x & 31u) & (a.copies - 1));
     block_begin<KIND, STORE>(a, sh.lut, sh.tab, sh.cnt);
@@ -1430,7 +1628,7 @@ __global__ void __launch_bounds__(TINY_WARPS * 32) tiny_kernel(Args a, uint32_t 
     constexpr int UNROLL = 4;
     extern __shared__ __align__(16) unsigned char smem[];
     uint32_t *lut = reinterpret_cast<uint32_t *>(smem);
-    float *tab = reinterpret_cast<float *>(smem);
+    float *tab = reinterpret_cast<float *>(smem + TAB_GUARD);
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const uint32_t words = (a.len + 31u) & ~31u;
     uint32_t *cnt = reinterpret_cast<uint32_t *>(smem + a.cnt_off) + warp * words;
@@ -1668,6 +1866,20 @@ size_t round_up(size_t n, size_t m)
     return (n + m - 1) / m * m;
 }
 
+/* Counter words of one S32 copy: F32 jobs take the padded layout's (code
+ * bins + 1's word the last; see fpad_code), the others one word a counter. */
+size_t s32_words(const ih_hist_job &job)
+{
+    const size_t len = job.len;
+    return job.dtype == IMGHIST_F32 ? round_up(len + 4 + (len + 1) / 32, 32) : round_up(len, 32);
+}
+
+/* Bytes of an F32 edge table (entries 0..bins) and the guard word below it. */
+size_t tab_bytes(const ih_hist_job &job)
+{
+    return TAB_GUARD + round_up(((size_t)job.bin.bins + 1) * 4, 16);
+}
+
 int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
 {
     return v < lo ? lo : v > hi ? hi : v;
@@ -1711,6 +1923,23 @@ void float_estimate(const ih_binning &b, Args &a)
      * of c_f (u |lo| inv, inside the subtraction's term u mag inv above), of
      * inv_f (u t) and of the result (u t), so eps bounds it as well. */
     a.c_f = (float)(-(double)a.lo_f * (double)a.inv_f);
+    /* The padded layout's t = u S, u = sat(fma(v, inv_s, c_s)), S = bins + 1,
+     * against t* + 1 = (v - lo) inv + 1: the rounding of u (S u / 2 once
+     * scaled), of inv_s (u |v| inv <= u mag inv), of c_s (u (1 + |lo| inv))
+     * and the double edges' and constants' own (2^-48 mag inv). near is
+     * twice that plus 2^-20; t below 2^22 keeps the rounding by 1.5 2^23
+     * exact. */
+    const double S = (double)b.bins + 1.0;
+    const double inv_s = b.inv / S, c_s = (1.0 - b.lo * b.inv) / S;
+    a.inv_s = (float)inv_s;
+    a.c_s = (float)c_s;
+    a.s_f = (float)S;
+    const double bound2 = ldexp(S + 1.0 + mag * b.inv + fabs(b.lo) * b.inv, -24) +
+                          ldexp(mag * b.inv, -48);
+    const double near = 2.0 * bound2 + ldexp(1.0, -20);
+    const bool fast = isfinite(near) && near <= 0.25 && S < (double)(1u << 22) &&
+                      isfinite(a.c_s) && isfinite(a.inv_s) && a.inv_s >= FLT_MIN;
+    a.near = fast ? (float)near : 2.0f;
 }
 
 } // namespace
@@ -1728,8 +1957,8 @@ cudaError_t ih_wide_plan(const ih_hist_job *job, int sm_count, int blocks_per_sm
     }
     const size_t len = job->len;
     const size_t lut = job->dtype == IMGHIST_U8 ? 1024 : 0;
-    const size_t tab = job->dtype == IMGHIST_F32 ? round_up(((size_t)job->bin.bins + 1) * 4, 16) : 0;
-    const size_t len32 = round_up(len, 32);
+    const size_t tab = job->dtype == IMGHIST_F32 ? tab_bytes(*job) : 0;
+    const size_t len32 = s32_words(*job);
     memset(plan, 0, sizeof *plan);
     plan->copies = 1;
     /* S32: the most copies (up to 32) that leave `bps` blocks per SM. */
@@ -1810,7 +2039,7 @@ void job_args(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_pl
         float_estimate(job.bin, a);
     }
     const size_t lut = job.dtype == IMGHIST_U8 ? 1024 : 0;
-    const size_t tab = plan.table ? round_up(((size_t)job.bin.bins + 1) * 4, 16) : 0;
+    const size_t tab = plan.table ? tab_bytes(job) : 0;
     a.cnt_off = (uint32_t)(lut + tab);
 }
 
@@ -1818,7 +2047,7 @@ void job_args(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_pl
 uint32_t phys_of(const ih_hist_job &job, int store, uint32_t copies)
 {
     if (store == IH_WIDE_S32) {
-        return (uint32_t)round_up(job.len, 32) * copies;
+        return (uint32_t)s32_words(job) * copies;
     }
     return store == IH_WIDE_S16 ? (uint32_t)round_up((job.len + 1) / 2, 32) : 0u;
 }
@@ -2096,7 +2325,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
      * instruction.) */
     if (plan.store == IH_WIDE_S32 && !plain) {
         const uint64_t samples = granules * 16 / size / gx;
-        const uint64_t len32 = round_up(job.len, 32);
+        const uint64_t len32 = s32_words(job);
         uint32_t c = (uint32_t)plan.copies;
         while (c > 1 && (uint64_t)c * len32 * 8 > samples) {
             c /= 2;

@@ -416,6 +416,7 @@ static void test_edges_exact(void **state)
                         if (d == 2) f = nextafterf(f, -INFINITY);
                         if (d == 3) f = nextafterf(nextafterf(f, INFINITY), INFINITY);
                         if (d == 4) f = nextafterf(nextafterf(f, -INFINITY), -INFINITY);
+                        if (d == 4 && e == 0) f = -0.0f; /* the table's -0 against v - e */
                         memcpy(row + ((size_t)i * 5 + d) * 4, &f, 4);
                     } else {
                         double v = d == 0 ? floor(e) : d == 1 ? ceil(e) : d == 2 ? floor(e) - 1
