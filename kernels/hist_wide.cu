@@ -95,6 +95,7 @@ struct Args {
     uint32_t copies;           /* S32 */
     uint32_t phys;             /* counter words in shared memory (a multiple of 32) */
     uint32_t cnt_off;          /* bytes of table before the counters */
+    uint32_t pad_words;        /* F32, S32: one channel's words in a copy (the padded layout) */
     uint32_t flat_full;        /* W_FLAT: granules wholly inside the run */
     uint32_t span;             /* K_SHIFT: bhi - blo */
     int natural;               /* K_SHIFT: U16, one bin per value, all in range; 2: and blocks may
@@ -326,6 +327,9 @@ __device__ __forceinline__ void block_begin(const Args &a, uint32_t *lut, float 
             lut[v] = to_slot(a, ih_bin_of_int(&a.bin, v));
         }
     } else if constexpr (KIND == K_FTAB) {
+        if (threadIdx.x == 0) {
+            tab[-1] = 0.0f; /* the guard (fpad_code reads it for NaN and far below lo) */
+        }
         for (uint32_t i = threadIdx.x; i <= a.bins; i += blockDim.x) {
             float e = __double2float_ru(ih_edge(&a.bin, i));
             if (i == a.bins && a.bin.closed && (double)e == a.bin.hi) {
@@ -1305,8 +1309,12 @@ __device__ __forceinline__ uint32_t fpad_code(const Args &a, uint32_t tab_adj, f
 }
 
 /* One block's share of the flat run into the padded layout. FAST: the
- * estimate's bound holds (else binning.h's way through lean_bin). */
-template <bool FAST>
+ * estimate's bound holds (else binning.h's way through lean_bin). MULTI:
+ * 2-4 interleaved channels, channel c's counters a block of pad_words words
+ * after channel c - 1's (in each copy's word units); the sample of granule
+ * gi at j is of channel (4 gi + j) mod channels: j mod channels for 2 and 4,
+ * (gi + j) mod 3 for 3. */
+template <bool FAST, bool MULTI>
 __device__ __forceinline__ void fpad_run(uint32_t *cnt_lane, const Args &a, const uint32_t *lut,
                                          const float *tab)
 {
@@ -1321,33 +1329,53 @@ __device__ __forceinline__ void fpad_run(uint32_t *cnt_lane, const Args &a, cons
     uint32_t tab_adj = (uint32_t)__cvta_generic_to_shared(tab) - 4u - MAGIC_BITS * 4u;
     asm("mov.b32 %0, %0;" : "+r"(col));
     asm("mov.b32 %0, %0;" : "+r"(tab_adj));
-    const auto add = [&](uint32_t x) { red_shared(col + fpad_raw_word(x) * cstride); };
-    const auto sample = [&](float f) {
+    /* Channel c's base (MULTI), and sample j's for 2 or 4 channels. */
+    const uint32_t cb = a.pad_words * cstride;
+    const uint32_t cbase[4] = {col, col + cb, col + 2u * cb, col + 3u * cb};
+    const uint32_t fixed[4] = {col, cbase[1], a.channels == 4 ? cbase[2] : col,
+                               a.channels == 4 ? cbase[3] : cbase[1]};
+    const auto add = [&](uint32_t base, uint32_t x) { red_shared(base + fpad_raw_word(x) * cstride); };
+    const auto sample = [&](uint32_t base, float f) {
         if constexpr (FAST) {
-            add(fpad_code(a, tab_adj, f));
+            add(base, fpad_code(a, tab_adj, f));
         } else {
             uint32_t b;
             if (lean_bin<K_FTAB, false, float>(a, lut, tab, f, b)) {
-                add(MAGIC_BITS + b + 1u);
+                add(base, MAGIC_BITS + b + 1u);
             }
         }
     };
-    const auto granule = [&](const uint4 &v) {
+    const auto granule = [&](const uint4 &v, uint32_t gi) {
+        uint32_t base[4] = {col, col, col, col};
+        if constexpr (MULTI) {
+            if (a.channels == 3) {
+                const uint32_t k = mod3(gi);
+                base[0] = k == 0 ? cbase[0] : k == 1 ? cbase[1] : cbase[2];
+                base[1] = k == 0 ? cbase[1] : k == 1 ? cbase[2] : cbase[0];
+                base[2] = k == 0 ? cbase[2] : k == 1 ? cbase[0] : cbase[1];
+                base[3] = base[0];
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++) {
+                    base[j] = fixed[j];
+                }
+            }
+        }
         if constexpr (FAST) {
             /* All four codes first: the table loads go out together. */
             const uint32_t x0 = fpad_code(a, tab_adj, __uint_as_float(v.x));
             const uint32_t x1 = fpad_code(a, tab_adj, __uint_as_float(v.y));
             const uint32_t x2 = fpad_code(a, tab_adj, __uint_as_float(v.z));
             const uint32_t x3 = fpad_code(a, tab_adj, __uint_as_float(v.w));
-            add(x0);
-            add(x1);
-            add(x2);
-            add(x3);
+            add(base[0], x0);
+            add(base[1], x1);
+            add(base[2], x2);
+            add(base[3], x3);
         } else {
-            sample(__uint_as_float(v.x));
-            sample(__uint_as_float(v.y));
-            sample(__uint_as_float(v.z));
-            sample(__uint_as_float(v.w));
+            sample(base[0], __uint_as_float(v.x));
+            sample(base[1], __uint_as_float(v.y));
+            sample(base[2], __uint_as_float(v.z));
+            sample(base[3], __uint_as_float(v.w));
         }
     };
     const uint4 *src = reinterpret_cast<const uint4 *>(a.g.base);
@@ -1368,7 +1396,7 @@ __device__ __forceinline__ void fpad_run(uint32_t *cnt_lane, const Args &a, cons
         }
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
-            granule(v0[k]);
+            granule(v0[k], (uint32_t)c0 + k * THREADS + threadIdx.x);
         }
         if (c1 >= whole) {
             break;
@@ -1379,7 +1407,7 @@ __device__ __forceinline__ void fpad_run(uint32_t *cnt_lane, const Args &a, cons
         }
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
-            granule(v1[k]);
+            granule(v1[k], (uint32_t)c1 + k * THREADS + threadIdx.x);
         }
         c0 = c2;
     }
@@ -1387,25 +1415,29 @@ __device__ __forceinline__ void fpad_run(uint32_t *cnt_lane, const Args &a, cons
      * of a partial last granule, by the last block. */
     if (blockIdx.x == gridDim.x - 1) {
         for (uint32_t i = (uint32_t)whole + threadIdx.x; i < full; i += THREADS) {
-            granule(__ldcs(src + i));
+            granule(__ldcs(src + i), i);
         }
         for (uint32_t off = full * 16u + threadIdx.x * 4u; off < a.g.width; off += THREADS * 4u) {
-            sample(*reinterpret_cast<const float *>(a.g.base + off));
+            const uint32_t c = MULTI ? (off / 4u) % a.channels : 0u;
+            sample(c == 0 ? cbase[0] : c == 1 ? cbase[1] : c == 2 ? cbase[2] : cbase[3],
+                   *reinterpret_cast<const float *>(a.g.base + off));
         }
     }
 }
 
 /* The padded layout's counters into the 64-bit target (own: stored, for a
- * batch block alone on its image), every thread. */
+ * batch block alone on its image), every thread: counter i is bin i mod
+ * stride of channel i / stride. */
 template <bool OWN> __device__ __forceinline__ void fpad_end(const Args &a, const uint32_t *cnt)
 {
     __syncthreads();
-    for (uint32_t b = threadIdx.x; b < a.len; b += blockDim.x) {
-        const uint32_t sum = copies_sum(a, cnt, fpad_word(b));
+    for (uint32_t i = threadIdx.x; i < a.len; i += blockDim.x) {
+        const uint32_t c = i / a.stride, b = i - c * a.stride;
+        const uint32_t sum = copies_sum(a, cnt, c * a.pad_words + fpad_word(b));
         if constexpr (OWN) {
-            a.target[b] = (a.accumulate ? a.target[b] : 0ull) + sum;
+            a.target[i] = (a.accumulate ? a.target[i] : 0ull) + sum;
         } else if (sum != 0) {
-            atomicAdd(a.target + b, (unsigned long long)sum);
+            atomicAdd(a.target + i, (unsigned long long)sum);
         }
     }
 }
@@ -1423,11 +1455,11 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) lean_kernel(Args
     uint32_t *cnt_lane = cnt + ((threadIdx.x & 31u) & (a.copies - 1));
     block_begin<KIND, STORE>(a, lut, tab, cnt);
 
-    if constexpr (KIND == K_FTAB && STORE == IH_WIDE_S32 && !MULTI) {
+    if constexpr (KIND == K_FTAB && STORE == IH_WIDE_S32) {
         if (a.near < 0.5f) {
-            fpad_run<true>(cnt_lane, a, lut, tab);
+            fpad_run<true, MULTI>(cnt_lane, a, lut, tab);
         } else {
-            fpad_run<false>(cnt_lane, a, lut, tab);
+            fpad_run<false, MULTI>(cnt_lane, a, lut, tab);
         }
         if (BATCH && a.own) {
             fpad_end<true>(a, cnt);
@@ -1866,12 +1898,19 @@ size_t round_up(size_t n, size_t m)
     return (n + m - 1) / m * m;
 }
 
-/* Counter words of one S32 copy: F32 jobs take the padded layout's (code
- * bins + 1's word the last; see fpad_code), the others one word a counter. */
+/* One channel's words in an S32 copy of an F32 job: the padded layout's,
+ * code bins + 1's word the last (see fpad_code). */
+size_t pad_words(const ih_hist_job &job)
+{
+    return job.stride + 4 + (job.stride + 1) / 32;
+}
+
+/* Counter words of one S32 copy: F32 jobs take the padded layout's, the
+ * others one word a counter. */
 size_t s32_words(const ih_hist_job &job)
 {
-    const size_t len = job.len;
-    return job.dtype == IMGHIST_F32 ? round_up(len + 4 + (len + 1) / 32, 32) : round_up(len, 32);
+    return job.dtype == IMGHIST_F32 ? round_up(job.channels * pad_words(job), 32)
+                                    : round_up(job.len, 32);
 }
 
 /* Bytes of an F32 edge table (entries 0..bins) and the guard word below it. */
@@ -2037,6 +2076,7 @@ void job_args(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_pl
     a.target = target;
     if (job.dtype == IMGHIST_F32) {
         float_estimate(job.bin, a);
+        a.pad_words = (uint32_t)pad_words(job);
     }
     const size_t lut = job.dtype == IMGHIST_U8 ? 1024 : 0;
     const size_t tab = plan.table ? tab_bytes(job) : 0;
