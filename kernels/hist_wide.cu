@@ -1247,7 +1247,8 @@ template <class Map> __device__ void split_run(uint32_t *cnt, const Args &a, con
 }
 
 /*
- * F32 samples into 32-bit shared counters, one channel, flat: the padded
+ * F32 samples into 32-bit shared counters, flat (one channel or 2-4
+ * interleaved: fpad_run): the padded
  * layout. Every sample goes to a counter, with no test and no branch. The
  * sample's code y is its bin + 1 (-1, 0 and bins + 1 for samples in no bin:
  * the lean kernel keeps no outlier counters, and block ends never read
@@ -1263,10 +1264,11 @@ template <class Map> __device__ void split_run(uint32_t *cnt, const Args &a, con
  * (about one sample in 200 with 10000 bins) d becomes v minus the table's
  * smallest float >= edge e - 1, whose sign bit says the same exactly: v <
  * that float <=> v < the edge (a zero edge is held as -0, since -0 - +0 is
- * -0; v equal to the entry gives +0 otherwise). Out of range, below lo: e <= 1 and y <= 0
- * (v < tab[0] where e is 1); at or above hi: e = S and v >= tab[bins] (the
- * closed end's entry is the float above hi), y = S; NaN: e = 0. The table's
- * entry -1 (e = 0) is the guard word below it: any value gives y = -1 or 0.
+ * -0; v equal to the entry gives +0 otherwise). Out of range, below lo:
+ * e <= 1 and y <= 0 (v < tab[0] where e is 1); at or above hi: e = S and
+ * v >= tab[bins] (the closed end's entry is the float above hi), y = S; NaN:
+ * e = 0. The table's entry -1 (e = 0) is the guard word below it: any value
+ * gives y = -1 or 0.
  * The sum's bits are 0x4b400000 + e, a multiple of 32 plus e, so the bits
  * less the sign give y + 0x4b400000 and its word with one LEA.HI and one
  * IMAD, the constants folded into the lane's base. About 12 instructions a
@@ -1334,7 +1336,9 @@ __device__ __forceinline__ void fpad_run(uint32_t *cnt_lane, const Args &a, cons
     const uint32_t cbase[4] = {col, col + cb, col + 2u * cb, col + 3u * cb};
     const uint32_t fixed[4] = {col, cbase[1], a.channels == 4 ? cbase[2] : col,
                                a.channels == 4 ? cbase[3] : cbase[1]};
-    const auto add = [&](uint32_t base, uint32_t x) { red_shared(base + fpad_raw_word(x) * cstride); };
+    const auto add = [&](uint32_t base, uint32_t x) {
+        red_shared(base + fpad_raw_word(x) * cstride);
+    };
     const auto sample = [&](uint32_t base, float f) {
         if constexpr (FAST) {
             add(base, fpad_code(a, tab_adj, f));
