@@ -1248,12 +1248,12 @@ template <class Map> __device__ void split_run(uint32_t *cnt, const Args &a, con
 
 /*
  * F32 samples into 32-bit shared counters, flat (one channel or 2-4
- * interleaved: fpad_run): the padded
- * layout. Every sample goes to a counter, with no test and no branch. The
- * sample's code y is its bin + 1 (-1, 0 and bins + 1 for samples in no bin:
- * the lean kernel keeps no outlier counters, and block ends never read
- * them), and its counter is word y + floor(y / 32) + 2 of its copy: a word of
- * padding every 32, so that bins 32 apart sit in different banks.
+ * interleaved: fpad_run): the padded layout. Every sample goes to a counter,
+ * with no test and no branch. The sample's code y is its bin + 1 (-1, 0 and
+ * bins + 1 for samples in no bin: the lean kernel keeps no outlier counters,
+ * and block ends never read them), and its counter is word y + floor(y / 32)
+ * + 2 of its channel's block in its copy: a word of padding every 32, so that
+ * bins 32 apart sit in different banks.
  *
  * The code: u = sat(fma(v, inv_s, c_s)) (.sat clamps to [0, 1] and sends NaN
  * to 0), t = u S with S = bins + 1, estimates v's place among the edges plus
