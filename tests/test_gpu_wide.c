@@ -957,6 +957,48 @@ static void test_batches(void **state)
     printf("batches: %u comparisons\n", cases + 10);
 }
 
+/* The F32 lean kernel's padded layout on flat runs of 1-4 channels: ranges
+ * whose estimate takes the edge table only near an edge (open and closed,
+ * a zero edge, 32 copies of 256 bins), one whose bound is too loose for it
+ * ([1000, 1001): binning.h's way through lean_bin), and one with no usable
+ * estimate at all; each a few chunks long with a partial last granule, in
+ * batches (one block an image, and several), and for two ranges an image of
+ * several chunks a block. */
+static void test_float_layouts(void **state)
+{
+    (void)state;
+    const imghist_histspec specs[] = {{10000, 0, 1, 0},
+                                      {777, -2.5, 3.25, IMGHIST_CLOSED},
+                                      {256, 0, 1, IMGHIST_CLOSED},
+                                      {1000, -1e30, 1e30, IMGHIST_CLOSED},
+                                      {1000, 1000, 1001, 0},
+                                      {3000, 1e6, 1e6 + 1, 0}};
+    unsigned cases = 0;
+    for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
+        for (uint32_t ch = 1; ch <= 4; ch++) {
+            const imghist_histspec s = specs[k];
+            const uint32_t bins = (uint32_t)imghist_bins(&s, IMGHIST_F32);
+            const uint32_t w = 2 * 2048 * 4 / ch + 1 + 2 * tu_below(&rng, 8), h = 3;
+            img_t im = make_image(IMGHIST_F32, w, h, ch, 0, 0, &s, bins, FILL_MIXED);
+            compare(&im, NULL, &s, DEV_DEV, "float layouts");
+            free_image(&im);
+            check_batch(IMGHIST_F32, 50 + k, 20, ch, 24, L_PACKED, &s, 0, FILL_MIXED);
+            check_batch(IMGHIST_F32, 700, 300, ch, 3, L_PACKED, &s, 0, FILL_MIXED);
+            cases += 3;
+            if (k < 2 && (ch == 1 || ch == 3)) {
+                /* Several chunks a block (2^23 samples or so: a few a block on
+                 * 132 SMs), in both halves of the walk's two buffers. */
+                img_t big = make_image(IMGHIST_F32, 4099, 2048 / ch, ch, 0, 0, &s, bins,
+                                       FILL_MIXED);
+                compare(&big, NULL, &s, DEV_DEV, "float layouts, large");
+                free_image(&big);
+                cases++;
+            }
+        }
+    }
+    printf("float layouts: %u comparisons\n", cases);
+}
+
 /* imghist_range against the CPU: every type, channels, masks, NaN/inf. */
 static void test_range(void **state)
 {
@@ -1019,7 +1061,7 @@ int main(void)
         cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_split_layouts),
         cmocka_unit_test(test_host_bands),
         cmocka_unit_test(test_stream_order), cmocka_unit_test(test_range),
-        cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_batches),     cmocka_unit_test(test_float_layouts),
     };
     const int rc = cmocka_run_group_tests(tests, NULL, NULL);
     imghist_destroy(cpu);
