@@ -1959,8 +1959,12 @@ void float_estimate(const ih_binning &b, Args &a)
     const double bound = b.inv * (fabs(b.lo - (double)a.lo_f) + ldexp(mag, -24) + ldexp(mag, -50)) +
                          ldexp((double)b.bins, -23);
     const double eps = 2.0 * bound + ldexp(1.0, -20);
+    /* v - lo_f must not overflow for v in range: a range wider than 1e38
+     * (a third of FLT_MAX) takes binning.h's way (t was infinite, and
+     * lean_bin put such samples in bin 0). */
     const bool usable = isfinite(eps) && eps <= 0.25 && b.bins <= (1u << 22) &&
-                        isfinite(a.lo_f) && isfinite(a.inv_f) && a.inv_f > 0.0f;
+                        isfinite(a.lo_f) && isfinite(a.inv_f) && a.inv_f > 0.0f &&
+                        b.hi - b.lo <= 1e38;
     a.eps = usable ? (float)eps : 2.0f; /* 2: frac(t) is never in (2, -1) */
     /* The lean kernel's t = fma(v, inv_f, c_f): its errors are the rounding
      * of c_f (u |lo| inv, inside the subtraction's term u mag inv above), of

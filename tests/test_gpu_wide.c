@@ -960,8 +960,9 @@ static void test_batches(void **state)
 /* The F32 lean kernel's padded layout on flat runs of 1-4 channels: ranges
  * whose estimate takes the edge table only near an edge (open and closed,
  * a zero edge, 32 copies of 256 bins), one whose bound is too loose for it
- * ([1000, 1001): binning.h's way through lean_bin), and one with no usable
- * estimate at all; each a few chunks long with a partial last granule, in
+ * ([1000, 1001): binning.h's way through lean_bin), one with no usable
+ * estimate at all, and one wider than FLT_MAX (v - lo overflows: once bin 0
+ * in lean_bin, which tiny images' batches take); each a few chunks long with a partial last granule, in
  * batches (one block an image, and several), and for two ranges an image of
  * several chunks a block. */
 static void test_float_layouts(void **state)
@@ -972,7 +973,8 @@ static void test_float_layouts(void **state)
                                       {256, 0, 1, IMGHIST_CLOSED},
                                       {1000, -1e30, 1e30, IMGHIST_CLOSED},
                                       {1000, 1000, 1001, 0},
-                                      {3000, 1e6, 1e6 + 1, 0}};
+                                      {3000, 1e6, 1e6 + 1, 0},
+                                      {100, -3e38, 3e38, 0}};
     unsigned cases = 0;
     for (size_t k = 0; k < sizeof specs / sizeof specs[0]; k++) {
         for (uint32_t ch = 1; ch <= 4; ch++) {
