@@ -8,6 +8,7 @@
  * IMGHIST_TEST_QUICK=1: a random eighth of the grid (for compute-sanitizer).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,7 +119,7 @@ static void put_sample(imghist_dtype t, uint8_t *p, const imghist_histspec *s, u
         v = lo - 0.1 * span + 1.2 * span * (double)(tu_next(&rng) >> 11) * 0x1p-53;
     }
     if (t == IMGHIST_F32) {
-        float f = (float)v;
+        float f = v > FLT_MAX ? INFINITY : v < -FLT_MAX ? -INFINITY : (float)v;
         if (r == 1) f = nextafterf(f, INFINITY);
         if (r == 2) f = nextafterf(f, -INFINITY);
         if (r == 5) f = NAN;

@@ -8,6 +8,7 @@
  * e(i) = lo + i * w (one rounded product, one rounded sum), e(bins) = hi;
  * the library estimates and corrects, so the two are independent.
  */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -140,7 +141,9 @@ static void fill(void *buf, imghist_dtype t, size_t n, const ref_spec *s)
         case IMGHIST_U16:
             ((uint16_t *)buf)[i] = (uint16_t)(v < 0 ? 0 : v > 65535 ? 65535 : v);
             break;
-        default: ((float *)buf)[i] = (float)v; break;
+        default: /* beyond FLT_MAX (ranges near it): the infinity it rounds to */
+            ((float *)buf)[i] = v > FLT_MAX ? INFINITY : v < -FLT_MAX ? -INFINITY : (float)v;
+            break;
         }
     }
     free(e);
@@ -160,6 +163,7 @@ static const spec_case cases[] = {
     {IMGHIST_U16, 333, 100.5, 60000.75},
     {IMGHIST_F32, 10000, 0, 1},     {IMGHIST_F32, 10, 0, 1},       {IMGHIST_F32, 256, -1e3, 1e3},
     {IMGHIST_F32, 3, 0.1, 0.7},     {IMGHIST_F32, 1 << 20, -2, 2}, {IMGHIST_F32, 1, -1, 1},
+    {IMGHIST_F32, 1000, 1000, 1001}, {IMGHIST_F32, 100, -3e38, 3e38},
 };
 
 /* The reference's spec of a case with flags (bins 0: one per level). */
@@ -251,6 +255,13 @@ static void test_every_type_and_binning(void **state)
         run_case(ctx, &cases[3], 1, 1, IMGHIST_OUTLIERS, 600, 501);
         run_case(ctx, &cases[12], 2, 0, IMGHIST_OUTLIERS | IMGHIST_CLOSED, 800, 900);
         run_case(ctx, &cases[8], 1, 1, 0, 1000, 700);
+        /* Floats through the edge table (4 samples a bin and more), one and
+         * three channels, masked and not: its estimate's error near the
+         * bound ([1000, 1001)), and a range too wide for it. */
+        run_case(ctx, &cases[15], 1, 0, 0, 999, 300);
+        run_case(ctx, &cases[15], 3, 1, IMGHIST_CLOSED, 501, 200);
+        run_case(ctx, &cases[19], 1, 0, IMGHIST_CLOSED, 1000, 400);
+        run_case(ctx, &cases[20], 2, 0, IMGHIST_OUTLIERS, 300, 100);
         imghist_destroy(ctx);
     }
 }

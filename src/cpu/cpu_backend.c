@@ -22,11 +22,21 @@
 typedef struct band_work band_work;
 typedef void (*band_fn)(band_work *w);
 
+/* F32 samples through a table (float_table): edges[i] is the smallest float
+ * >= edge i, edges[bins] the smallest float above hi where hi is in the last
+ * bin, and t = (v - lo_f) * inv_f lies within a quarter bin of v's place.
+ * NULL edges: binning.h's way for every sample. */
+typedef struct ftab {
+    float *edges;
+    float lo_f, inv_f;
+} ftab;
+
 /* What every band of one call shares. */
 typedef struct band_call {
     const imghist_view *src, *src2, *mask, *dst;
     const ih_hist_job *job, *job2;
     const uint32_t *slot;  /* integer samples: value -> counter (UINT32_MAX: none) */
+    ftab ft;               /* F32 samples: the edge table, or none */
     const void *lut;       /* equalization LUT (uint8_t or uint16_t) */
     size_t len;            /* private counters per band */
     band_fn fn;            /* what each band does */
@@ -149,6 +159,62 @@ static inline uint32_t slot_of_float(const ih_hist_job *job, float v)
         return b;
     }
     return job->outliers ? b : UINT32_MAX; /* bins + 0/1/2: below/above/nan */
+}
+
+/* The F32 table for a job of `samples` samples: none where the estimate's
+ * error can reach a quarter bin (the bound as the CUDA kernels' float_estimate
+ * puts it: lo's and inv's roundings, the subtraction's and the product's,
+ * the double edges' own), where v - lo could overflow (a range wider than
+ * 1e38), where building it would cost more than a quarter of the samples,
+ * or without memory (binning.h's way then: slower, the same counts). */
+static ftab float_table(const ih_hist_job *job, uint64_t samples)
+{
+    ftab f = {NULL, 0.0f, 0.0f};
+    const ih_binning *b = &job->bin;
+    if (job->dtype != IMGHIST_F32 || samples < 4 * ((uint64_t)b->bins + 1)) {
+        return f;
+    }
+    f.lo_f = (float)b->lo;
+    f.inv_f = (float)b->inv;
+    const double mag = fabs(b->lo) + fabs(b->hi);
+    const double bound = b->inv * (fabs(b->lo - (double)f.lo_f) + ldexp(mag, -24) + ldexp(mag, -50)) +
+                         ldexp((double)b->bins, -23);
+    if (!(bound <= 0.25) || !(b->hi - b->lo <= 1e38) || b->bins > (UINT32_C(1) << 22) ||
+        !isfinite(f.lo_f) || !isfinite(f.inv_f) || !(f.inv_f > 0.0f)) {
+        return f;
+    }
+    float *e = malloc(((size_t)b->bins + 1) * sizeof *e);
+    if (e == NULL) {
+        return f;
+    }
+    for (uint32_t i = 0; i <= b->bins; i++) {
+        const double d = ih_edge(b, i);
+        float x = (float)d;
+        if ((double)x < d) {
+            x = nextafterf(x, INFINITY); /* v >= d <=> v >= x for a float v */
+        }
+        if (i == b->bins && b->closed && (double)x == b->hi) {
+            x = nextafterf(x, INFINITY); /* hi itself is in the last bin */
+        }
+        e[i] = x;
+    }
+    f.edges = e;
+    return f;
+}
+
+/* The counter of float sample v: in range (edges[0] <= v < edges[bins]; not
+ * NaN) t is within a quarter bin of v's place, so trunc(t), clamped, is v's
+ * bin or one next to it, and two compares with the table say which; the
+ * rest through slot_of_float. */
+static inline uint32_t float_slot(const ih_hist_job *job, const ftab *f, float v)
+{
+    const uint32_t bins = job->bin.bins;
+    if (f->edges != NULL && v >= f->edges[0] && v < f->edges[bins]) {
+        const float t = (v - f->lo_f) * f->inv_f;
+        const uint32_t i = t < 1.0f ? 0u : t >= (float)bins ? bins - 1 : (uint32_t)t;
+        return i - (uint32_t)(v < f->edges[i]) + (uint32_t)(v >= f->edges[i + 1]);
+    }
+    return slot_of_float(job, v);
 }
 
 /* One bin per value of an integer type, one channel, no mask: counted by
@@ -297,6 +363,26 @@ static int band_fast(band_work *w)
     return 1;
 }
 
+/* F32 rows without a mask through the table: channel k's counters at
+ * k * stride, the samples in no bin (slot_of_float's UINT32_MAX) at none. */
+static void band_float(band_work *w)
+{
+    const band_call *c = w->call;
+    const ih_hist_job *job = c->job;
+    const size_t n = (size_t)c->src->width * job->channels;
+    const uint32_t ch = job->channels;
+    for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
+        const float *row = row_of(c->src, y);
+        for (size_t i = 0, k = 0; i < n; i++) {
+            const uint32_t slot = float_slot(job, &c->ft, row[i]);
+            if (slot != UINT32_MAX) {
+                w->counts[k * job->stride + slot]++;
+            }
+            k = k + 1 == ch ? 0 : k + 1;
+        }
+    }
+}
+
 static void band_hist(band_work *w)
 {
     const band_call *c = w->call;
@@ -322,6 +408,10 @@ static void band_hist(band_work *w)
     if (fast_job(job, (uint64_t)width * w->rows) && band_fast(w)) {
         return;
     }
+    if (c->ft.edges != NULL && c->mask == NULL) {
+        band_float(w);
+        return;
+    }
     for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
         const uint8_t *m = c->mask != NULL ? row_of(c->mask, y) : NULL;
         const void *row = row_of(s, y);
@@ -335,7 +425,7 @@ static void band_hist(band_work *w)
                 switch (job->dtype) {
                 case IMGHIST_U8: slot = c->slot[((const uint8_t *)row)[i]]; break;
                 case IMGHIST_U16: slot = c->slot[((const uint16_t *)row)[i]]; break;
-                default: slot = slot_of_float(job, ((const float *)row)[i]); break;
+                default: slot = float_slot(job, &c->ft, ((const float *)row)[i]); break;
                 }
                 if (slot != UINT32_MAX) {
                     out[(size_t)k * job->stride + slot]++;
@@ -474,6 +564,7 @@ static imghist_status cpu_histogram(imghist_ctx *ctx, const imghist_view *src,
         }
     }
     cx.slot = slot;
+    cx.ft = float_table(job, (uint64_t)src->width * src->height * job->channels);
     uint64_t *sum = job->accumulate ? malloc(job->len * sizeof *sum) : out->data;
     imghist_status st = IMGHIST_OK;
     if (sum == NULL) {
@@ -485,6 +576,7 @@ static imghist_status cpu_histogram(imghist_ctx *ctx, const imghist_view *src,
     }
     if (sum != out->data) free(sum);
     free(slot);
+    free(cx.ft.edges);
     return st;
 }
 
@@ -664,6 +756,7 @@ typedef struct hist_batch {
     const imghist_view *masks; /* NULL, or one a view */
     const ih_hist_job *job;
     const uint32_t *slot;  /* integer samples: value -> counter (NULL: none needed) */
+    ftab ft;               /* F32 samples: the edge table, or none */
     uint64_t *out;         /* job->len host counters per image */
     uint64_t *own;         /* with accumulate: job->len counters per thread */
     size_t count;
@@ -685,6 +778,7 @@ static void *hist_batch_worker(void *arg)
     memset(&cx, 0, sizeof cx);
     cx.job = job;
     cx.slot = b->slot;
+    cx.ft = b->ft;
     cx.len = len;
     for (;;) {
         const size_t first = __atomic_fetch_add(&b->next, b->take, __ATOMIC_RELAXED);
@@ -744,12 +838,17 @@ static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *
                            (unsigned)n);
         }
     }
+    uint64_t samples = 0;
+    for (size_t i = 0; i < count; i++) {
+        samples += (uint64_t)src[i].width * src[i].height * job->channels;
+    }
     const size_t per = count / (n * 64);
-    hist_batch b = {src,   masks, job, slot, out->data, own,
+    hist_batch b = {src,       masks, job, slot, float_table(job, samples), out->data, own,
                     count, per > 16 ? 16 : per > 0 ? per : 1, 0, 0};
     run_workers(n, hist_batch_worker, &b);
     free(own);
     free(slot);
+    free(b.ft.edges);
     return IMGHIST_OK;
 }
 
