@@ -5,6 +5,7 @@
  * and the counters are added, so the result does not depend on the thread
  * count.
  */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -171,7 +172,8 @@ static ftab float_table(const ih_hist_job *job, uint64_t samples)
 {
     ftab f = {NULL, 0.0f, 0.0f};
     const ih_binning *b = &job->bin;
-    if (job->dtype != IMGHIST_F32 || samples < 4 * ((uint64_t)b->bins + 1)) {
+    if (job->dtype != IMGHIST_F32 || samples < 4 * ((uint64_t)b->bins + 1) ||
+        !(fabs(b->lo) <= FLT_MAX && fabs(b->hi) <= FLT_MAX)) { /* edges as floats */
         return f;
     }
     f.lo_f = (float)b->lo;
