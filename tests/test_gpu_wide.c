@@ -963,9 +963,9 @@ static void test_batches(void **state)
  * a zero edge, 32 copies of 256 bins), one whose bound is too loose for it
  * ([1000, 1001): binning.h's way through lean_bin), one with no usable
  * estimate at all, and one wider than FLT_MAX (v - lo overflows: once bin 0
- * in lean_bin, which tiny images' batches take); each a few chunks long with a partial last granule, in
- * batches (one block an image, and several), and for two ranges an image of
- * several chunks a block. */
+ * in lean_bin, which tiny images' batches take). Each a few chunks long with
+ * a partial last granule, in batches (one block an image, and several), and
+ * for two ranges an image of several chunks a block. */
 static void test_float_layouts(void **state)
 {
     (void)state;
