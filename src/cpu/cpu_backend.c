@@ -365,22 +365,37 @@ static int band_fast(band_work *w)
     return 1;
 }
 
-/* F32 rows without a mask through the table: channel k's counters at
- * k * stride, the samples in no bin (slot_of_float's UINT32_MAX) at none. */
+/* F32 rows through the table: channel k's counters at k * stride; the
+ * samples in no bin (slot_of_float's UINT32_MAX) and the pixels outside the
+ * mask go to a dump counter, without a branch on the mask (masks are as
+ * random as the data). */
 static void band_float(band_work *w)
 {
     const band_call *c = w->call;
     const ih_hist_job *job = c->job;
-    const size_t n = (size_t)c->src->width * job->channels;
-    const uint32_t ch = job->channels;
+    const uint32_t width = c->src->width, ch = job->channels;
+    uint64_t dump = 0;
     for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
         const float *row = row_of(c->src, y);
-        for (size_t i = 0, k = 0; i < n; i++) {
-            const uint32_t slot = float_slot(job, &c->ft, row[i]);
-            if (slot != UINT32_MAX) {
-                w->counts[k * job->stride + slot]++;
+        if (c->mask == NULL) { /* the rows as one run of samples */
+            for (size_t i = 0, k = 0; i < (size_t)width * ch; i++) {
+                const uint32_t slot = float_slot(job, &c->ft, row[i]);
+                if (slot != UINT32_MAX) {
+                    w->counts[k * job->stride + slot]++;
+                }
+                k = k + 1 == ch ? 0 : k + 1;
             }
-            k = k + 1 == ch ? 0 : k + 1;
+            continue;
+        }
+        const uint8_t *m = row_of(c->mask, y);
+        for (uint32_t x = 0; x < width; x++) {
+            const int keep = m[x] != 0;
+            for (uint32_t k = 0; k < ch; k++) {
+                const uint32_t slot = float_slot(job, &c->ft, row[(size_t)x * ch + k]);
+                uint64_t *p = &w->counts[k * job->stride + (slot != UINT32_MAX ? slot : 0)];
+                p = keep && slot != UINT32_MAX ? p : &dump;
+                (*p)++;
+            }
         }
     }
 }
@@ -410,7 +425,7 @@ static void band_hist(band_work *w)
     if (fast_job(job, (uint64_t)width * w->rows) && band_fast(w)) {
         return;
     }
-    if (c->ft.edges != NULL && c->mask == NULL) {
+    if (c->ft.edges != NULL) {
         band_float(w);
         return;
     }
