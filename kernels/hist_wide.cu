@@ -1389,30 +1389,30 @@ __device__ __forceinline__ void fpad_run(uint32_t *cnt_lane, const Args &a, cons
     /* Two chunks' registers in turn: the next chunk's loads are in flight
      * while this one is counted, with no copies between them. */
     uint4 v0[UNROLL], v1[UNROLL];
+    /* Chunk next's loads into v go out (when it is whole), then chunk c in
+     * u is counted. */
+    const auto step_to = [&](uint64_t next, uint4 (&v)[UNROLL], uint64_t c,
+                             const uint4 (&u)[UNROLL]) {
+        if (next < whole) {
+            load_chunk<THREADS, UNROLL>(src, (uint32_t)next, v);
+        }
+#pragma unroll
+        for (int k = 0; k < UNROLL; k++) {
+            granule(u[k], (uint32_t)c + k * THREADS + threadIdx.x);
+        }
+    };
     uint64_t c0 = (uint64_t)blockIdx.x * CHUNK;
     if (c0 < whole) {
         load_chunk<THREADS, UNROLL>(src, (uint32_t)c0, v0);
     }
     while (c0 < whole) {
         const uint64_t c1 = c0 + step;
-        if (c1 < whole) {
-            load_chunk<THREADS, UNROLL>(src, (uint32_t)c1, v1);
-        }
-#pragma unroll
-        for (int k = 0; k < UNROLL; k++) {
-            granule(v0[k], (uint32_t)c0 + k * THREADS + threadIdx.x);
-        }
+        step_to(c1, v1, c0, v0);
         if (c1 >= whole) {
             break;
         }
         const uint64_t c2 = c1 + step;
-        if (c2 < whole) {
-            load_chunk<THREADS, UNROLL>(src, (uint32_t)c2, v0);
-        }
-#pragma unroll
-        for (int k = 0; k < UNROLL; k++) {
-            granule(v1[k], (uint32_t)c1 + k * THREADS + threadIdx.x);
-        }
+        step_to(c2, v0, c1, v1);
         c0 = c2;
     }
     /* The last, partial chunk: full granules one by one, then the samples
@@ -1928,43 +1928,25 @@ int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The smallest float >= d (-inf below every float, +inf above). */
-float float_up(double d)
-{
-    float f = (float)d;
-    if ((double)f < d) {
-        f = nextafterf(f, INFINITY);
-    }
-    return f;
-}
-
 /*
  * F32 binning: the range as floats, and the single-precision estimate
  * t = fl(fl(v - lo_f) * inv_f) with a bound eps on its distance, in bins, from
- * the exact position of v among binning.h's edges. With u = 2^-24 (the unit
- * roundoff): lo_f is within |lo - lo_f| of lo; the subtraction errs by at most
- * u |v - lo_f| <= u (|lo| + |hi|) (v is in range); inv_f and the product add
- * two roundings of t <= bins (2u bins); the double edges sit within
- * 2^-50 (|lo| + |hi|) of the exact ones. eps is twice that sum plus 2^-20; a
- * sample whose frac(t) is within eps of 0 or 1 is binned exactly. Where the
- * bound is loose (eps > 1/4) or t could reach 2^24 the estimate is not used.
+ * the exact position of v among binning.h's edges: twice ih_float_bound plus
+ * 2^-20. A sample whose frac(t) is within eps of 0 or 1 is binned exactly.
+ * Where the bound is loose (eps > 1/4) or none (a range wider than 1e38,
+ * where v - lo_f could overflow and lean_bin once put such samples in bin 0)
+ * or t could reach 2^24, the estimate is not used.
  */
 void float_estimate(const ih_binning &b, Args &a)
 {
-    a.lo_ru = float_up(b.lo);
-    a.hi_ru = float_up(b.hi);
+    a.lo_ru = ih_float_up(b.lo);
+    a.hi_ru = ih_float_up(b.hi);
     a.lo_f = (float)b.lo;
     a.inv_f = (float)b.inv;
     const double mag = fabs(b.lo) + fabs(b.hi);
-    const double bound = b.inv * (fabs(b.lo - (double)a.lo_f) + ldexp(mag, -24) + ldexp(mag, -50)) +
-                         ldexp((double)b.bins, -23);
-    const double eps = 2.0 * bound + ldexp(1.0, -20);
-    /* v - lo_f must not overflow for v in range: a range wider than 1e38
-     * (a third of FLT_MAX) takes binning.h's way (t was infinite, and
-     * lean_bin put such samples in bin 0). */
+    const double eps = 2.0 * ih_float_bound(&b) + ldexp(1.0, -20);
     const bool usable = isfinite(eps) && eps <= 0.25 && b.bins <= (1u << 22) &&
-                        isfinite(a.lo_f) && isfinite(a.inv_f) && a.inv_f > 0.0f &&
-                        b.hi - b.lo <= 1e38;
+                        isfinite(a.lo_f) && isfinite(a.inv_f) && a.inv_f > 0.0f;
     a.eps = usable ? (float)eps : 2.0f; /* 2: frac(t) is never in (2, -1) */
     /* The lean kernel's t = fma(v, inv_f, c_f): its errors are the rounding
      * of c_f (u |lo| inv, inside the subtraction's term u mag inv above), of

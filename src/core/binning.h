@@ -17,6 +17,8 @@
 #ifndef IMGHIST_BINNING_H
 #define IMGHIST_BINNING_H
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 
 #ifdef __CUDACC__
@@ -75,6 +77,38 @@ IH_HD uint32_t ih_bin_of_double(const ih_binning *b, double v)
         i++;
     }
     return i;
+}
+
+/* The smallest float >= d (-inf below every float, +inf above): for a float
+ * v, v >= d <=> v >= ih_float_up(d). */
+IH_HD float ih_float_up(double d)
+{
+    float f = (float)d;
+    if ((double)f < d) {
+        f = nextafterf(f, INFINITY);
+    }
+    return f;
+}
+
+/*
+ * Float samples' single-precision estimate t = fl(fl(v - lo_f) * inv_f) (lo_f,
+ * inv_f: lo and inv rounded to float), for the CUDA kernels and the CPU
+ * loop: a bound, in bins, on its distance from the exact place of v (in
+ * range) among the edges. With u = 2^-24: lo_f is within |lo - lo_f| of lo;
+ * the subtraction errs by at most u |v - lo_f| <= u (|lo| + |hi|); inv_f and
+ * the product add two roundings of t <= bins (2u bins); the double edges sit
+ * within 2^-50 (|lo| + |hi|) of the exact ones. Infinite (no bound) where an
+ * end is beyond FLT_MAX or the range is wider than 1e38, a third of FLT_MAX,
+ * where v - lo_f could overflow.
+ */
+IH_HD double ih_float_bound(const ih_binning *b)
+{
+    if (!(fabs(b->lo) <= FLT_MAX && fabs(b->hi) <= FLT_MAX && b->hi - b->lo <= 1e38)) {
+        return INFINITY;
+    }
+    const double mag = fabs(b->lo) + fabs(b->hi);
+    return b->inv * (fabs(b->lo - (double)(float)b->lo) + ldexp(mag, -24) + ldexp(mag, -50)) +
+           ldexp((double)b->bins, -23);
 }
 
 /* The bin of an integer sample (U8, U16). shift_ok is never set with closed

@@ -5,7 +5,6 @@
  * and the counters are added, so the result does not depend on the thread
  * count.
  */
-#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -163,26 +162,20 @@ static inline uint32_t slot_of_float(const ih_hist_job *job, float v)
 }
 
 /* The F32 table for a job of `samples` samples: none where the estimate's
- * error can reach a quarter bin (the bound as the CUDA kernels' float_estimate
- * puts it: lo's and inv's roundings, the subtraction's and the product's,
- * the double edges' own), where v - lo could overflow (a range wider than
- * 1e38), where building it would cost more than a quarter of the samples,
- * or without memory (binning.h's way then: slower, the same counts). */
+ * error can reach a quarter bin or has no bound (ih_float_bound), where
+ * building it would cost more than a quarter of the samples, or without
+ * memory (binning.h's way then: slower, the same counts). */
 static ftab float_table(const ih_hist_job *job, uint64_t samples)
 {
     ftab f = {NULL, 0.0f, 0.0f};
     const ih_binning *b = &job->bin;
     if (job->dtype != IMGHIST_F32 || samples < 4 * ((uint64_t)b->bins + 1) ||
-        !(fabs(b->lo) <= FLT_MAX && fabs(b->hi) <= FLT_MAX)) { /* edges as floats */
+        !(ih_float_bound(b) <= 0.25) || b->bins > (UINT32_C(1) << 22)) {
         return f;
     }
-    f.lo_f = (float)b->lo;
+    f.lo_f = (float)b->lo; /* both ends within FLT_MAX: the bound says so */
     f.inv_f = (float)b->inv;
-    const double mag = fabs(b->lo) + fabs(b->hi);
-    const double bound = b->inv * (fabs(b->lo - (double)f.lo_f) + ldexp(mag, -24) + ldexp(mag, -50)) +
-                         ldexp((double)b->bins, -23);
-    if (!(bound <= 0.25) || !(b->hi - b->lo <= 1e38) || b->bins > (UINT32_C(1) << 22) ||
-        !isfinite(f.lo_f) || !isfinite(f.inv_f) || !(f.inv_f > 0.0f)) {
+    if (!isfinite(f.inv_f) || !(f.inv_f > 0.0f)) {
         return f;
     }
     float *e = malloc(((size_t)b->bins + 1) * sizeof *e);
@@ -190,11 +183,7 @@ static ftab float_table(const ih_hist_job *job, uint64_t samples)
         return f;
     }
     for (uint32_t i = 0; i <= b->bins; i++) {
-        const double d = ih_edge(b, i);
-        float x = (float)d;
-        if ((double)x < d) {
-            x = nextafterf(x, INFINITY); /* v >= d <=> v >= x for a float v */
-        }
+        float x = ih_float_up(ih_edge(b, i)); /* v >= edge <=> v >= x */
         if (i == b->bins && b->closed && (double)x == b->hi) {
             x = nextafterf(x, INFINITY); /* hi itself is in the last bin */
         }
@@ -204,14 +193,14 @@ static ftab float_table(const ih_hist_job *job, uint64_t samples)
     return f;
 }
 
-/* The counter of float sample v: in range (edges[0] <= v < edges[bins]; not
- * NaN) t is within a quarter bin of v's place, so trunc(t), clamped, is v's
- * bin or one next to it, and two compares with the table say which; the
- * rest through slot_of_float. */
+/* The counter of float sample v through the table: in range (edges[0] <= v
+ * < edges[bins]; not NaN) t is within a quarter bin of v's place, so
+ * trunc(t), clamped, is v's bin or one next to it, and two compares with
+ * the table say which; the rest through slot_of_float. */
 static inline uint32_t float_slot(const ih_hist_job *job, const ftab *f, float v)
 {
     const uint32_t bins = job->bin.bins;
-    if (f->edges != NULL && v >= f->edges[0] && v < f->edges[bins]) {
+    if (v >= f->edges[0] && v < f->edges[bins]) {
         const float t = (v - f->lo_f) * f->inv_f;
         const uint32_t i = t < 1.0f ? 0u : t >= (float)bins ? bins - 1 : (uint32_t)t;
         return i - (uint32_t)(v < f->edges[i]) + (uint32_t)(v >= f->edges[i + 1]);
@@ -425,7 +414,7 @@ static void band_hist(band_work *w)
     if (fast_job(job, (uint64_t)width * w->rows) && band_fast(w)) {
         return;
     }
-    if (c->ft.edges != NULL) {
+    if (c->ft.edges != NULL) { /* floats with the table; without it, below */
         band_float(w);
         return;
     }
@@ -442,7 +431,7 @@ static void band_hist(band_work *w)
                 switch (job->dtype) {
                 case IMGHIST_U8: slot = c->slot[((const uint8_t *)row)[i]]; break;
                 case IMGHIST_U16: slot = c->slot[((const uint16_t *)row)[i]]; break;
-                default: slot = float_slot(job, &c->ft, ((const float *)row)[i]); break;
+                default: slot = slot_of_float(job, ((const float *)row)[i]); break;
                 }
                 if (slot != UINT32_MAX) {
                     out[(size_t)k * job->stride + slot]++;
