@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "equalize_rules.cuh"
 #include "hist_u8.cuh"
 
@@ -104,19 +106,31 @@ __device__ __forceinline__ void zero_counters(uint32_t *sh)
  * well (or one row), so that granule i starts at base + 16 i. */
 enum WalkMode { WALK_GENERIC, WALK_FULL, WALK_FLAT };
 
+/* walk_as without a load-phase companion (below). */
+struct NoAside {
+    __device__ uint32_t operator()(uint32_t, uint32_t) const { return 0u; }
+};
+
 /* The walk by WIDTH threads (t: this one's index among them) in chunks of
  * WIDTH * UNROLL granules; KEEP loads with the read-only cache (the bytes
- * stay in L1 for a second walk), else evict-first. */
-template <int MODE, int WIDTH, bool KEEP, class OnVec, class OnByte>
+ * stay in L1 for a second walk), else evict-first. ASIDE (other than
+ * NoAside): aside(row, col) is evaluated beside each whole granule's load,
+ * before any granule is used, and its value handed to on_vec as a fourth
+ * argument, so that its own loads (a mask's bytes) are in flight with the
+ * granules' rather than each waited for after the previous granule's
+ * atomics (whose asm is a compiler barrier to memory operations). */
+template <int MODE, int WIDTH, bool KEEP, class OnVec, class OnByte, class Aside = NoAside>
 __device__ __forceinline__ void walk_as(const ih_geom &g, uint32_t t, uint32_t first, uint32_t step,
-                                        uint32_t end, OnVec on_vec, OnByte on_byte)
+                                        uint32_t end, OnVec on_vec, OnByte on_byte,
+                                        Aside aside = Aside{})
 {
+    constexpr bool ASIDE = !std::is_same<Aside, NoAside>::value;
     constexpr uint32_t SPAN = WIDTH * UNROLL;
     const uint32_t stop = end < (g.total + SPAN - 1) / SPAN ? end : (g.total + SPAN - 1) / SPAN;
     for (uint32_t c = first; c < stop; c += step) {
         const uint32_t c0 = c * SPAN;
         uint4 v[UNROLL];
-        uint32_t row_of[UNROLL], col_of[UNROLL];
+        uint32_t row_of[UNROLL], col_of[UNROLL], aux[UNROLL];
         bool full[UNROLL];
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
@@ -140,6 +154,9 @@ __device__ __forceinline__ void walk_as(const ih_geom &g, uint32_t t, uint32_t f
                     row_of[k] = r;
                     col_of[k] = (uint32_t)(gp - row);
                     full[k] = true;
+                    if constexpr (ASIDE) {
+                        aux[k] = aside(r, col_of[k]);
+                    }
                 } else {
                     /* A granule shared with padding or a neighbour row. */
                     const uint8_t *p = gp < row ? row : gp;
@@ -153,7 +170,11 @@ __device__ __forceinline__ void walk_as(const ih_geom &g, uint32_t t, uint32_t f
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
             if (full[k]) {
-                on_vec(v[k], row_of[k], col_of[k]);
+                if constexpr (ASIDE) {
+                    on_vec(v[k], row_of[k], col_of[k], aux[k]);
+                } else {
+                    on_vec(v[k], row_of[k], col_of[k]);
+                }
             }
         }
     }
@@ -169,27 +190,29 @@ __device__ __forceinline__ void walk_as(const ih_geom &g, uint32_t t, uint32_t f
  * tests and, packed, the division that finds a granule's row (bench_shared.cu:
  * the integer instructions around the atomics are what limits the H200).
  */
-template <int WIDTH, bool KEEP, class OnVec, class OnByte>
+template <int WIDTH, bool KEEP, class OnVec, class OnByte, class Aside = NoAside>
 __device__ __forceinline__ void walk_granules_by(const ih_geom &g, uint32_t t, uint32_t first,
                                                  uint32_t step, uint32_t end, OnVec on_vec,
-                                                 OnByte on_byte)
+                                                 OnByte on_byte, Aside aside = Aside{})
 {
     const bool one_row = g.total == g.per_row.d;
     if ((((uintptr_t)g.base | g.width) & 15) != 0 || (!one_row && (g.pitch & 15) != 0)) {
-        walk_as<WALK_GENERIC, WIDTH, KEEP>(g, t, first, step, end, on_vec, on_byte);
+        walk_as<WALK_GENERIC, WIDTH, KEEP>(g, t, first, step, end, on_vec, on_byte, aside);
     } else if (one_row || g.pitch == (size_t)g.per_row.d * 16) {
-        walk_as<WALK_FLAT, WIDTH, KEEP>(g, t, first, step, end, on_vec, on_byte);
+        walk_as<WALK_FLAT, WIDTH, KEEP>(g, t, first, step, end, on_vec, on_byte, aside);
     } else {
-        walk_as<WALK_FULL, WIDTH, KEEP>(g, t, first, step, end, on_vec, on_byte);
+        walk_as<WALK_FULL, WIDTH, KEEP>(g, t, first, step, end, on_vec, on_byte, aside);
     }
 }
 
-/* The block's walk: all THREADS threads, chunks of CHUNK granules. */
-template <class OnVec, class OnByte>
+/* The block's walk: all THREADS threads, chunks of CHUNK granules (aside:
+ * walk_as'). */
+template <class OnVec, class OnByte, class Aside = NoAside>
 __device__ __forceinline__ void walk_granules(const ih_geom &g, uint32_t first, uint32_t step,
-                                              uint32_t end, OnVec on_vec, OnByte on_byte)
+                                              uint32_t end, OnVec on_vec, OnByte on_byte,
+                                              Aside aside = Aside{})
 {
-    walk_granules_by<THREADS, false>(g, threadIdx.x, first, step, end, on_vec, on_byte);
+    walk_granules_by<THREADS, false>(g, threadIdx.x, first, step, end, on_vec, on_byte, aside);
 }
 
 /* Count chunks first, first + step, ... (below end) of g into the lane's

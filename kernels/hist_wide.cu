@@ -612,6 +612,14 @@ __device__ __forceinline__ void red_shared(uint32_t addr)
     asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(addr) : "memory");
 }
 
+/* Adds n (0 or 1) to the counter at addr: a masked byte's atomic adds 0
+ * rather than sit under an if, which ptxas makes a branch (predicated or
+ * not), divergent on a mask's bits. */
+__device__ __forceinline__ void red_shared_n(uint32_t addr, uint32_t n)
+{
+    asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(addr), "r"(n) : "memory");
+}
+
 /* The pixel (from the granule's first) of byte j of a granule whose byte 0
  * is of channel c0, for ch channels (3, else 2 or 4). */
 __device__ __forceinline__ uint32_t pixel_of(uint32_t c0, uint32_t j, uint32_t ch)
@@ -634,8 +642,11 @@ __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], c
         const uint32_t base[3] = {col + (c0 << 15), col + (c1 << 15), col + (c2 << 15)};
 #pragma unroll
         for (int j = 0; j < 16; j++) {
-            if (!MASKED || ((keep >> j) & 1u) != 0) {
-                red_shared(base[j % 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
+            const uint32_t addr = base[j % 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7);
+            if constexpr (MASKED) {
+                red_shared_n(addr, (keep >> j) & 1u);
+            } else {
+                red_shared(addr);
             }
         }
     } else {
@@ -650,24 +661,46 @@ __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], c
         }
 #pragma unroll
         for (int j = 0; j < 16; j++) {
-            if (!MASKED || ((keep >> j) & 1u) != 0) {
-                red_shared(base[j & 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7));
+            const uint32_t addr = base[j & 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7);
+            if constexpr (MASKED) {
+                red_shared_n(addr, (keep >> j) & 1u);
+            } else {
+                red_shared(addr);
             }
         }
     }
 }
 
+/* Bit k of the result: byte k of w is not 0 (k < 4). */
+__device__ __forceinline__ uint32_t nonzero_bytes(uint32_t w)
+{
+    const uint32_t h = (((w & 0x7f7f7f7fu) + 0x7f7f7f7fu) | w) & 0x80808080u;
+    return (h * 0x00204081u) >> 28; /* bits 7, 15, 23, 31 to 28..31 */
+}
+
 /* The mask bits of the granule at byte x of row r, whose byte 0 is of
  * channel c0 (bit k: its k-th pixel's mask byte is not 0): the granule
  * touches pixels (x - c0) / ch to that + (c0 + 15) / ch, at most 9, each a
- * byte of the mask row. */
+ * byte of the mask row (px: the row's pixels). Inside the row, the two
+ * aligned 8-byte words that hold them (at most 7 + 9 bytes from the first's
+ * start); at a row's ends (the words would reach bytes outside the mask
+ * view: other rows' padding, or past its end) byte by byte. */
 __device__ __forceinline__ uint32_t channel_mask_bits(const Args &a, uint32_t r, uint32_t x,
-                                                     uint32_t c0, uint32_t ch)
+                                                     uint32_t c0, uint32_t ch, uint32_t px)
 {
     /* (x - c0) is a multiple of ch: for 3, exact division by the inverse */
     const uint32_t p = ch == 3 ? (x - c0) * 0xaaaaaaabu : x >> (ch >> 1);
-    const uint8_t *m = a.mask + (size_t)r * a.mask_pitch + p;
+    const uint8_t *row = a.mask + (size_t)r * a.mask_pitch;
+    const uint8_t *m = row + p;
     const uint32_t n = pixel_of(c0, 15u, ch) + 1u;
+    const uint32_t off = (uint32_t)(uintptr_t)m & 7u;
+    if (p >= off && p - off + 16u <= px) {
+        const uint2 *w = reinterpret_cast<const uint2 *>(m - off);
+        const uint2 lo = __ldg(w), hi = __ldg(w + 1);
+        const uint32_t z = nonzero_bytes(lo.x) | (nonzero_bytes(lo.y) << 4) |
+                           (nonzero_bytes(hi.x) << 8) | (nonzero_bytes(hi.y) << 12);
+        return (z >> off) & ((1u << n) - 1u);
+    }
     uint32_t pix = 0;
 #pragma unroll
     for (uint32_t k = 0; k < 9; k++) {
@@ -1601,24 +1634,34 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_ker
         uint32_t col4[4];
         u8_channel_bases((uint32_t)__cvta_generic_to_shared(cnt + (threadIdx.x & 31u)), a, col4);
         const uint32_t ch = a.channels;
-        ih_u8::walk_granules(
-            a.g, blockIdx.x, gridDim.x, UINT32_MAX,
-            [&](uint4 v, uint32_t r, uint32_t x) {
-                const uint32_t c0 = ch == 3 ? mod3(x) : x & (ch - 1u);
-                const uint32_t keep =
-                    MASKED ? channel_keep(spread, channel_mask_bits(a, r, x, c0, ch), c0, ch) : 0u;
-                u8_channels_granule<true, MASKED>(col4, a, v, c0, keep);
-            },
-            [&](uint32_t b, uint32_t r, uint32_t x) {
-                const uint32_t c = ch == 3 ? mod3(x) : x & (ch - 1u);
-                if (MASKED) {
-                    const uint32_t p = ch == 3 ? (x - c) * 0xaaaaaaabu : x >> (ch >> 1);
-                    if (a.mask[(size_t)r * a.mask_pitch + p] == 0) {
-                        return;
-                    }
+        const auto channel_of = [ch](uint32_t x) { return ch == 3 ? mod3(x) : x & (ch - 1u); };
+        const uint32_t px = a.g.width / ch; /* a row's pixels (its mask row's bytes) */
+        /* MASKED: pix, the mask bits of the granule's pixels, loaded beside it */
+        const auto on_vec = [&](uint4 v, uint32_t, uint32_t x, uint32_t pix) {
+            const uint32_t c0 = channel_of(x);
+            const uint32_t keep = MASKED ? channel_keep(spread, pix, c0, ch) : 0u;
+            u8_channels_granule<true, MASKED>(col4, a, v, c0, keep);
+        };
+        const auto on_byte = [&](uint32_t b, uint32_t r, uint32_t x) {
+            const uint32_t c = channel_of(x);
+            if (MASKED) {
+                const uint32_t p = ch == 3 ? (x - c) * 0xaaaaaaabu : x >> (ch >> 1);
+                if (a.mask[(size_t)r * a.mask_pitch + p] == 0) {
+                    return;
                 }
-                red_shared(col4[0] + (c << 15) + (b << 7));
-            });
+            }
+            red_shared(col4[0] + (c << 15) + (b << 7));
+        };
+        if constexpr (MASKED) {
+            ih_u8::walk_granules(a.g, blockIdx.x, gridDim.x, UINT32_MAX, on_vec, on_byte,
+                                 [&](uint32_t r, uint32_t x) {
+                                     return channel_mask_bits(a, r, x, channel_of(x), ch, px);
+                                 });
+        } else {
+            ih_u8::walk_granules(
+                a.g, blockIdx.x, gridDim.x, UINT32_MAX,
+                [&](uint4 v, uint32_t r, uint32_t x) { on_vec(v, r, x, 0u); }, on_byte);
+        }
     } else {
         lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true>(cnt, cnt + (threadIdx.x & 31u), a,
                                                                 nullptr, nullptr);
