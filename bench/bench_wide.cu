@@ -363,6 +363,10 @@ void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop
         fprintf(stderr, "set_param: %s\n", imghist_last_error(b.gpu));
         exit(1);
     }
+    if (bytes + pixels > ((size_t)3 << 29)) {
+        fprintf(stderr, "%s: the read ceiling's bytes exceed the input buffer\n", label);
+        exit(1);
+    }
     const double ceil_ms = b.ceiling_ms(bytes + (masked ? pixels : 0));
     auto cub_call = [&] {
         const size_t n = crop ? width : pixels, rows = crop ? height : 0;
@@ -419,7 +423,11 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&b.e0));
     CUDA_CHECK(cudaEventCreate(&b.e1));
-    CUDA_CHECK(cudaMalloc(&b.d_in, (size_t)1 << 30));
+    /* 1 GiB of input and half as much again, zeroed: the read ceiling of a
+     * masked case reads the image's bytes and the mask's (up to 1.5 GiB)
+     * from here (it read past the end before). */
+    CUDA_CHECK(cudaMalloc(&b.d_in, (size_t)3 << 29));
+    CUDA_CHECK(cudaMemset(b.d_in, 0, (size_t)3 << 29));
     CUDA_CHECK(cudaMalloc((void **)&b.sink, 64));
     CUDA_CHECK(cudaMalloc((void **)&b.d_counts, (65536 + 16) * 8));
     CUDA_CHECK(cudaMalloc((void **)&b.d_cub, (65536 + 16) * 4));
