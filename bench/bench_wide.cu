@@ -480,6 +480,8 @@ int main(int argc, char **argv)
     run_channels<3>(b, IMGHIST_U8, Pat::Uniform, "u8 RGB masked, 256 bins a channel", false, true);
     run_channels<4>(b, IMGHIST_U8, Pat::Uniform, "u8 RGBA masked, 256 bins a channel", false,
                     true);
+    run_channels<2>(b, IMGHIST_U8, Pat::Uniform, "u8 2 channels masked, 256 bins a channel",
+                    false, true);
     run_channels<3>(b, IMGHIST_F32, Pat::FUniform, "f32 RGB, 256 bins [0,1) a channel");
     printf("\n%s\n", b.failures ? "FAILURES" : "all checks passed");
     imghist_destroy(b.gpu);

@@ -627,12 +627,51 @@ __device__ __forceinline__ uint32_t pixel_of(uint32_t c0, uint32_t j, uint32_t c
     return ch == 3 ? ((c0 + j) * 11u) >> 5 : (c0 + j) >> (ch >> 1); /* (c0 + j) / 3 below 32 */
 }
 
-/* MASKED: bit j of keep says whether byte j's pixel has a non-zero mask
- * byte (channel_keep); the other bytes are not counted. */
+/* The spread tables of channel_keep in shared memory: spread[p] repeats bit
+ * k of p over bits ch k .. ch k + ch - 1; 64 entries for three channels
+ * (six pixels a granule), then 32 for four (five). */
+constexpr uint32_t SPREAD3 = 0, SPREAD4 = 64, SPREAD_WORDS = 96;
+
+__device__ __forceinline__ void spread_tables(uint32_t *t)
+{
+    for (uint32_t i = threadIdx.x; i < SPREAD_WORDS; i += blockDim.x) {
+        const uint32_t ch = i < SPREAD4 ? 3u : 4u, p = i < SPREAD4 ? i : i - SPREAD4;
+        uint32_t w = 0;
+        for (uint32_t k = 0; k * ch < 32; k++) {
+            w |= ((p >> k) & 1u) ? ((1u << ch) - 1u) << (k * ch) : 0u;
+        }
+        t[i] = w;
+    }
+}
+
+/* u8_channels_granule's keep from a granule's mask bits (channel_mask_bits):
+ * bit j for byte j, the pixel (c0 + j) / ch's bit, each pixel's bit spread
+ * over its ch bytes and shifted by the first byte's channel. Two channels by
+ * bit interleaving, three and four through the tables (t). */
+__device__ __forceinline__ uint32_t channel_keep(const uint32_t *t, uint32_t pix, uint32_t c0,
+                                                 uint32_t ch)
+{
+    uint32_t w;
+    if (ch == 2) {
+        w = (pix | (pix << 8)) & 0x00ff00ffu;
+        w = (w | (w << 4)) & 0x0f0f0f0fu;
+        w = (w | (w << 2)) & 0x33333333u;
+        w = (w | (w << 1)) & 0x55555555u;
+        w |= w << 1;
+    } else {
+        w = ch == 3 ? t[SPREAD3 + (pix & 63u)] : t[SPREAD4 + (pix & 31u)];
+    }
+    return w >> c0;
+}
+
+/* MASKED: bit k of pix says whether the granule's k-th pixel has a non-zero
+ * mask byte (channel_mask_bits; spread: channel_keep's tables), and a byte
+ * of a pixel outside the mask adds 0 to its counter. */
 template <bool ROWS, bool MASKED = false>
 __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], const Args &a,
                                                     const uint4 &v, uint32_t c0,
-                                                    uint32_t keep = 0)
+                                                    uint32_t pix = 0,
+                                                    const uint32_t *spread = nullptr)
 {
     const uint32_t w[4] = {v.x, v.y, v.z, v.w};
     const uint32_t col = col4[0];
@@ -640,6 +679,8 @@ __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], c
         const uint32_t c1 = c0 == 2u ? 0u : c0 + 1u;
         const uint32_t c2 = c0 == 0u ? 2u : c0 - 1u;
         const uint32_t base[3] = {col + (c0 << 15), col + (c1 << 15), col + (c2 << 15)};
+        /* bit j: byte j's pixel is in the mask */
+        const uint32_t keep = MASKED ? channel_keep(spread, pix, c0, 3u) : 0u;
 #pragma unroll
         for (int j = 0; j < 16; j++) {
             const uint32_t addr = base[j % 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7);
@@ -659,6 +700,30 @@ __device__ __forceinline__ void u8_channels_granule(const uint32_t (&col4)[4], c
                 base[k] = col + (((c0 + k) & m) << 15);
             }
         }
+        if constexpr (MASKED) {
+            if (c0 == 0u) {
+                /* the granule starts a pixel: byte j is of pixel j / ch, and
+                 * its add is that pixel's bit (one extraction a pixel) */
+                if (a.channels == 4) {
+#pragma unroll
+                    for (int j = 0; j < 16; j++) {
+                        red_shared_n(base[j & 3] +
+                                         (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7),
+                                     (pix >> (j >> 2)) & 1u);
+                    }
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 16; j++) {
+                        red_shared_n(base[j & 3] +
+                                         (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7),
+                                     (pix >> (j >> 1)) & 1u);
+                    }
+                }
+                return;
+            }
+        }
+        /* bit j: byte j's pixel is in the mask */
+        const uint32_t keep = MASKED ? channel_keep(spread, pix, c0, a.channels) : 0u;
 #pragma unroll
         for (int j = 0; j < 16; j++) {
             const uint32_t addr = base[j & 3] + (__byte_perm(w[j >> 2], 0, 0x4440 + (j & 3)) << 7);
@@ -709,43 +774,6 @@ __device__ __forceinline__ uint32_t channel_mask_bits(const Args &a, uint32_t r,
         }
     }
     return pix;
-}
-
-/* The spread tables of channel_keep in shared memory: spread[p] repeats bit
- * k of p over bits ch k .. ch k + ch - 1; 64 entries for three channels
- * (six pixels a granule), then 32 for four (five). */
-constexpr uint32_t SPREAD3 = 0, SPREAD4 = 64, SPREAD_WORDS = 96;
-
-__device__ __forceinline__ void spread_tables(uint32_t *t)
-{
-    for (uint32_t i = threadIdx.x; i < SPREAD_WORDS; i += blockDim.x) {
-        const uint32_t ch = i < SPREAD4 ? 3u : 4u, p = i < SPREAD4 ? i : i - SPREAD4;
-        uint32_t w = 0;
-        for (uint32_t k = 0; k * ch < 32; k++) {
-            w |= ((p >> k) & 1u) ? ((1u << ch) - 1u) << (k * ch) : 0u;
-        }
-        t[i] = w;
-    }
-}
-
-/* u8_channels_granule's keep from a granule's mask bits (channel_mask_bits):
- * bit j for byte j, the pixel (c0 + j) / ch's bit, each pixel's bit spread
- * over its ch bytes and shifted by the first byte's channel. Two channels by
- * bit interleaving, three and four through the tables (t). */
-__device__ __forceinline__ uint32_t channel_keep(const uint32_t *t, uint32_t pix, uint32_t c0,
-                                                 uint32_t ch)
-{
-    uint32_t w;
-    if (ch == 2) {
-        w = (pix | (pix << 8)) & 0x00ff00ffu;
-        w = (w | (w << 4)) & 0x0f0f0f0fu;
-        w = (w | (w << 2)) & 0x33333333u;
-        w = (w | (w << 1)) & 0x55555555u;
-        w |= w << 1;
-    } else {
-        w = ch == 3 ? t[SPREAD3 + (pix & 63u)] : t[SPREAD4 + (pix & 31u)];
-    }
-    return w >> c0;
 }
 
 /* u8_channels_granule's bases: col4[k] the lane's counter of (channel of
@@ -1638,9 +1666,7 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_ker
         const uint32_t px = a.g.width / ch; /* a row's pixels (its mask row's bytes) */
         /* MASKED: pix, the mask bits of the granule's pixels, loaded beside it */
         const auto on_vec = [&](uint4 v, uint32_t, uint32_t x, uint32_t pix) {
-            const uint32_t c0 = channel_of(x);
-            const uint32_t keep = MASKED ? channel_keep(spread, pix, c0, ch) : 0u;
-            u8_channels_granule<true, MASKED>(col4, a, v, c0, keep);
+            u8_channels_granule<true, MASKED>(col4, a, v, channel_of(x), pix, spread);
         };
         const auto on_byte = [&](uint32_t b, uint32_t r, uint32_t x) {
             const uint32_t c = channel_of(x);
