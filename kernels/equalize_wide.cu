@@ -57,6 +57,8 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
     __shared__ unsigned long long s_warp[LUT_THREADS / 32];
     __shared__ unsigned long long s_total;
     __shared__ uint32_t s_first, s_last;
+    hist += (size_t)blockIdx.y * levels; /* a batch: image blockIdx.y's */
+    lut += (size_t)blockIdx.y * levels;
     const uint32_t per = (levels + LUT_THREADS - 1) / LUT_THREADS;
     const uint32_t v0 = threadIdx.x * per;
     const uint32_t v1 = v0 + per < levels ? v0 + per : levels;
@@ -144,6 +146,8 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_sums(const unsigned long lo
 {
     __shared__ unsigned long long s_sum[32];
     __shared__ uint32_t s_min[32];
+    hist += (size_t)blockIdx.y * 65536; /* a batch: image blockIdx.y's */
+    scratch += (size_t)blockIdx.y * 2 * LUT16_BLOCKS;
     const uint32_t v = blockIdx.x * LUT_THREADS + threadIdx.x;
     unsigned long long sum = hist[v];
     uint32_t least = sum != 0 ? v : 65536u;
@@ -164,6 +168,9 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_entries(const unsigned long
     __shared__ uint32_t s_first[W];
     __shared__ unsigned long long s_warp[LUT_THREADS / 32];
     __shared__ unsigned long long s_block;
+    hist += (size_t)blockIdx.y * 65536; /* a batch: image blockIdx.y's */
+    scratch += (size_t)blockIdx.y * 2 * LUT16_BLOCKS;
+    lut += (size_t)blockIdx.y * 65536;
     const uint32_t v = blockIdx.x * LUT_THREADS + threadIdx.x;
     const unsigned long long h = hist[v];
     /* The total, the first level and this block's offset from the 64 pairs,
@@ -301,7 +308,118 @@ __global__ void __launch_bounds__(APPLY_THREADS, 1)
 
 constexpr size_t LUT16_BYTES = 65536 * 2;
 
+/*
+ * The lookups of a batch laid out as a tensor: image i at src + i * src_stride
+ * (dst likewise), its LUT at luts + i * 65536 (or 256) entries. Blocks
+ * blockIdx.y, + gridDim.y, ... take whole images; within one, sample k of the
+ * image (row k / width, fast division: below 2^31 samples) per thread and
+ * step, so that narrow images keep the warps full. 8-bit: the image's LUT in
+ * shared memory; 16-bit: gathered from its LUT in global memory (L2), which
+ * a block of a small image would otherwise spend longer loading than using.
+ */
+template <typename T>
+__global__ void __launch_bounds__(256)
+    apply_batch_kernel(const uint8_t *src, long long src_stride, size_t src_pitch, uint8_t *dst,
+                       long long dst_stride, size_t dst_pitch, uint32_t width, uint32_t samples,
+                       ih_fastdiv row_div, const T *luts, uint32_t count)
+{
+    __shared__ uint8_t s_lut8[256];
+    for (uint32_t img = blockIdx.y; img < count; img += gridDim.y) {
+        const T *lut = luts + (size_t)img * (sizeof(T) == 1 ? 256 : 65536);
+        if constexpr (sizeof(T) == 1) {
+            __syncthreads(); /* the previous image's lookups are done */
+            if (threadIdx.x < 256) {
+                s_lut8[threadIdx.x] = lut[threadIdx.x];
+            }
+            __syncthreads();
+        }
+        const uint8_t *s = src + (long long)img * src_stride;
+        uint8_t *d = dst + (long long)img * dst_stride;
+        const bool sa = (((uintptr_t)s | src_pitch) & (sizeof(T) - 1)) == 0;
+        const bool da = (((uintptr_t)d | dst_pitch) & (sizeof(T) - 1)) == 0;
+        for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < samples;
+             k += gridDim.x * blockDim.x) {
+            const uint32_t r = ih_div(row_div, k), x = k - r * width;
+            const uint8_t *p = s + (size_t)r * src_pitch + (size_t)x * sizeof(T);
+            uint8_t *q = d + (size_t)r * dst_pitch + (size_t)x * sizeof(T);
+            if constexpr (sizeof(T) == 1) {
+                *q = s_lut8[*p];
+            } else {
+                const uint32_t v = __ldg(lut + load16(p, sa));
+                if (da) {
+                    *reinterpret_cast<uint16_t *>(q) = (uint16_t)v;
+                } else {
+                    q[0] = (uint8_t)v;
+                    q[1] = (uint8_t)(v >> 8);
+                }
+            }
+        }
+    }
+}
+
+/*
+ * Natural 16-bit histograms of a batch of small images added straight to
+ * their 65536 global counters each (image i's at counts + i * 65536): a
+ * block's private copy of 65536 counters cost more to clear and fold than
+ * a small image takes to count (the strided histogram kernels launch one
+ * block of 1024 threads an image for this job: 11.5 us each for 64 x 64).
+ * Lanes of a warp with the same sample add once (__match_any_sync), so that
+ * flat regions do not queue on one address. mask: NULL, or image i's at
+ * mask + i * mask_stride, a sample counted where its byte is not 0.
+ */
+__global__ void __launch_bounds__(256)
+    hist16_global_kernel(const uint8_t *src, long long src_stride, size_t src_pitch,
+                         const uint8_t *mask, long long mask_stride, size_t mask_pitch,
+                         uint32_t width, uint32_t samples, ih_fastdiv row_div,
+                         unsigned long long *counts, uint32_t count)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    for (uint32_t img = blockIdx.y; img < count; img += gridDim.y) {
+        const uint8_t *s = src + (long long)img * src_stride;
+        const uint8_t *m = mask != nullptr ? mask + (long long)img * mask_stride : nullptr;
+        unsigned long long *h = counts + (size_t)img * 65536;
+        const bool sa = (((uintptr_t)s | src_pitch) & 1) == 0;
+        /* whole warps step together (the vote needs every lane) */
+        for (uint32_t k0 = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); k0 < samples;
+             k0 += gridDim.x * blockDim.x) {
+            const uint32_t k = k0 + lane;
+            bool in = k < samples;
+            uint32_t v = 0;
+            if (in) {
+                const uint32_t r = ih_div(row_div, k), x = k - r * width;
+                v = load16(s + (size_t)r * src_pitch + (size_t)x * 2, sa);
+                in = m == nullptr || m[(size_t)r * mask_pitch + x] != 0;
+            }
+            const uint32_t peers = __match_any_sync(0xffffffffu, in ? v : 0x10000u + lane);
+            if (in && lane == (uint32_t)(__ffs(peers) - 1)) {
+                atomicAdd(h + v, (unsigned long long)__popc(peers));
+            }
+        }
+    }
+}
+
 } // namespace
+
+cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
+                                   const uint8_t *mask, ptrdiff_t mask_stride, size_t mask_pitch,
+                                   uint32_t width, uint32_t height, unsigned long long *counts,
+                                   uint32_t count, int sm_count, cudaStream_t stream)
+{
+    const uint64_t samples = (uint64_t)width * height;
+    if (samples >= IH_MAX_GRANULES || width == 0) {
+        return cudaErrorInvalidValue;
+    }
+    uint64_t gx = (samples + 1023) / 1024; /* about 4 samples a thread */
+    const uint64_t cap = (uint64_t)sm_count * 16;
+    gx = gx < cap ? gx : cap;
+    uint64_t gy = cap / gx;
+    gy = gy < count ? gy : count;
+    gy = gy < 65535 ? (gy > 0 ? gy : 1) : 65535;
+    hist16_global_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
+        src, src_stride, src_pitch, mask, mask_stride, mask_pitch, width, (uint32_t)samples,
+        ih_make_fastdiv(width), counts, count);
+    return cudaGetLastError();
+}
 
 cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,
                                    int *empty, bool pil, unsigned long long *scratch,
@@ -370,4 +488,61 @@ cudaError_t ih_launch_apply_lut16(const uint8_t *src, size_t src_pitch, uint8_t 
         }
     }
     return cudaSuccess;
+}
+
+cudaError_t ih_launch_equalize_lut_batch(const unsigned long long *hists, uint32_t levels,
+                                         void *luts, uint32_t count, bool pil,
+                                         unsigned long long *scratch, cudaStream_t stream)
+{
+    for (uint32_t i0 = 0; i0 < count; i0 += 65535) {
+        const uint32_t n = count - i0 < 65535 ? count - i0 : 65535;
+        const unsigned long long *h = hists + (size_t)i0 * levels;
+        if (levels == 65536 && !pil && scratch != nullptr) {
+            uint16_t *l = (uint16_t *)luts + (size_t)i0 * 65536;
+            unsigned long long *sc = scratch + (size_t)i0 * 2 * LUT16_BLOCKS;
+            lut16_sums<<<dim3(LUT16_BLOCKS, n), LUT_THREADS, 0, stream>>>(h, sc);
+            lut16_entries<<<dim3(LUT16_BLOCKS, n), LUT_THREADS, 0, stream>>>(h, sc, l, nullptr);
+        } else if (levels == 256) {
+            lut_kernel<<<dim3(1, n), LUT_THREADS, 0, stream>>>(h, levels,
+                                                              (uint8_t *)luts + (size_t)i0 * 256,
+                                                              nullptr, pil);
+        } else {
+            return cudaErrorInvalidValue;
+        }
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            return e;
+        }
+    }
+    return cudaSuccess;
+}
+
+cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
+                                      uint8_t *dst, ptrdiff_t dst_stride, size_t dst_pitch,
+                                      uint32_t width, uint32_t height, uint32_t levels,
+                                      const void *luts, uint32_t count, int sm_count,
+                                      cudaStream_t stream)
+{
+    const uint64_t samples = (uint64_t)width * height;
+    if (samples >= IH_MAX_GRANULES || width == 0 || (levels != 256 && levels != 65536)) {
+        return cudaErrorInvalidValue;
+    }
+    /* about 8 samples a thread, at most 16 blocks an SM in all */
+    uint64_t gx = (samples + 2047) / 2048;
+    const uint64_t cap = (uint64_t)sm_count * 16;
+    gx = gx < cap ? gx : cap;
+    uint64_t gy = cap / gx;
+    gy = gy < count ? gy : count;
+    gy = gy < 65535 ? (gy > 0 ? gy : 1) : 65535;
+    const dim3 grid((unsigned)gx, (unsigned)gy);
+    if (levels == 256) {
+        apply_batch_kernel<uint8_t><<<grid, 256, 0, stream>>>(
+            src, src_stride, src_pitch, dst, dst_stride, dst_pitch, width, (uint32_t)samples,
+            ih_make_fastdiv(width), (const uint8_t *)luts, count);
+    } else {
+        apply_batch_kernel<uint16_t><<<grid, 256, 0, stream>>>(
+            src, src_stride, src_pitch, dst, dst_stride, dst_pitch, width, (uint32_t)samples,
+            ih_make_fastdiv(width), (const uint16_t *)luts, count);
+    }
+    return cudaGetLastError();
 }

@@ -30,4 +30,35 @@ cudaError_t ih_launch_apply_lut16(const uint8_t *src, size_t src_pitch, uint8_t 
                                   size_t dst_pitch, uint32_t width, uint32_t height,
                                   const uint16_t *lut, int sm_count, cudaStream_t stream);
 
+/* The LUTs of `count` histograms (levels counts each, one after another in
+ * hists) into luts (count LUTs, one after another), as
+ * ih_launch_equalize_lut makes each (an empty histogram gives the identity);
+ * 65536 levels need IH_LUT16_SCRATCH_BYTES of scratch an image. */
+cudaError_t ih_launch_equalize_lut_batch(const unsigned long long *hists, uint32_t levels,
+                                         void *luts, uint32_t count, bool pil,
+                                         unsigned long long *scratch, cudaStream_t stream);
+
+/* The natural 16-bit histograms of `count` images of width x height samples
+ * (below 2^31), image i at src + i * src_stride, added to counts + i * 65536
+ * (zeroed by the caller); mask NULL or image i's at mask + i * mask_stride (a
+ * sample counted where its byte is not 0). Global atomics: for images of up
+ * to IH_HIST16_GLOBAL_MAX samples, where a block's 65536 private counters
+ * cost more to clear and fold than the image to count. */
+#define IH_HIST16_GLOBAL_MAX (UINT64_C(1) << 20)
+cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
+                                   const uint8_t *mask, ptrdiff_t mask_stride, size_t mask_pitch,
+                                   uint32_t width, uint32_t height, unsigned long long *counts,
+                                   uint32_t count, int sm_count, cudaStream_t stream);
+
+/* dst_i = lut_i[src_i] for `count` images of width x height samples (8-bit
+ * for 256 levels, 16-bit for 65536), image i at src + i * src_stride and dst
+ * + i * dst_stride bytes, its LUT the i-th of luts (as
+ * ih_launch_equalize_lut_batch writes them). Below 2^31 samples an image;
+ * dst may be src (same pitch and stride). */
+cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
+                                      uint8_t *dst, ptrdiff_t dst_stride, size_t dst_pitch,
+                                      uint32_t width, uint32_t height, uint32_t levels,
+                                      const void *luts, uint32_t count, int sm_count,
+                                      cudaStream_t stream);
+
 #endif

@@ -414,8 +414,9 @@ static void test_batch_refusals(void **state)
     imghist_view bad_d[2] = {d[0], d[1]};
     bad_d[1] = bad[1];
     bad_d[1].data = d[1].data;
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, bad_d, 2, &hc), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "batch image 1"));
+    assert_non_null(strstr(imghist_last_error(ctx), "mixes 8- and 16-bit"));
     bad[1] = s[1];
     bad[1].dtype = IMGHIST_F32;
     bad[1].width = W / 4;
@@ -616,6 +617,256 @@ static void test_equalize_strided(void **state)
     imghist_destroy(ctx);
 }
 
+/* ---- 16-bit and masked batches (0.3.9) ---- */
+
+static imghist_view u16_view(void *p, uint32_t w, uint32_t h, size_t pitch)
+{
+    imghist_view v = u8_view(p, w, h, pitch);
+    v.dtype = IMGHIST_U16;
+    return v;
+}
+
+/* n samples of kind k: random 16-bit, constant, 12-bit data in the high
+ * bits, eight multiples of 4096 (U16); or fill_random's bytes (U8). */
+static void fill_levels(void *p, size_t n, imghist_dtype t, int k)
+{
+    if (t == IMGHIST_U8) {
+        fill_random(p, n, k);
+        return;
+    }
+    uint16_t *q = p;
+    for (size_t i = 0; i < n; i++) {
+        switch (k % 4) {
+        case 0: q[i] = (uint16_t)(tu_next(&rng) >> 48); break;
+        case 1: q[i] = 40000; break;
+        case 2: q[i] = (uint16_t)(tu_below(&rng, 4096) << 4); break;
+        default: q[i] = (uint16_t)(tu_below(&rng, 8) * 4096); break;
+        }
+    }
+}
+
+/* A mask of kind k: random bytes (about a third 0), all set, a block. */
+static void fill_mask(uint8_t *m, uint32_t w, uint32_t h, int k)
+{
+    for (uint32_t y = 0; y < h; y++) {
+        for (uint32_t x = 0; x < w; x++) {
+            uint8_t v;
+            switch (k % 3) {
+            case 0: v = tu_below(&rng, 3) == 0 ? 0 : (uint8_t)(1 + tu_below(&rng, 255)); break;
+            case 1: v = 1; break;
+            default: v = (uint8_t)(x < w / 2 + 1 && y < h / 2 + 1 ? 0x80 : 0); break;
+            }
+            m[(size_t)y * w + x] = v;
+        }
+    }
+}
+
+/*
+ * n images of type t (sizes, pitches and offsets of their own; in place or
+ * not), with masks or not, through imghist_equalize_batch(_masked) against
+ * imghist_equalize_masked image by image: the same pixels and histograms.
+ */
+static void check_batch_each(imghist_dtype t, int masked, int in_place, size_t n, int threads)
+{
+    imghist_ctx *ctx = cpu_ctx(threads, IMGHIST_EQ_OPENCV);
+    const size_t z = t == IMGHIST_U8 ? 1 : 2, L = t == IMGHIST_U8 ? 256 : 65536;
+    imghist_view *src = calloc(n, sizeof *src), *dst = calloc(n, sizeof *dst);
+    imghist_view *ref = calloc(n, sizeof *ref), *msk = calloc(n, sizeof *msk);
+    void **bufs = calloc(3 * n, sizeof *bufs);
+    uint8_t **mbuf = calloc(n, sizeof *mbuf);
+    uint64_t *hb = malloc(n * L * sizeof *hb);
+    assert_true(src && dst && ref && msk && bufs && mbuf && hb);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t w = 1 + tu_below(&rng, 90), h = 1 + tu_below(&rng, 40);
+        const size_t pitch = w * z + z * tu_below(&rng, 5), off = z * tu_below(&rng, 3);
+        const size_t bytes = off + pitch * h;
+        uint8_t *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
+        assert_true(a && b && c);
+        bufs[3 * i] = a;
+        bufs[3 * i + 1] = b;
+        bufs[3 * i + 2] = c;
+        memset(a, 0xfd, off + pitch * h);
+        for (uint32_t y = 0; y < h; y++) {
+            fill_levels(a + off + y * pitch, w, t, (int)(i + y / 8));
+        }
+        memcpy(b, a, off + pitch * h);
+        memset(c, 0xfd, off + pitch * h);
+        src[i] = t == IMGHIST_U8 ? u8_view(a + off, w, h, pitch) : u16_view(a + off, w, h, pitch);
+        dst[i] = src[i];
+        if (!in_place) {
+            dst[i].data = b + off;
+        }
+        ref[i] = src[i];
+        ref[i].data = c + off;
+        mbuf[i] = malloc((size_t)w * h);
+        fill_mask(mbuf[i], w, h, (int)i);
+        msk[i] = u8_view(mbuf[i], w, h, w);
+    }
+    /* the reference first: an in-place batch overwrites its sources */
+    uint64_t *want = malloc(n * L * sizeof *want);
+    assert_non_null(want);
+    for (size_t i = 0; i < n; i++) {
+        const imghist_counts one = {want + i * L, L, IMGHIST_MEM_HOST};
+        IH_OK(ctx, imghist_equalize_masked(ctx, &src[i], masked ? &msk[i] : NULL, &ref[i], &one));
+    }
+    const imghist_counts hc = {hb, n * L, IMGHIST_MEM_HOST};
+    if (masked) {
+        IH_OK(ctx, imghist_equalize_batch_masked(ctx, src, msk, dst, n, &hc));
+    } else {
+        IH_OK(ctx, imghist_equalize_batch(ctx, src, dst, n, &hc));
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t y = 0; y < dst[i].height; y++) {
+            const uint8_t *g = (const uint8_t *)dst[i].data + y * dst[i].pitch;
+            const uint8_t *w = (const uint8_t *)ref[i].data + y * ref[i].pitch;
+            if (memcmp(g, w, dst[i].width * z) != 0) {
+                fail_msg("%s batch (%s, %s): image %zu row %u differs from imghist_equalize_masked",
+                         t == IMGHIST_U8 ? "8-bit" : "16-bit", masked ? "masked" : "no mask",
+                         in_place ? "in place" : "apart", i, y);
+            }
+        }
+    }
+    assert_memory_equal(hb, want, n * L * sizeof *hb);
+    for (size_t i = 0; i < 3 * n; i++) free(bufs[i]);
+    for (size_t i = 0; i < n; i++) free(mbuf[i]);
+    free(bufs);
+    free(mbuf);
+    free(src);
+    free(dst);
+    free(ref);
+    free(msk);
+    free(hb);
+    free(want);
+    imghist_destroy(ctx);
+}
+
+static void test_batch_u16_and_masked(void **state)
+{
+    (void)state;
+    for (int masked = 0; masked < 2; masked++) {
+        for (int in_place = 0; in_place < 2; in_place++) {
+            check_batch_each(IMGHIST_U16, masked, in_place, 7, 3);
+            check_batch_each(IMGHIST_U8, masked, in_place, 9, 2);
+        }
+    }
+    check_batch_each(IMGHIST_U16, 1, 0, 1, 1);
+}
+
+/* The strided forms: a tensor of 16-bit images (apart and in place) and a
+ * mask an image or one for all (mask_stride 0), against the views' batch. */
+static void test_strided_u16_and_masked(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx(2, IMGHIST_EQ_OPENCV);
+    enum { W = 33, H = 9, N = 6 };
+    const size_t img = (size_t)W * H * 2 + 6; /* a stride past the image */
+    uint8_t *a = malloc(2 * N * img), *b = malloc(2 * N * img), *m = malloc((size_t)N * W * H);
+    uint64_t *ha = malloc((size_t)N * 65536 * 8), *hb = malloc((size_t)N * 65536 * 8);
+    uint16_t r[W * H];
+    assert_true(a && b && m && ha && hb);
+    memset(a, 0x33, 2 * N * img); /* the bytes between images too */
+    for (int c = 0; c < 3; c++) {
+        for (size_t i = 0; i < N; i++) {
+            fill_levels(a + i * img, (size_t)W * H, IMGHIST_U16, (int)i + c);
+            fill_mask(m + i * W * H, W, H, (int)i);
+        }
+        memset(a + N * img, 0x5a, N * img);
+        memcpy(b, a, 2 * N * img);
+        const int in_place = c == 1;
+        const ptrdiff_t ms = c == 2 ? 0 : (ptrdiff_t)W * H;
+        const imghist_view s = u16_view(a, W, H, 2 * W);
+        const imghist_view d = u16_view(in_place ? a : a + N * img, W, H, 2 * W);
+        const imghist_view mv = u8_view(m, W, H, W);
+        imghist_view sv[N], dv[N], mvs[N];
+        for (size_t i = 0; i < N; i++) {
+            sv[i] = u16_view(b + i * img, W, H, 2 * W);
+            dv[i] = u16_view(in_place ? b + i * img : b + (N + i) * img, W, H, 2 * W);
+            mvs[i] = u8_view(m + i * ms, W, H, W);
+        }
+        /* image 0 alone, the reference of the tensor's first destination */
+        const imghist_view rv = u16_view(r, W, H, 2 * W);
+        IH_OK(ctx, imghist_equalize_masked(ctx, &sv[0], c == 0 ? NULL : &mvs[0], &rv, NULL));
+        const imghist_counts ca = {ha, (size_t)N * 65536, IMGHIST_MEM_HOST};
+        const imghist_counts cb = {hb, (size_t)N * 65536, IMGHIST_MEM_HOST};
+        if (c == 0) {
+            IH_OK(ctx, imghist_equalize_strided(ctx, &s, (ptrdiff_t)img, &d, (ptrdiff_t)img, N,
+                                                &ca));
+            IH_OK(ctx, imghist_equalize_batch(ctx, sv, dv, N, &cb));
+        } else {
+            IH_OK(ctx, imghist_equalize_strided_masked(ctx, &s, (ptrdiff_t)img, &mv, ms, &d,
+                                                       (ptrdiff_t)img, N, &ca));
+            IH_OK(ctx, imghist_equalize_batch_masked(ctx, sv, mvs, dv, N, &cb));
+        }
+        assert_memory_equal(a, b, 2 * N * img);
+        assert_memory_equal(ha, hb, (size_t)N * 65536 * 8);
+        assert_memory_equal(d.data, r, sizeof r);
+    }
+    free(a);
+    free(b);
+    free(m);
+    free(ha);
+    free(hb);
+    imghist_destroy(ctx);
+}
+
+/* What the masked batches refuse, with messages naming the mask; an empty
+ * host mask before any destination is written. */
+static void test_masked_batch_refusals(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx(2, IMGHIST_EQ_OPENCV);
+    enum { W = 16, H = 4, N = 3 };
+    uint8_t src[N][W * H], dst[N][W * H], mask[N][W * H], before[N][W * H];
+    imghist_view s[N], d[N], m[N];
+    for (int i = 0; i < N; i++) {
+        fill_random(src[i], W * H, 0);
+        memset(dst[i], 0xab, W * H);
+        memset(mask[i], 1, W * H);
+        s[i] = u8_view(src[i], W, H, W);
+        d[i] = u8_view(dst[i], W, H, W);
+        m[i] = u8_view(mask[i], W, H, W);
+    }
+    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s, NULL, d, N, NULL),
+               IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_strided_masked(ctx, &s[0], W * H, NULL, 0, &d[0], W * H, N,
+                                                    NULL),
+               IMGHIST_E_INVALID_ARG);
+    /* a mask of another size; of two channels */
+    imghist_view bad[N] = {m[0], m[1], m[2]};
+    bad[2].width = W - 1;
+    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s, bad, d, N, NULL), IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "batch mask 2"));
+    /* a mask over a destination (another image's) */
+    bad[2] = m[2];
+    bad[1] = u8_view(dst[0], W, H, W);
+    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s, bad, d, N, NULL), IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "batch mask 1 overlaps destination 0"));
+    /* an empty mask: refused before any image is written */
+    memset(mask[1], 0, W * H);
+    memcpy(before, dst, sizeof dst);
+    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s, m, d, N, NULL), IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "batch mask 1 has no non-zero sample"));
+    assert_memory_equal(before, dst, sizeof dst);
+    IH_REFUSED(ctx, imghist_equalize_strided_masked(ctx, &s[0], W * H, &m[1], 0, &d[0], W * H, N,
+                                                    NULL),
+               IMGHIST_E_INVALID_ARG);
+    assert_memory_equal(before, dst, sizeof dst);
+    /* 16-bit images with PIL's rule */
+    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
+    memset(mask[1], 1, W * H);
+    imghist_view s16[1] = {u16_view(src[0], W / 2, H, W)}, d16[1] = {u16_view(dst[0], W / 2, H, W)};
+    imghist_view m16[1] = {u8_view(mask[0], W / 2, H, W)};
+    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s16, m16, d16, 1, NULL),
+               IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s16, d16, 1, NULL), IMGHIST_E_UNSUPPORTED);
+    /* short counts for 16-bit images */
+    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_OPENCV));
+    uint64_t h[256];
+    const imghist_counts short_c = {h, 256, IMGHIST_MEM_HOST};
+    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s16, d16, 1, &short_c), IMGHIST_E_BUFSIZE);
+    imghist_destroy(ctx);
+}
+
 int main(void)
 {
     tu_seed(&rng, tu_fresh_seed("test_equalize_batch"));
@@ -628,6 +879,9 @@ int main(void)
         cmocka_unit_test(test_batch_refusals),
         cmocka_unit_test(test_batch_tensor_overlaps),
         cmocka_unit_test(test_equalize_strided),
+        cmocka_unit_test(test_batch_u16_and_masked),
+        cmocka_unit_test(test_strided_u16_and_masked),
+        cmocka_unit_test(test_masked_batch_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

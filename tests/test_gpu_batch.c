@@ -8,8 +8,9 @@
  * without synchronising, batches laid out as tensors (no descriptors; the
  * block kernels and the tiny-image kernel), every image sent the two-pass
  * way; the PIL rule on
- * single device and host equalizations; host views on the CUDA backend.
- * Exits 77 (skipped) without a usable GPU.
+ * single device and host equalizations; host views on the CUDA backend;
+ * 16-bit and masked batches (views and tensors, a mask an image or one for
+ * all, an empty device mask) against the CPU. Exits 77 (skipped) without a usable GPU.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -463,6 +464,189 @@ static void test_single_calls_pil(void **state)
     batch_free(&b);
 }
 
+/* ---- 16-bit and masked batches (0.3.9: image by image in the library) ---- */
+
+/*
+ * n images of type t (8- or 16-bit; sizes, pitches and 2-byte offsets of
+ * their own, or one shape in a packed tensor) with masks or not: the CPU's
+ * batch on host views against the GPU's on device copies (pixels and
+ * device histograms), through the views' call and, for a tensor, the
+ * strided one (a mask an image, or one for all); then the GPU context on
+ * the host views. Image `empty` (or none, -1) gets an all-zero mask on the
+ * device only: its destination must be a copy of its source.
+ */
+static void check_wide_batch_of(imghist_dtype t, int masked, int tensor, size_t n, int empty,
+                                uint32_t tw, uint32_t th)
+{
+    const size_t z = t == IMGHIST_U8 ? 1 : 2, L = t == IMGHIST_U8 ? 256 : 65536;
+    imghist_view *hs = calloc(n, sizeof *hs), *hd = calloc(n, sizeof *hd);
+    imghist_view *hm = calloc(n, sizeof *hm), *ds = calloc(n, sizeof *ds);
+    imghist_view *dd = calloc(n, sizeof *dd), *dm = calloc(n, sizeof *dm);
+    size_t *img_bytes = calloc(n, sizeof *img_bytes), *offs = calloc(n, sizeof *offs);
+    assert_true(hs && hd && hm && ds && dd && dm && img_bytes && offs);
+    /* all images in one host and one device allocation: source i, then its
+     * destination, then its mask */
+    size_t total = 0;
+    uint32_t *ws = calloc(n, 4), *hts = calloc(n, 4);
+    size_t *pitch = calloc(n, sizeof *pitch);
+    for (size_t i = 0; i < n; i++) {
+        ws[i] = tensor ? tw : 1 + tu_below(&rng, 700);
+        hts[i] = tensor ? th : 1 + tu_below(&rng, 300);
+        pitch[i] = tensor ? tw * z : (ws[i] + tu_below(&rng, 9)) * z;
+        offs[i] = total + (tensor ? 0 : z * tu_below(&rng, 8));
+        img_bytes[i] = pitch[i] * hts[i];
+        total = offs[i] + 2 * img_bytes[i] + (size_t)ws[i] * hts[i];
+        total = tensor ? total : (total + 15) / 16 * 16;
+    }
+    uint8_t *host = malloc(total), *back = malloc(total), *dev = NULL;
+    assert_true(host && back);
+    memset(host, 0xfd, total);
+    for (size_t i = 0; i < n; i++) {
+        uint8_t *src = host + offs[i], *msk = src + 2 * img_bytes[i];
+        for (uint32_t y = 0; y < hts[i]; y++) {
+            for (uint32_t x = 0; x < ws[i]; x++) {
+                const uint32_t k = (uint32_t)(i + y / 16) % 4;
+                const uint32_t v = k == 0 ? (uint32_t)(tu_next(&rng) >> 48)
+                                   : k == 1 ? 40000u
+                                   : k == 2 ? tu_below(&rng, 4096) << 4
+                                            : tu_below(&rng, 8) * 8192u;
+                if (z == 2) {
+                    ((uint16_t *)(src + y * pitch[i]))[x] = (uint16_t)v;
+                } else {
+                    src[y * pitch[i] + x] = (uint8_t)(v >> 8);
+                }
+                msk[(size_t)y * ws[i] + x] = (uint8_t)(tu_below(&rng, 3) == 0 ? 0 : 1 + (x & 127));
+            }
+        }
+        msk[0] = 1; /* never empty on the host */
+        const imghist_view v = {src, t, IMGHIST_MEM_HOST, ws[i], hts[i], pitch[i], 1};
+        hs[i] = v;
+        hd[i] = v;
+        hd[i].data = src + img_bytes[i];
+        const imghist_view m = {msk, IMGHIST_U8, IMGHIST_MEM_HOST, ws[i], hts[i], ws[i], 1};
+        hm[i] = m;
+    }
+    CUDA_OK(cudaMalloc((void **)&dev, total));
+    CUDA_OK(cudaMemcpy(dev, host, total, cudaMemcpyHostToDevice));
+    if (empty >= 0) {
+        CUDA_OK(cudaMemset(dev + ((uint8_t *)hm[empty].data - host), 0,
+                           (size_t)ws[empty] * hts[empty]));
+    }
+    for (size_t i = 0; i < n; i++) {
+        ds[i] = hs[i];
+        dd[i] = hd[i];
+        dm[i] = hm[i];
+        ds[i].data = dev + ((uint8_t *)hs[i].data - host);
+        dd[i].data = dev + ((uint8_t *)hd[i].data - host);
+        dm[i].data = dev + ((uint8_t *)hm[i].data - host);
+        ds[i].mem = dd[i].mem = dm[i].mem = IMGHIST_MEM_DEVICE;
+    }
+    uint64_t *want = malloc(n * L * 8), *got = malloc(n * L * 8), *d_hist = NULL;
+    assert_true(want && got);
+    CUDA_OK(cudaMalloc((void **)&d_hist, n * L * 8));
+    CUDA_OK(cudaMemset(d_hist, 0xa5, n * L * 8));
+    const imghist_counts wc = {want, n * L, IMGHIST_MEM_HOST};
+    const imghist_counts dc = {d_hist, n * L, IMGHIST_MEM_DEVICE};
+    const imghist_counts gc = {got, n * L, IMGHIST_MEM_HOST};
+    /* the reference: the CPU on the host views (image `empty` with its
+     * host mask, then made a copy below) */
+    if (masked) {
+        IH_OK(cpu, imghist_equalize_batch_masked(cpu, hs, hm, hd, n, &wc));
+    } else {
+        IH_OK(cpu, imghist_equalize_batch(cpu, hs, hd, n, &wc));
+    }
+    const ptrdiff_t step = tensor ? (ptrdiff_t)(offs[1 % n] - offs[0]) : 0;
+    for (int form = 0; form < (tensor ? 2 : 1); form++) {
+        CUDA_OK(cudaMemset(dd[0].data, 0x5c, 1)); /* a stale first byte would show */
+        if (form == 1) {
+            /* 0: image 0's mask for all */
+            const ptrdiff_t ms = (ptrdiff_t)tu_below(&rng, 2) * step;
+            if (masked) {
+                IH_OK(gpu, imghist_equalize_strided_masked(gpu, &ds[0], step, &dm[0], ms, &dd[0],
+                                                           step, n, &dc));
+            } else {
+                IH_OK(gpu, imghist_equalize_strided(gpu, &ds[0], step, &dd[0], step, n, &dc));
+            }
+            if (masked && ms == 0 && n > 1) {
+                /* image 0's mask for every image: the CPU's answer again */
+                for (size_t i = 0; i < n; i++) hm[i] = hm[0];
+                IH_OK(cpu, imghist_equalize_batch_masked(cpu, hs, hm, hd, n, &wc));
+            }
+        } else if (masked) {
+            IH_OK(gpu, imghist_equalize_batch_masked(gpu, ds, dm, dd, n, &dc));
+        } else {
+            IH_OK(gpu, imghist_equalize_batch(gpu, ds, dd, n, &dc));
+        }
+        CUDA_OK(cudaDeviceSynchronize());
+        CUDA_OK(cudaMemcpy(back, dev, total, cudaMemcpyDeviceToHost));
+        CUDA_OK(cudaMemcpy(got, d_hist, n * L * 8, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++) {
+            const uint8_t *g = back + ((uint8_t *)hd[i].data - host);
+            const int copy = masked && (int)i == empty;
+            const uint8_t *w = (const uint8_t *)(copy ? hs[i].data : hd[i].data);
+            for (uint32_t y = 0; y < hts[i]; y++) {
+                if (memcmp(g + y * pitch[i], w + y * pitch[i], ws[i] * z) != 0) {
+                    fail_msg("%s %s batch (%s, form %d): image %zu (%ux%u%s) row %u differs from "
+                             "the CPU", z == 2 ? "16-bit" : "8-bit", masked ? "masked" : "plain",
+                             tensor ? "tensor" : "views", form, i, ws[i], hts[i],
+                             (int)i == empty ? ", empty mask" : "", y);
+                }
+            }
+            if (!(masked && (int)i == empty)) {
+                assert_memory_equal(got + i * L, want + i * L, L * 8);
+            }
+        }
+    }
+    /* the GPU context on the host views (staged image by image) */
+    if (empty < 0) {
+        memcpy(back, host, total);
+        for (size_t i = 0; i < n; i++) {
+            hs[i].data = back + ((uint8_t *)hs[i].data - host);
+            hd[i].data = back + ((uint8_t *)hd[i].data - host);
+            hm[i].data = back + ((uint8_t *)hm[i].data - host);
+        }
+        if (masked) {
+            IH_OK(gpu, imghist_equalize_batch_masked(gpu, hs, hm, hd, n, &gc));
+        } else {
+            IH_OK(gpu, imghist_equalize_batch(gpu, hs, hd, n, &gc));
+        }
+        assert_memory_equal(back, host, total);
+        assert_memory_equal(got, want, n * L * 8);
+    }
+    CUDA_OK(cudaFree(dev));
+    CUDA_OK(cudaFree(d_hist));
+    free(host);
+    free(back);
+    free(want);
+    free(got);
+    free(hs); free(hd); free(hm); free(ds); free(dd); free(dm);
+    free(img_bytes); free(offs); free(ws); free(hts); free(pitch);
+}
+
+static void check_wide_batch(imghist_dtype t, int masked, int tensor, size_t n, int empty)
+{
+    check_wide_batch_of(t, masked, tensor, n, empty, 1 + tu_below(&rng, 500),
+                        1 + tu_below(&rng, 200));
+}
+
+static void test_u16_and_masked_batches(void **state)
+{
+    (void)state;
+    for (int tensor = 0; tensor < 2; tensor++) {
+        check_wide_batch(IMGHIST_U16, 0, tensor, 5, -1);
+        check_wide_batch(IMGHIST_U16, 1, tensor, 6, -1);
+        check_wide_batch(IMGHIST_U8, 1, tensor, 7, -1);
+    }
+    check_wide_batch(IMGHIST_U16, 1, 0, 4, 2); /* an empty device mask: a copy */
+    check_wide_batch(IMGHIST_U8, 1, 0, 3, 0);
+    check_wide_batch(IMGHIST_U16, 0, 0, 1, -1);
+    /* a tensor of 16-bit images on both sides of the global-atomics limit
+     * (2^20 samples), and of one row */
+    check_wide_batch_of(IMGHIST_U16, 1, 1, 3, -1, 1024, 1024);
+    check_wide_batch_of(IMGHIST_U16, 0, 1, 2, -1, 1100, 1000);
+    check_wide_batch_of(IMGHIST_U16, 1, 1, 40, -1, 3000, 1);
+}
+
 static int reset(void **state)
 {
     (void)state;
@@ -498,6 +682,7 @@ int main(void)
         cmocka_unit_test_teardown(test_alternating_no_hists, reset),
         cmocka_unit_test_teardown(test_tensor_batches, reset),
         cmocka_unit_test_teardown(test_single_calls_pil, reset),
+        cmocka_unit_test_teardown(test_u16_and_masked_batches, reset),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     imghist_destroy(cpu);

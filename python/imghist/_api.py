@@ -468,8 +468,11 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     equalized with its own histogram (a torchvision (N, C, H, W) tensor has
     each channel equalized, as torchvision does). NumPy runs on the CPU,
     PyTorch and CuPy GPU arrays on their GPU, queued on the current stream.
-    A uint8 batch without a mask is one call (imghist_equalize_strided for
-    arrays laid out as contiguous ones are, else imghist_equalize_batch).
+    A batch is one call: imghist_equalize_strided (or
+    imghist_equalize_strided_masked) for arrays laid out as contiguous ones
+    are, else imghist_equalize_batch (imghist_equalize_batch_masked). uint8
+    without a mask runs as one launch on the GPU; uint16 and masked batches
+    image by image inside the library (0.3.9; before, a call per image).
 
     method: 'opencv' (default) is cv2.equalizeHist bit for bit (and its
     formula with 65536 levels for uint16); 'pil' is Pillow's
@@ -515,7 +518,7 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
             ctx.check(lib.imghist_equalize_masked(ctx.ptr, ctx.src_a, ctx.mask_a, ctx.dst_a,
                                                   None))
         return o_res
-    if mlay is None and a.dt == L.U8:
+    if mlay is None and (a.dt == L.U8 or L.HAVE_EQ_BATCH_WIDE):
         if not L.HAVE_EQUALIZE_BATCH:
             raise ImghistError(f"imghist: equalizing a batch needs a libimghist with "
                                f"imghist_equalize_batch (0.4); {L.library_path} is "
@@ -533,7 +536,25 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
         ctx.check(lib.imghist_equalize_batch(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n_img,
                                              None))
         return o_res
-    # uint16 batches, masked batches: one call per image.
+    if mlay is not None and L.HAVE_EQ_BATCH_WIDE:
+        # One call: an image's mask beside it (one mask for all: stride 0).
+        ma, ml = mlay
+        ss, ds = _stride(lead, lst), _stride(olay[1], olay[2])
+        ms = _stride(lead, ml[2]) if ml[1] else 0
+        if ss is not None and ds is not None and ms is not None:
+            _set_view(ctx.src, a.ptr, a, H, W, 1, pitch)
+            _set_view(ctx.dst, o.ptr, o, H, W, 1, olay[6])
+            _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
+            ctx.check(lib.imghist_equalize_strided_masked(ctx.ptr, ctx.src_a, ss, ctx.mask_a, ms,
+                                                          ctx.dst_a, ds, n_img, None))
+            return o_res
+        sv = _views(ctx, "src", a, lead, lst, H, W, 1, pitch)
+        dv = _views(ctx, "dst", o, olay[1], olay[2], H, W, 1, olay[6])
+        mv = _mask_views(ma, lead, ml, n_img, H, W)
+        ctx.check(lib.imghist_equalize_batch_masked(ctx.ptr, sv.ctypes.data, mv.ctypes.data,
+                                                    dv.ctypes.data, n_img, None))
+        return o_res
+    # A library before 0.3.9: uint16 and masked batches one call per image.
     offs = _offsets(lead, lst).tolist()
     ooffs = _offsets(olay[1], olay[2]).tolist()
     moffs = None

@@ -153,6 +153,9 @@ _optional = {
     "imghist_histogram_batch_masked": (_i, [_p, _p, _p, ctypes.c_size_t, _p, _p]),
     "imghist_histogram_strided_masked": (_i, [_p, _p, ctypes.c_size_t, ctypes.c_ssize_t, _p,
                                               ctypes.c_ssize_t, _p, _p]),
+    "imghist_equalize_batch_masked": (_i, [_p, _p, _p, _p, ctypes.c_size_t, _p]),
+    "imghist_equalize_strided_masked": (_i, [_p, _p, ctypes.c_ssize_t, _p, ctypes.c_ssize_t, _p,
+                                             ctypes.c_ssize_t, ctypes.c_size_t, _p]),
 }
 for _name, (_res, _args) in _sigs.items():
     _f = getattr(lib, _name)
@@ -172,6 +175,8 @@ HAVE_CLAHE = hasattr(lib, "imghist_clahe")
 HAVE_TRUNCATED = hasattr(lib, "imghist_image_flags")
 HAVE_STRIDED = hasattr(lib, "imghist_equalize_strided")  # 0.3.6
 HAVE_MASKED_BATCH = hasattr(lib, "imghist_histogram_strided_masked")  # 0.3.8
+# 0.3.9: masked equalization batches, and 16-bit images in the batch calls
+HAVE_EQ_BATCH_WIDE = hasattr(lib, "imghist_equalize_strided_masked")
 
 version_string = lib.imghist_version_string().decode()
 

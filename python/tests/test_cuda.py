@@ -219,6 +219,29 @@ def test_equalize_batch(xp, rng):
     same(xp, out[:, :, 10:60], imghist.equalize(b))
 
 
+@pytest.mark.skipif(not _lib.HAVE_EQ_BATCH_WIDE, reason="no imghist_equalize_strided_masked")
+def test_equalize_u16_and_masked_batches(xp, rng):
+    """16-bit and masked batches on the GPU (one call, 0.3.9) against the CPU,
+    a mask an image and one for all; an empty device mask gives a copy."""
+    b16 = (rng.beta(2, 5, (5, 70, 90)) * 65535).astype(np.uint16)
+    b16[2] = 123
+    b8 = (rng.beta(2, 5, (5, 70, 90)) * 255).astype(np.uint8)
+    ms = rng.random((5, 70, 90)) < 0.5
+    m1 = (rng.random((70, 90)) < 0.3).astype(np.uint8)
+    same(xp, imghist.equalize(xp.dev(b16)), imghist.equalize(b16))
+    for b in (b8, b16):
+        for m in (ms, m1):
+            same(xp, imghist.equalize(xp.dev(b), mask=xp.dev(m)), imghist.equalize(b, mask=m))
+        v, mv = b[::-2, 1:, 3:], ms[::-2, 1:, 3:]
+        same(xp, imghist.equalize(xp.dev(v), mask=xp.dev(mv)), imghist.equalize(v, mask=mv))
+    mz = ms.copy()
+    mz[1] = False
+    e = imghist.equalize(xp.dev(b16), mask=xp.dev(mz))
+    want = imghist.equalize(b16, mask=np.where(mz.any(axis=(1, 2))[:, None, None], mz, True))
+    want[1] = b16[1]
+    same(xp, e, want)
+
+
 @pytest.mark.skipif(not _lib.HAVE_PIL, reason="no imghist_equalize_lut_pil")
 def test_equalize_pil(xp, rng):
     x = (rng.beta(2, 5, (240, 320)) * 255).astype(np.uint8)

@@ -79,6 +79,17 @@ struct ih_backend_ops {
                                        ptrdiff_t src_stride, const imghist_view *dst,
                                        ptrdiff_t dst_stride, size_t count,
                                        const imghist_counts *hists);
+    /* Equalization of count one-channel U8 or U16 device images of src's
+     * and dst's shapes, src_stride and dst_stride bytes apart, each with its
+     * own histogram counted where its mask (NULL: none; else mask's shape,
+     * mask_stride apart, 0: one for all) is non-zero, as equalize does image
+     * by image (an empty histogram: a copy). Checked by the core (overlaps
+     * too); below 2^31 samples an image. NULL: the core goes image by image. */
+    imghist_status (*equalize_strided_each)(imghist_ctx *ctx, const imghist_view *src,
+                                            ptrdiff_t src_stride, const imghist_view *mask,
+                                            ptrdiff_t mask_stride, const imghist_view *dst,
+                                            ptrdiff_t dst_stride, size_t count,
+                                            const imghist_counts *hists);
     /* CLAHE of one-channel U8 or U16 views src, dst of one size and type
      * (dst == src allowed), geometry from ih_clahe_geometry. Device views;
      * host views too on the CUDA backend. NULL: the core runs host views

@@ -528,17 +528,15 @@ imghist_status imghist_equalize(imghist_ctx *ctx, const imghist_view *src,
     return imghist_equalize_masked(ctx, src, NULL, dst, hist);
 }
 
-/* Image i of an equalization batch: U8 of one channel, dst[i] src[i]'s size,
- * in the first image's memory. */
+/* Image i of an equalization batch: U8 or U16 of one channel (the first
+ * image's type), dst[i] src[i]'s size, in the first image's memory. */
 static imghist_status check_batch_pair(imghist_ctx *ctx, const imghist_view *src,
                                        const imghist_view *dst, size_t i)
 {
     imghist_status st = check_levels(ctx, &src[i], "batch source");
     if (st == IMGHIST_OK) st = check_levels(ctx, &dst[i], "batch destination");
-    if (st == IMGHIST_OK && (src[i].dtype != IMGHIST_U8 || dst[i].dtype != IMGHIST_U8)) {
-        st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
-                     "imghist_equalize_batch takes 8-bit images (16-bit ones go one by one "
-                     "through imghist_equalize)");
+    if (st == IMGHIST_OK && src[i].dtype != src[0].dtype) {
+        st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch mixes 8- and 16-bit images");
     }
     if (st == IMGHIST_OK) st = check_pair(ctx, &src[i], &dst[i]);
     if (st == IMGHIST_OK && src[i].mem != src[0].mem) {
@@ -613,6 +611,42 @@ static bool tensors_apart(const imghist_view *src, const imghist_view *dst, size
            strided_apart(&src[0], ss, &dst[0], ds, count);
 }
 
+/* The address ranges of count views sorted by start (a batch tensor's
+ * already are); NULL when out of memory (the failure set on ctx). */
+static batch_span *sorted_spans(imghist_ctx *ctx, const imghist_view *v, size_t count)
+{
+    batch_span *d = malloc(count * sizeof *d);
+    if (d == NULL) {
+        ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu address ranges", count);
+        return NULL;
+    }
+    int sorted = 1;
+    for (size_t i = 0; i < count; i++) {
+        span(&v[i], &d[i].lo, &d[i].hi);
+        d[i].i = i;
+        sorted &= i == 0 || d[i - 1].lo <= d[i].lo;
+    }
+    if (!sorted) {
+        qsort(d, count, sizeof *d, by_start);
+    }
+    return d;
+}
+
+/* How many of the sorted ranges d[0..b) start below hi. */
+static size_t spans_below(const batch_span *d, size_t b, uintptr_t hi)
+{
+    size_t a = 0;
+    while (a < b) {
+        const size_t m = a + (b - a) / 2;
+        if (d[m].lo < hi) {
+            a = m + 1;
+        } else {
+            b = m;
+        }
+    }
+    return a;
+}
+
 /* No destination overlaps another destination, or a source other than its
  * own (which it may only be, whole). Two batch tensors are checked as wholes
  * (tensors_apart); otherwise the destinations are sorted by address (a batch
@@ -623,18 +657,9 @@ static imghist_status check_batch_overlap(imghist_ctx *ctx, const imghist_view *
     if (tensors_apart(src, dst, count)) {
         return IMGHIST_OK;
     }
-    batch_span *d = malloc(count * sizeof *d);
+    batch_span *d = sorted_spans(ctx, dst, count);
     if (d == NULL) {
-        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu address ranges", count);
-    }
-    int sorted = 1;
-    for (size_t i = 0; i < count; i++) {
-        span(&dst[i], &d[i].lo, &d[i].hi);
-        d[i].i = i;
-        sorted &= i == 0 || d[i - 1].lo <= d[i].lo;
-    }
-    if (!sorted) {
-        qsort(d, count, sizeof *d, by_start);
+        return IMGHIST_E_NOMEM;
     }
     imghist_status st = IMGHIST_OK;
     for (size_t k = 1; k < count && st == IMGHIST_OK; k++) {
@@ -657,16 +682,7 @@ static imghist_status check_batch_overlap(imghist_ctx *ctx, const imghist_view *
                 a++;
             }
         } else {
-            size_t b = a;
-            a = 0;
-            while (a < b) {
-                const size_t m = a + (b - a) / 2;
-                if (d[m].lo < hi) {
-                    a = m + 1;
-                } else {
-                    b = m;
-                }
-            }
+            a = spans_below(d, a, hi);
         }
         prev_hi = hi;
         if (a == 0 || d[a - 1].hi <= lo) {
@@ -683,12 +699,96 @@ static imghist_status check_batch_overlap(imghist_ctx *ctx, const imghist_view *
     return st;
 }
 
-imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
-                                      const imghist_view *dst, size_t count,
-                                      const imghist_counts *hists)
+/* Whether any sample of a host mask is not 0. */
+static bool mask_has_any(const imghist_view *m)
+{
+    for (uint32_t r = 0; r < m->height; r++) {
+        const uint8_t *p = (const uint8_t *)m->data + (size_t)r * m->pitch;
+        for (uint32_t x = 0; x < m->width; x++) {
+            if (p[x] != 0) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* No mask overlaps a destination (a destination written before a later
+ * image's histogram would change that image's mask): the destinations
+ * sorted by address, a binary search a mask. */
+static imghist_status check_masks_apart(imghist_ctx *ctx, const imghist_view *masks,
+                                        const imghist_view *dst, size_t count)
+{
+    batch_span *d = sorted_spans(ctx, dst, count);
+    if (d == NULL) {
+        return IMGHIST_E_NOMEM;
+    }
+    imghist_status st = IMGHIST_OK;
+    for (size_t j = 0; j < count && st == IMGHIST_OK; j++) {
+        if (j > 0 && masks[j].data == masks[j - 1].data && masks[j].pitch == masks[j - 1].pitch) {
+            continue; /* one mask for several images: checked */
+        }
+        uintptr_t lo, hi;
+        span(&masks[j], &lo, &hi);
+        /* a: the destinations starting below the mask's end; with the
+         * destinations disjoint, only the last of them may reach into it */
+        const size_t a = spans_below(d, count, hi);
+        if (a > 0 && d[a - 1].hi > lo) {
+            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch mask %zu overlaps destination %zu", j,
+                         d[a - 1].i);
+        }
+    }
+    free(d);
+    return st;
+}
+
+/* equalize_views' work, its checks passed. */
+static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *src,
+                                         const imghist_view *masks, const imghist_view *dst,
+                                         size_t count, const imghist_counts *hists,
+                                         size_t levels)
+{
+    imghist_status st = IMGHIST_OK;
+    if (masks == NULL && levels == IH_U8_BINS &&
+        (src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory)) {
+        return ctx->ops->equalize_batch(ctx, src, dst, count, hists);
+    }
+    /* Image by image (host images on the CUDA backend, each with the
+     * fallback of a single call; 16-bit or masked images anywhere). */
+    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+        imghist_counts one;
+        if (hists != NULL) {
+            one = *hists;
+            one.data = hists->data + i * levels;
+            one.len = levels;
+        }
+        st = dispatch_equalize(ctx, &src[i], masks != NULL ? &masks[i] : NULL, &dst[i],
+                               hists != NULL ? &one : NULL);
+        if (st != IMGHIST_OK) {
+            char why[sizeof ctx->err];
+            snprintf(why, sizeof why, "%s", ctx->err);
+            st = ih_fail(ctx, st, "batch image %zu: %s", i, why);
+        }
+    }
+    return st;
+}
+
+/* The checks of imghist_equalize_batch(_masked) (masks NULL for none): the
+ * views, overlaps, counts, and on host views a mask with no non-zero
+ * sample; *levels: 256 or 65536. */
+static imghist_status check_equalize_views(imghist_ctx *ctx, const imghist_view *src,
+                                           const imghist_view *masks, const imghist_view *dst,
+                                           size_t count, const imghist_counts *hists,
+                                           size_t *levels)
 {
     imghist_status st = begin_batch(ctx, src != NULL && dst != NULL, count);
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+        if (masks != NULL) {
+            st = check_batch_mask(ctx, masks, src, i);
+            if (st != IMGHIST_OK) {
+                break;
+            }
+        }
         if (i > 0 && same_shape(&src[i], &src[0]) && same_shape(&dst[i], &dst[0])) {
             continue;
         }
@@ -703,37 +803,66 @@ imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
         }
     }
     if (st == IMGHIST_OK) st = check_batch_overlap(ctx, src, dst, count);
+    if (st == IMGHIST_OK && masks != NULL) st = check_masks_apart(ctx, masks, dst, count);
+    *levels = st == IMGHIST_OK && src[0].dtype == IMGHIST_U16 ? 65536 : IH_U8_BINS;
     if (st == IMGHIST_OK && hists != NULL) {
-        st = count > SIZE_MAX / IH_U8_BINS
+        st = count > SIZE_MAX / *levels
                  ? ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the batch is too large")
-                 : ih_check_counts(ctx, hists, count * IH_U8_BINS, "histogram counts");
+                 : ih_check_counts(ctx, hists, count * *levels, "histogram counts");
         if (st == IMGHIST_OK) st = check_memory(ctx, hists->mem, "counts");
     }
     if (st == IMGHIST_OK) st = check_memory(ctx, src[0].mem, "images");
-    if (st != IMGHIST_OK) {
-        return st;
-    }
-    if (src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory) {
-        return ctx->ops->equalize_batch(ctx, src, dst, count, hists);
-    }
-    /* Host images on the CUDA backend: one by one, each with the fallback of
-     * a single call. */
-    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-        imghist_counts one;
-        if (hists != NULL) {
-            one = *hists;
-            one.data = hists->data + i * IH_U8_BINS;
-            one.len = IH_U8_BINS;
+    for (size_t i = 0; masks != NULL && src[0].mem == IMGHIST_MEM_HOST && i < count &&
+                       st == IMGHIST_OK;
+         i++) {
+        const bool repeat = i > 0 && masks[i].data == masks[i - 1].data &&
+                            masks[i].pitch == masks[i - 1].pitch;
+        if (!repeat && !mask_has_any(&masks[i])) {
+            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "batch mask %zu has no non-zero sample", i);
         }
-        st = dispatch_equalize(ctx, &src[i], NULL, &dst[i], hists != NULL ? &one : NULL);
     }
     return st;
 }
 
-imghist_status imghist_equalize_strided(imghist_ctx *ctx, const imghist_view *src,
-                                        ptrdiff_t src_stride, const imghist_view *dst,
-                                        ptrdiff_t dst_stride, size_t count,
-                                        const imghist_counts *hists)
+/* imghist_equalize_batch and imghist_equalize_batch_masked (masks NULL for
+ * none). 8-bit images without masks go to the backend's batch; the others
+ * image by image, each as imghist_equalize_masked, after every check (on
+ * host views a mask with no non-zero sample too) has passed. */
+static imghist_status equalize_views(imghist_ctx *ctx, const imghist_view *src,
+                                     const imghist_view *masks, const imghist_view *dst,
+                                     size_t count, const imghist_counts *hists)
+{
+    size_t levels = IH_U8_BINS;
+    imghist_status st = check_equalize_views(ctx, src, masks, dst, count, hists, &levels);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    return run_equalize_views(ctx, src, masks, dst, count, hists, levels);
+}
+imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
+                                      const imghist_view *dst, size_t count,
+                                      const imghist_counts *hists)
+{
+    return equalize_views(ctx, src, NULL, dst, count, hists);
+}
+
+imghist_status imghist_equalize_batch_masked(imghist_ctx *ctx, const imghist_view *src,
+                                             const imghist_view *masks, const imghist_view *dst,
+                                             size_t count, const imghist_counts *hists)
+{
+    if (masks == NULL) {
+        return refuse_null(ctx, "the batch's masks are NULL");
+    }
+    return equalize_views(ctx, src, masks, dst, count, hists);
+}
+
+/* imghist_equalize_strided and imghist_equalize_strided_masked (mask NULL
+ * for none). */
+static imghist_status equalize_strided(imghist_ctx *ctx, const imghist_view *src,
+                                       ptrdiff_t src_stride, const imghist_view *mask,
+                                       ptrdiff_t mask_stride, const imghist_view *dst,
+                                       ptrdiff_t dst_stride, size_t count,
+                                       const imghist_counts *hists)
 {
     imghist_status st = begin_batch(ctx, src != NULL && dst != NULL, count);
     if (st == IMGHIST_OK) st = check_batch_pair(ctx, src, dst, 0);
@@ -741,20 +870,40 @@ imghist_status imghist_equalize_strided(imghist_ctx *ctx, const imghist_view *sr
     if (st == IMGHIST_OK) {
         st = check_stride(ctx, dst, count, dst_stride, "the batch's destinations");
     }
+    if (st == IMGHIST_OK && mask != NULL) {
+        st = ih_check_mask(ctx, mask, src);
+        if (st == IMGHIST_OK) st = check_stride(ctx, mask, count, mask_stride, "the masks");
+    }
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (!strided_apart(src, (uintptr_t)src_stride, dst, (uintptr_t)dst_stride, count) ||
+    if (mask != NULL || src->dtype != IMGHIST_U8 ||
+        !strided_apart(src, (uintptr_t)src_stride, dst, (uintptr_t)dst_stride, count) ||
         src->mem != IMGHIST_MEM_DEVICE || ctx->ops->equalize_strided == NULL) {
         /* As views: the image-by-image overlap check (interleaved tensors
-         * pass it, overlapping ones get its message), the CPU's batch. */
+         * pass it, overlapping ones get its message), the CPU's batch, the
+         * masked and 16-bit batches. */
         imghist_view *v = ih_strided_views(src, count, src_stride);
         imghist_view *d = ih_strided_views(dst, count, dst_stride);
-        st = v == NULL || d == NULL
-                 ? ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", 2 * count)
-                 : imghist_equalize_batch(ctx, v, d, count, hists);
+        imghist_view *m = mask != NULL ? ih_strided_views(mask, count, mask_stride) : NULL;
+        size_t levels = IH_U8_BINS;
+        st = v == NULL || d == NULL || (mask != NULL && m == NULL)
+                 ? ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", 3 * count)
+                 : check_equalize_views(ctx, v, m, d, count, hists, &levels);
+        if (st == IMGHIST_OK) {
+            /* A device tensor of 16-bit or masked images: the backend's
+             * launches for all of them where it has them. */
+            const bool each = src->mem == IMGHIST_MEM_DEVICE &&
+                              ctx->ops->equalize_strided_each != NULL &&
+                              (mask != NULL || src->dtype != IMGHIST_U8) &&
+                              (uint64_t)src->width * src->height < ((uint64_t)1 << 31);
+            st = each ? ctx->ops->equalize_strided_each(ctx, src, src_stride, mask, mask_stride,
+                                                        dst, dst_stride, count, hists)
+                      : run_equalize_views(ctx, v, m, d, count, hists, levels);
+        }
         free(v);
         free(d);
+        free(m);
         return st;
     }
     if (hists != NULL) {
@@ -768,6 +917,27 @@ imghist_status imghist_equalize_strided(imghist_ctx *ctx, const imghist_view *sr
         return st;
     }
     return ctx->ops->equalize_strided(ctx, src, src_stride, dst, dst_stride, count, hists);
+}
+
+imghist_status imghist_equalize_strided(imghist_ctx *ctx, const imghist_view *src,
+                                        ptrdiff_t src_stride, const imghist_view *dst,
+                                        ptrdiff_t dst_stride, size_t count,
+                                        const imghist_counts *hists)
+{
+    return equalize_strided(ctx, src, src_stride, NULL, 0, dst, dst_stride, count, hists);
+}
+
+imghist_status imghist_equalize_strided_masked(imghist_ctx *ctx, const imghist_view *src,
+                                               ptrdiff_t src_stride, const imghist_view *mask,
+                                               ptrdiff_t mask_stride, const imghist_view *dst,
+                                               ptrdiff_t dst_stride, size_t count,
+                                               const imghist_counts *hists)
+{
+    if (mask == NULL) {
+        return refuse_null(ctx, "the batch's mask is NULL");
+    }
+    return equalize_strided(ctx, src, src_stride, mask, mask_stride, dst, dst_stride, count,
+                            hists);
 }
 
 /* ---- CLAHE (core/clahe.c) ---- */

@@ -879,6 +879,7 @@ const ih_backend_ops ih_cpu_backend = {
     .equalize = cpu_equalize,
     .equalize_batch = cpu_equalize_batch,
     .equalize_strided = NULL,
+    .equalize_strided_each = NULL,
     .clahe = NULL,
     .apply_lut = NULL,
 };

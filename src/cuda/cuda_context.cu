@@ -347,6 +347,17 @@ static imghist_status cuda_apply_lut(imghist_ctx *ctx, const imghist_view *src,
     return ih_cuda_apply(ctx, &img, (uint8_t *)dst->data, dst->pitch);
 }
 
+static imghist_status cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_view *src,
+                                                 ptrdiff_t src_stride, const imghist_view *mask,
+                                                 ptrdiff_t mask_stride, const imghist_view *dst,
+                                                 ptrdiff_t dst_stride, size_t count,
+                                                 const imghist_counts *hists)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_equalize_strided_each(ctx, src, src_stride, mask, mask_stride, dst, dst_stride,
+                                         count, hists);
+}
+
 extern "C" const ih_backend_ops ih_cuda_backend = {
     IMGHIST_BACKEND_CUDA,
     1,
@@ -363,6 +374,7 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_equalize,
     cuda_equalize_batch,
     cuda_equalize_strided,
+    cuda_equalize_strided_each,
     cuda_clahe,
     cuda_apply_lut,
 };

@@ -34,6 +34,10 @@ struct ih_joint_state {
     size_t mi_ws_cap;
     uint8_t *staging;       /* host images: a, b and mask rows, whole or in bands */
     size_t staging_bytes;
+    void *eq_counts;        /* equalize_strided_each: a chunk's histograms */
+    size_t eq_counts_cap;
+    void *eq_luts;          /* its LUTs, then the 16-bit LUTs' scratch */
+    size_t eq_luts_cap;
 };
 
 void ih_cuda_joint_close(ih_cuda_state *s)
@@ -46,6 +50,8 @@ void ih_cuda_joint_close(ih_cuda_state *s)
     cudaFree(j->counts);
     cudaFree(j->mi_ws);
     cudaFree(j->staging);
+    cudaFree(j->eq_counts);
+    cudaFree(j->eq_luts);
     free(j);
     s->joint = NULL;
 }
@@ -411,15 +417,23 @@ static imghist_status apply(imghist_ctx *ctx, ih_joint_state *j, const imghist_v
     return IMGHIST_OK;
 }
 
+/* The workspace and the natural histogram job of an equalization of dtype. */
+static imghist_status equalize_setup(imghist_ctx *ctx, imghist_dtype dtype, ih_joint_state **j,
+                                     ih_hist_job *job)
+{
+    imghist_status st = joint_state(ctx, j);
+    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, NULL, dtype, 1, job);
+    return st;
+}
+
 imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *mask, const imghist_view *dst,
                                      const imghist_counts *hist)
 {
     ih_cuda_state *s = ih_cuda(ctx);
     ih_joint_state *j = NULL;
-    imghist_status st = joint_state(ctx, &j);
     ih_hist_job job;
-    if (st == IMGHIST_OK) st = ih_resolve_spec(ctx, NULL, src->dtype, 1, &job);
+    imghist_status st = equalize_setup(ctx, src->dtype, &j, &job);
     if (st != IMGHIST_OK) {
         return st;
     }
@@ -482,4 +496,80 @@ imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
     }
     if (st == IMGHIST_OK && hist != NULL) st = deliver(ctx, hist, levels, target);
     return finish(ctx, st);
+}
+
+/* ---- equalization of a tensor's images, each with its own histogram ---- */
+
+/* Images a chunk: 16-bit ones take 512 KiB of counters and 128 KiB of LUT
+ * each (64 images: 40 MiB of workspace), 8-bit ones 2 KiB and 256 bytes. */
+#define EQ_CHUNK_U16 64
+#define EQ_CHUNK_U8 4096
+
+imghist_status ih_cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_view *src,
+                                             ptrdiff_t src_stride, const imghist_view *mask,
+                                             ptrdiff_t mask_stride, const imghist_view *dst,
+                                             ptrdiff_t dst_stride, size_t count,
+                                             const imghist_counts *hists)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    ih_joint_state *j = NULL;
+    ih_hist_job job;
+    imghist_status st = equalize_setup(ctx, src->dtype, &j, &job);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const size_t levels = job.bin.bins;
+    const size_t lut_size = levels == 256 ? 1 : 2;
+    const size_t chunk = levels == 256 ? EQ_CHUNK_U8 : EQ_CHUNK_U16;
+    const size_t first = count < chunk ? count : chunk;
+    const int device_hists = hists != NULL && hists->mem == IMGHIST_MEM_DEVICE;
+    if (!device_hists) {
+        st = grow(ctx, &j->eq_counts, &j->eq_counts_cap, first * levels * sizeof(uint64_t), 0);
+    }
+    const size_t lut_bytes = first * levels * lut_size;
+    if (st == IMGHIST_OK) {
+        st = grow(ctx, &j->eq_luts, &j->eq_luts_cap, lut_bytes + first * IH_LUT16_SCRATCH_BYTES,
+                  0);
+    }
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const bool pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
+    for (size_t i0 = 0; i0 < count && st == IMGHIST_OK; i0 += chunk) {
+        const size_t n = count - i0 < chunk ? count - i0 : chunk;
+        imghist_view s0 = *src, d0 = *dst, m0;
+        s0.data = (uint8_t *)src->data + (ptrdiff_t)i0 * src_stride;
+        d0.data = (uint8_t *)dst->data + (ptrdiff_t)i0 * dst_stride;
+        if (mask != NULL) {
+            m0 = *mask;
+            m0.data = (uint8_t *)mask->data + (ptrdiff_t)i0 * mask_stride;
+        }
+        unsigned long long *counts = device_hists
+                                         ? (unsigned long long *)hists->data + i0 * levels
+                                         : (unsigned long long *)j->eq_counts;
+        const imghist_counts out = {(uint64_t *)counts, n * levels, IMGHIST_MEM_DEVICE};
+        /* the histograms: the strided batch kernels (counts overwritten) */
+        st = ctx->ops->histogram_strided(ctx, &s0, mask != NULL ? &m0 : NULL, n, src_stride,
+                                         mask_stride, &job, &out);
+        if (st != IMGHIST_OK) {
+            break;
+        }
+        uint8_t *luts = (uint8_t *)j->eq_luts;
+        IH_CUDA_TRY(ctx, "LUT launch",
+                    ih_launch_equalize_lut_batch(counts, (uint32_t)levels, luts, (uint32_t)n, pil,
+                                                 (unsigned long long *)(luts + lut_bytes),
+                                                 s->stream));
+        IH_CUDA_TRY(ctx, "lookup launch",
+                    ih_launch_apply_lut_batch((const uint8_t *)s0.data, src_stride, src->pitch,
+                                              (uint8_t *)d0.data, dst_stride, dst->pitch,
+                                              src->width, src->height, (uint32_t)levels, luts,
+                                              (uint32_t)n, s->sm_count, s->stream));
+        if (hists != NULL && !device_hists) {
+            IH_CUDA_TRY(ctx, "result copy",
+                        cudaMemcpyAsync(hists->data + i0 * levels, counts,
+                                        n * levels * sizeof(uint64_t), cudaMemcpyDeviceToHost,
+                                        s->stream));
+        }
+    }
+    return st;
 }

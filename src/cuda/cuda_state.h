@@ -317,6 +317,14 @@ imghist_status ih_cuda_mutual_information(imghist_ctx *ctx, const imghist_counts
 imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *mask, const imghist_view *dst,
                                      const imghist_counts *hist);
+/* ih_backend_ops.equalize_strided_each: the images' histograms in one
+ * launch (the strided histogram kernels), their LUTs in one or two, the
+ * lookups in one, in chunks of images whose counters fit the workspace. */
+imghist_status ih_cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_view *src,
+                                             ptrdiff_t src_stride, const imghist_view *mask,
+                                             ptrdiff_t mask_stride, const imghist_view *dst,
+                                             ptrdiff_t dst_stride, size_t count,
+                                             const imghist_counts *hists);
 /* Frees the workspaces above (cuda_close). */
 void ih_cuda_joint_close(struct ih_cuda_state *s);
 

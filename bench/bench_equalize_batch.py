@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""16-bit and masked equalization batches through the Python package on GPU
+tensors (and the natural 16-bit histograms of such batches): imghist.equalize(batch[, mask]) as one call (0.3.9) against the
+same images equalized one call at a time from Python (what 0.3.8 did), and
+the time to read the batch twice and write it once (a CuPy-free estimate:
+torch's copy_ of the batch, which reads and writes it once, times 1.5).
+Checks that both give the same pixels.
+
+CUDA events around each call after warm-up, median of --runs. Prints a
+Markdown table. IMGHIST_LIBRARY picks the libimghist to load.
+"""
+import argparse
+import os
+import statistics
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="smaller shapes (a smoke test)")
+    args = ap.parse_args()
+
+    import torch
+    import imghist
+
+    if not torch.cuda.is_available():
+        raise SystemExit("bench_equalize_batch: no CUDA device")
+    dev = torch.device("cuda")
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def timed(f):
+        for _ in range(args.warmup):
+            f()
+        ts = []
+        for _ in range(args.runs):
+            e0.record()
+            f()
+            e1.record()
+            e1.synchronize()
+            ts.append(e0.elapsed_time(e1))
+        return statistics.median(ts)
+
+    g = torch.Generator(device=dev).manual_seed(7)
+    shapes = [(8, 256, 256), (64, 512, 512), (16, 2048, 2048), (512, 64, 64)]
+    if args.quick:
+        shapes = [(4, 64, 64)]
+    print(f"bench_equalize_batch: {torch.cuda.get_device_name()}, imghist {imghist.__version__}, "
+          f"library {os.environ.get('IMGHIST_LIBRARY', 'default')}, median of {args.runs} (ms)\n")
+    print("| batch | mask | one call | a call per image | speed-up | copy x 1.5 (estimate of "
+          "read 2x + write 1x) | same pixels |")
+    print("|---|---|---|---|---|---|---|")
+    for dtype in (torch.uint16, torch.uint8):
+        for shape in shapes:
+            hi = 65536 if dtype == torch.uint16 else 256
+            x = torch.randint(0, hi, shape, generator=g, device=dev, dtype=torch.int64)
+            x = (x * x // hi).to(torch.int32).to(dtype)  # skewed: equalization has work to do
+            for masked in (False, True):
+                if dtype == torch.uint8 and not masked:
+                    continue  # 8-bit unmasked batches were one launch before
+                m = (torch.rand(shape, generator=g, device=dev) < 0.6) if masked else None
+                out_a = torch.empty_like(x)
+                out_b = torch.empty_like(x)
+
+                def one():
+                    imghist.equalize(x, mask=m, out=out_a)
+
+                def loop():
+                    for i in range(shape[0]):
+                        imghist.equalize(x[i], mask=None if m is None else m[i], out=out_b[i])
+
+                t_one = timed(one)
+                t_loop = timed(loop)
+                t_copy = timed(lambda: out_b.copy_(x)) * 1.5
+                one()
+                loop()
+                torch.cuda.synchronize()
+                ok = torch.equal(out_a.view(torch.int8), out_b.view(torch.int8))
+                name = f"{str(dtype).replace('torch.', '')} {tuple(shape)}"
+                print(f"| {name} | {'60 %' if masked else '-'} | {t_one:.3f} | {t_loop:.3f} | "
+                      f"{t_loop / t_one:.1f}x | {t_copy:.3f} | {'ok' if ok else 'DIFFER'} |")
+    # The natural 16-bit histograms alone (65536 bins an image), the first
+    # step of the above: one call against a call per image.
+    print("\n| histogram, 65536 bins an image | mask | one call | a call per image | speed-up | "
+          "copy x 0.5 (estimate of read 1x) | same counts |")
+    print("|---|---|---|---|---|---|---|")
+    for shape in shapes:
+        x = torch.randint(0, 65536, shape, generator=g, device=dev, dtype=torch.int64)
+        x = (x * x // 65536).to(torch.int32).to(torch.uint16)
+        for masked in (False, True):
+            m = (torch.rand(shape, generator=g, device=dev) < 0.6) if masked else None
+            ha = imghist.histogram(x, mask=m)
+            hb = torch.empty_like(ha)
+
+            def hone():
+                imghist.histogram(x, mask=m)
+
+            def hloop():
+                for i in range(shape[0]):
+                    hb[i] = imghist.histogram(x[i], mask=None if m is None else m[i])
+
+            t_one, t_loop = timed(hone), timed(hloop)
+            t_read = timed(lambda: torch.empty_like(x).copy_(x)) * 0.5
+            hloop()
+            torch.cuda.synchronize()
+            ok = torch.equal(imghist.histogram(x, mask=m), hb)
+            print(f"| uint16 {tuple(shape)} | {'60 %' if masked else '-'} | {t_one:.3f} | "
+                  f"{t_loop:.3f} | {t_loop / t_one:.1f}x | {t_read:.3f} | "
+                  f"{'ok' if ok else 'DIFFER'} |")
+
+
+if __name__ == "__main__":
+    main()
