@@ -26,10 +26,26 @@ static ih_wide_band band_of(const imghist_view *src, const imghist_view *mask)
     return b;
 }
 
+/* Whether a job and image of w x h samples take ih_launch_hist16_batch:
+ * 16-bit samples, one channel, into their natural 65536 bins, up to
+ * IH_HIST16_GLOBAL_MAX samples. */
+static bool hist16_global(const ih_hist_job &job, uint64_t w, uint64_t h)
+{
+    return job.dtype == IMGHIST_U16 && job.channels == 1 && job.natural && !job.outliers &&
+           w * h <= IH_HIST16_GLOBAL_MAX;
+}
+
 static imghist_status launch(imghist_ctx *ctx, const ih_wide_band &band, const ih_hist_job *job,
                              unsigned long long *target)
 {
     ih_cuda_state *s = ih_cuda(ctx);
+    if (hist16_global(*job, band.width, band.rows)) {
+        IH_CUDA_TRY(ctx, "histogram launch",
+                    ih_launch_hist16_batch(band.base, 0, band.pitch, band.mask, 0, band.mask_pitch,
+                                           band.width, band.rows, target, 1, s->sm_count,
+                                           s->stream));
+        return IMGHIST_OK;
+    }
     ih_wide_plan_t plan;
     IH_CUDA_TRY(ctx, "histogram planning",
                 ih_wide_plan(job, s->sm_count, (int)ctx->params.hist_blocks_per_sm, &plan));
@@ -347,9 +363,7 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     /* Small 16-bit images into 65536 bins each, which the launches per
      * image below took about 11.5 us each for (a 64 x 64 image on an
      * H100): one launch of global atomics. */
-    const bool global16 = !one && tensor && job.dtype == IMGHIST_U16 && job.channels == 1 &&
-                          job.natural && !job.outliers &&
-                          (uint64_t)first->width * first->height <= IH_HIST16_GLOBAL_MAX;
+    const bool global16 = !one && tensor && hist16_global(job, first->width, first->height);
     unsigned long long *target = NULL;
     /* One launch zeroes what it needs itself. */
     imghist_status st = counts_target(ctx, n, !one && !job.accumulate, out, IMGHIST_E_CUDA, &target);
