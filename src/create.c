@@ -70,6 +70,7 @@ static imghist_status create(imghist_backend backend, int device, imghist_ctx **
     ctx->backend = IMGHIST_BACKEND_CPU;
     ctx->device = -1;
 #else
+    (void)device; /* no GPU to pick */
     imghist_status st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
                                 "no usable GPU: this build of imghist has no CUDA backend");
 #endif

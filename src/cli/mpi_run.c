@@ -367,6 +367,8 @@ int ih_gather_run(ih_gather *g, const unsigned *owner, size_t count, ih_gather_e
     free(own);
     return bad || failed_rank >= 0 ? -1 : 0;
 #else
+    (void)owner; /* without MPI only the one-process path above runs */
+    (void)per;
     return -1;
 #endif
 }
