@@ -666,7 +666,8 @@ static void fill_mask(uint8_t *m, uint32_t w, uint32_t h, int k)
  * not), with masks or not, through imghist_equalize_batch(_masked) against
  * imghist_equalize_masked image by image: the same pixels and histograms.
  */
-static void check_batch_each(imghist_dtype t, int masked, int in_place, size_t n, int threads)
+static void check_batch_each_of(imghist_dtype t, int masked, int in_place, size_t n, int threads,
+                                uint32_t wmax, uint32_t hmax)
 {
     imghist_ctx *ctx = cpu_ctx(threads, IMGHIST_EQ_OPENCV);
     const size_t z = t == IMGHIST_U8 ? 1 : 2, L = t == IMGHIST_U8 ? 256 : 65536;
@@ -677,7 +678,7 @@ static void check_batch_each(imghist_dtype t, int masked, int in_place, size_t n
     uint64_t *hb = malloc(n * L * sizeof *hb);
     assert_true(src && dst && ref && msk && bufs && mbuf && hb);
     for (size_t i = 0; i < n; i++) {
-        const uint32_t w = 1 + tu_below(&rng, 90), h = 1 + tu_below(&rng, 40);
+        const uint32_t w = 1 + tu_below(&rng, wmax), h = 1 + tu_below(&rng, hmax);
         const size_t pitch = w * z + z * tu_below(&rng, 5), off = z * tu_below(&rng, 3);
         const size_t bytes = off + pitch * h;
         uint8_t *a = malloc(bytes), *b = malloc(bytes), *c = malloc(bytes);
@@ -740,9 +741,19 @@ static void check_batch_each(imghist_dtype t, int masked, int in_place, size_t n
     imghist_destroy(ctx);
 }
 
+static void check_batch_each(imghist_dtype t, int masked, int in_place, size_t n, int threads)
+{
+    check_batch_each_of(t, masked, in_place, n, threads, 90, 40);
+}
+
 static void test_batch_u16_and_masked(void **state)
 {
     (void)state;
+    /* enough pixels for the CPU's threads: images across 3 of them; fewer
+     * images than threads, each cut into bands */
+    check_batch_each_of(IMGHIST_U16, 1, 0, 12, 3, 600, 500);
+    check_batch_each_of(IMGHIST_U8, 1, 1, 12, 3, 600, 500);
+    check_batch_each_of(IMGHIST_U16, 0, 0, 2, 8, 1200, 900);
     for (int masked = 0; masked < 2; masked++) {
         for (int in_place = 0; in_place < 2; in_place++) {
             check_batch_each(IMGHIST_U16, masked, in_place, 7, 3);

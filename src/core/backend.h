@@ -90,6 +90,14 @@ struct ih_backend_ops {
                                             ptrdiff_t mask_stride, const imghist_view *dst,
                                             ptrdiff_t dst_stride, size_t count,
                                             const imghist_counts *hists);
+    /* count one-channel U8 or U16 host views src[i], dst[i] of one size each
+     * (all of one type), masks NULL or one an image (none empty: checked),
+     * equalized as equalize does each; hists NULL or >= count * 256 / 65536
+     * counters. No device memory (the CPU backend); NULL: the core goes
+     * image by image. */
+    imghist_status (*equalize_each)(imghist_ctx *ctx, const imghist_view *src,
+                                    const imghist_view *masks, const imghist_view *dst,
+                                    size_t count, const imghist_counts *hists);
     /* CLAHE of one-channel U8 or U16 views src, dst of one size and type
      * (dst == src allowed), geometry from ih_clahe_geometry. Device views;
      * host views too on the CUDA backend. NULL: the core runs host views

@@ -753,6 +753,9 @@ static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *s
         (src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory)) {
         return ctx->ops->equalize_batch(ctx, src, dst, count, hists);
     }
+    if (!ctx->ops->device_memory && ctx->ops->equalize_each != NULL) {
+        return ctx->ops->equalize_each(ctx, src, masks, dst, count, hists);
+    }
     /* Image by image (host images on the CUDA backend, each with the
      * fallback of a single call; 16-bit or masked images anywhere). */
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {

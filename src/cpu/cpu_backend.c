@@ -755,6 +755,100 @@ static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *s
     return IMGHIST_OK;
 }
 
+/* A batch of 8- or 16-bit equalizations, with masks or not, whose images
+ * the threads take in turn, each as cpu_equalize does one. */
+typedef struct eq_each {
+    const imghist_ctx *ctx;
+    const imghist_view *src, *masks, *dst; /* masks: NULL, or one an image */
+    const ih_hist_job *job;                /* the natural histogram */
+    const uint32_t *slot;                  /* band_hist's table (NULL: none needed) */
+    uint64_t *hists;                       /* NULL, or job->len host counters an image */
+    size_t count;
+    size_t next;                           /* the next image nobody has taken (atomic) */
+    int failed;                            /* a worker ran out of memory (atomic) */
+} eq_each;
+
+static void *eq_each_worker(void *arg)
+{
+    eq_each *b = arg;
+    const size_t levels = b->job->len;
+    const int wide = b->job->dtype == IMGHIST_U16;
+    uint64_t *own = b->hists == NULL ? malloc(levels * sizeof *own) : NULL;
+    void *lut = malloc(levels * (wide ? 2 : 1));
+    if ((b->hists == NULL && own == NULL) || lut == NULL) {
+        __atomic_store_n(&b->failed, 1, __ATOMIC_RELAXED);
+        free(own);
+        free(lut);
+        return NULL;
+    }
+    band_call cx;
+    memset(&cx, 0, sizeof cx);
+    cx.job = b->job;
+    cx.slot = b->slot;
+    cx.len = levels;
+    cx.lut = lut;
+    for (;;) {
+        const size_t i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+        if (i >= b->count || __atomic_load_n(&b->failed, __ATOMIC_RELAXED)) {
+            break;
+        }
+        uint64_t *hist = b->hists != NULL ? b->hists + i * levels : own;
+        cx.src = &b->src[i];
+        cx.mask = b->masks != NULL ? &b->masks[i] : NULL;
+        cx.dst = &b->dst[i];
+        memset(hist, 0, levels * sizeof *hist);
+        band_work w = {&cx, 0, cx.src->height, hist, 0.0, 0.0, 0};
+        band_hist(&w);
+        /* never empty: the core refused empty masks before any image */
+        (void)(wide ? imghist_equalize_lut_u16(hist, lut) : lut_u8(b->ctx, hist, lut));
+        band_apply(&w);
+    }
+    free(own);
+    free(lut);
+    return NULL;
+}
+
+/*
+ * ih_backend_ops.equalize_each: images across the threads as
+ * cpu_equalize_batch spreads them; with fewer images than threads, one image
+ * after the other, each cut into bands by cpu_equalize.
+ */
+static imghist_status cpu_equalize_each(imghist_ctx *ctx, const imghist_view *src,
+                                        const imghist_view *masks, const imghist_view *dst,
+                                        size_t count, const imghist_counts *hists)
+{
+    ih_hist_job job;
+    imghist_status st = ih_resolve_spec(ctx, NULL, src[0].dtype, 1, &job);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    const uint64_t n = batch_threads(ctx, src, count);
+    if (n == 0) {
+        for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+            imghist_counts one = {hists != NULL ? hists->data + i * job.len : NULL, job.len,
+                                  IMGHIST_MEM_HOST};
+            st = cpu_equalize(ctx, &src[i], masks != NULL ? &masks[i] : NULL, &dst[i],
+                              hists != NULL ? &one : NULL);
+        }
+        return st;
+    }
+    uint32_t *slot = NULL;
+    if (!table_free(&job, masks)) {
+        slot = slot_table(ctx, &job);
+        if (slot == NULL) {
+            return IMGHIST_E_NOMEM;
+        }
+    }
+    eq_each b = {ctx, src, masks, dst, &job, slot, hists != NULL ? hists->data : NULL, count,
+                 0, 0};
+    run_workers(n, eq_each_worker, &b);
+    free(slot);
+    if (b.failed) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for a %zu-level table", job.len);
+    }
+    return IMGHIST_OK;
+}
+
 /* A batch of histograms whose images the threads take in turn, a few at a
  * time when there are many (fewer claims of the shared counter). */
 typedef struct hist_batch {
@@ -880,6 +974,7 @@ const ih_backend_ops ih_cpu_backend = {
     .equalize_batch = cpu_equalize_batch,
     .equalize_strided = NULL,
     .equalize_strided_each = NULL,
+    .equalize_each = cpu_equalize_each,
     .clahe = NULL,
     .apply_lut = NULL,
 };

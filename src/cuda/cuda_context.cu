@@ -375,6 +375,7 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_equalize_batch,
     cuda_equalize_strided,
     cuda_equalize_strided_each,
+    NULL, /* equalize_each: the core goes image by image */
     cuda_clahe,
     cuda_apply_lut,
 };
