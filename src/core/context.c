@@ -133,7 +133,23 @@ void imghist_destroy(imghist_ctx *ctx)
         return;
     }
     ctx->ops->close(ctx);
+    free(ctx->scratch);
     free(ctx);
+}
+
+void *ih_scratch(imghist_ctx *ctx, size_t bytes)
+{
+    if (bytes > ctx->scratch_bytes) {
+        free(ctx->scratch);
+        ctx->scratch_bytes = 0;
+        ctx->scratch = malloc(bytes);
+        if (ctx->scratch == NULL) {
+            ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu bytes of scratch", bytes);
+            return NULL;
+        }
+        ctx->scratch_bytes = bytes;
+    }
+    return ctx->scratch;
 }
 
 imghist_backend imghist_get_backend(const imghist_ctx *ctx)

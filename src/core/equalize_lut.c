@@ -8,6 +8,23 @@
 
 #include "core.h"
 
+/*
+ * min(rintf(x), top) for 0 <= x < 2^23 (sum * scale below is at most about
+ * top, 65535): adding and taking away 2^23 rounds x to an integer in the
+ * current rounding mode, as rintf does, in two instructions where the
+ * baseline x86-64 target (no SSE4.1 roundss) made rintf about a dozen. The
+ * 65536-level LUT's loop took about 30 us more with rintf. Float
+ * arithmetic as written (FLT_EVAL_METHOD 0, no -ffast-math) keeps the sum's
+ * rounding; every float in [0, 70000] gives rintf's answer (checked
+ * exhaustively, 1.2e9 values, session 22).
+ */
+static inline float round_top(float x, float top)
+{
+    const float big = 8388608.0f; /* 2^23 */
+    const float v = (x + big) - big;
+    return v > top ? top : v;
+}
+
 /* lut8 or lut16 (one of them non-NULL) from a histogram of `levels` bins. */
 static imghist_status make_lut(const uint64_t *hist, uint32_t levels, uint8_t *lut8,
                                uint16_t *lut16)
@@ -36,16 +53,22 @@ static imghist_status make_lut(const uint64_t *hist, uint32_t levels, uint8_t *l
      * to even, saturate. */
     const float top = (float)(levels - 1);
     const float scale = top / (float)(int64_t)(total - hist[first]);
-    uint64_t sum = 0;
     for (uint32_t b = 0; b <= first; b++) {
         IH_SET(b, 0);
     }
-    for (uint32_t b = first + 1; b < levels; b++) {
-        sum += hist[b];
-        const float v = rintf((float)(int64_t)sum * scale);
-        IH_SET(b, v > top ? top : v);
-    }
 #undef IH_SET
+    uint64_t sum = 0;
+    if (lut8 != NULL) {
+        for (uint32_t b = first + 1; b < levels; b++) {
+            sum += hist[b];
+            lut8[b] = (uint8_t)round_top((float)(int64_t)sum * scale, top);
+        }
+    } else {
+        for (uint32_t b = first + 1; b < levels; b++) {
+            sum += hist[b];
+            lut16[b] = (uint16_t)round_top((float)(int64_t)sum * scale, top);
+        }
+    }
     return IMGHIST_OK;
 }
 

@@ -638,11 +638,12 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
     const size_t levels = wide ? 65536 : 256;
     ih_hist_job job;
     imghist_status st = ih_resolve_spec(ctx, NULL, src->dtype, 1, &job);
-    uint64_t *hist = malloc(levels * sizeof *hist);
-    void *lut = malloc(levels * (wide ? 2 : 1));
-    if (hist == NULL || lut == NULL) {
-        st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for a %zu-level table", levels);
+    /* the histogram, then the LUT, in the context's scratch */
+    uint64_t *hist = ih_scratch(ctx, levels * (sizeof *hist + 2));
+    if (hist == NULL) {
+        return IMGHIST_E_NOMEM;
     }
+    void *lut = hist + levels;
     imghist_counts counts = {hist, levels, IMGHIST_MEM_HOST};
     if (st == IMGHIST_OK) st = cpu_histogram(ctx, src, mask, &job, &counts);
     if (st == IMGHIST_OK) {
@@ -663,8 +664,6 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
     if (st == IMGHIST_OK && hist_out != NULL) {
         memcpy(hist_out->data, hist, levels * sizeof *hist);
     }
-    free(hist);
-    free(lut);
     return st;
 }
 
