@@ -742,7 +742,9 @@ static imghist_status check_masks_apart(imghist_ctx *ctx, const imghist_view *ma
     return st;
 }
 
-/* equalize_views' work, its checks passed. */
+/* equalize_views' work, its checks passed: 8-bit images without masks to
+ * the backend's batch; the others to the CPU backend's equalize_each, or
+ * image by image, each as imghist_equalize_masked. */
 static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *src,
                                          const imghist_view *masks, const imghist_view *dst,
                                          size_t count, const imghist_counts *hists,
@@ -828,9 +830,8 @@ static imghist_status check_equalize_views(imghist_ctx *ctx, const imghist_view 
 }
 
 /* imghist_equalize_batch and imghist_equalize_batch_masked (masks NULL for
- * none). 8-bit images without masks go to the backend's batch; the others
- * image by image, each as imghist_equalize_masked, after every check (on
- * host views a mask with no non-zero sample too) has passed. */
+ * none), after every check (on host views a mask with no non-zero sample
+ * too) has passed: run_equalize_views. */
 static imghist_status equalize_views(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *masks, const imghist_view *dst,
                                      size_t count, const imghist_counts *hists)
@@ -842,6 +843,7 @@ static imghist_status equalize_views(imghist_ctx *ctx, const imghist_view *src,
     }
     return run_equalize_views(ctx, src, masks, dst, count, hists, levels);
 }
+
 imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
                                       const imghist_view *dst, size_t count,
                                       const imghist_counts *hists)
