@@ -470,9 +470,11 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     PyTorch and CuPy GPU arrays on their GPU, queued on the current stream.
     A batch is one call: imghist_equalize_strided (or
     imghist_equalize_strided_masked) for arrays laid out as contiguous ones
-    are, else imghist_equalize_batch (imghist_equalize_batch_masked). uint8
-    without a mask runs as one launch on the GPU; uint16 and masked batches
-    image by image inside the library (0.3.9; before, a call per image).
+    are, else imghist_equalize_batch (imghist_equalize_batch_masked). On the
+    GPU uint8 without a mask is one launch, uint16 and masked tensors a few
+    launches for the whole batch, other layouts image by image inside the
+    library; NumPy batches spread over the CPU threads (0.3.9 for uint16 and
+    masked batches; before, a call per image).
 
     method: 'opencv' (default) is cv2.equalizeHist bit for bit (and its
     formula with 65536 levels for uint16); 'pil' is Pillow's
