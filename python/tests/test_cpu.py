@@ -218,6 +218,45 @@ def test_masked_batches(rng):
         np.testing.assert_array_equal(hf[i], np.histogram(f[i][mf[i]], 10, (0, 1))[0])
 
 
+def test_histogram_out(rng):
+    """out= (0.3.9): filled and returned, the same counts as a new array, with
+    outliers one buffer; wrong dtype, shape, layout or kind refused."""
+    x16 = (rng.beta(2, 5, (3, 20, 30)) * 65535).astype(np.uint16)
+    out = np.full((3, 65536), -7, np.int64)
+    got = imghist.histogram(x16, out=out)
+    assert got is out
+    np.testing.assert_array_equal(out, imghist.histogram(x16))
+    x8 = rng.integers(0, 256, (40, 50, 3), dtype=np.uint8)
+    out = np.full((3, 16 + 3), -7, np.int64)
+    counts, extra = imghist.histogram(x8, 16, (10, 200), channels=True, outliers=True, out=out)
+    want_c, want_e = imghist.histogram(x8, 16, (10, 200), channels=True, outliers=True)
+    np.testing.assert_array_equal(counts, want_c)
+    np.testing.assert_array_equal(extra, want_e)
+    assert np.shares_memory(counts, out) and np.shares_memory(extra, out)
+    m = rng.random((40, 50)) < 0.5
+    out = np.zeros(256, np.int64)
+    imghist.histogram(x8[..., 0], mask=m, out=out)
+    np.testing.assert_array_equal(out, ref.natural(x8[..., 0][m], 256))
+    out = np.full(256, 5, np.int64)  # an empty image: zeros
+    imghist.histogram(np.zeros((0, 4), np.uint8), out=out)
+    assert (out == 0).all()
+    for bad in (np.zeros(256, np.int32), np.zeros(255, np.int64), np.zeros((256, 2), np.int64)[:, 0]):
+        with pytest.raises(ValueError, match="out must be"):
+            imghist.histogram(x8[..., 0], out=bad)
+    with pytest.raises(TypeError, match="out must be"):
+        imghist.histogram(x8[..., 0], out=[0] * 256)
+
+
+def test_histogram_out_torch_cpu(rng):
+    torch = pytest.importorskip("torch")
+    x = torch.from_numpy(rng.integers(0, 256, (2, 30, 40), dtype=np.uint8))
+    out = torch.full((2, 256), -1, dtype=torch.int64)
+    assert imghist.histogram(x, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), imghist.histogram(x.numpy()))
+    with pytest.raises(TypeError, match="torch CPU tensor"):
+        imghist.histogram(x, out=np.zeros((2, 256), np.int64))
+
+
 def test_errors(rng):
     with pytest.raises(TypeError, match="int32"):
         imghist.histogram(np.zeros((4, 4), np.int32))

@@ -142,6 +142,19 @@ def test_plain_path_shapes(xp, rng):
     assert xp.host(e).shape == (256,) and xp.host(e).sum() == 0
 
 
+def test_histogram_out(xp, rng):
+    """out= on the GPU (0.3.9): filled in place on the array's device."""
+    x = (rng.beta(2, 5, (4, 30, 40)) * 65535).astype(np.uint16)
+    d = xp.dev(x)
+    out = xp.dev(np.full((4, 65536), -3, np.int64))
+    assert imghist.histogram(d, out=out) is out
+    same(xp, out, imghist.histogram(x))
+    with pytest.raises(ValueError, match="out must be"):
+        imghist.histogram(d, out=xp.dev(np.zeros((4, 65535), np.int64)))
+    with pytest.raises((TypeError, ValueError), match="out must be"):
+        imghist.histogram(d, out=np.zeros((4, 65536), np.int64))
+
+
 def test_histogram_u16_f32(xp, rng):
     x = rng.integers(0, 65536, (200, 300), dtype=np.uint16)
     same(xp, imghist.histogram(xp.dev(x)), ref.natural(x, 65536))
