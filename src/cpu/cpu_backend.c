@@ -411,6 +411,26 @@ static void band_hist(band_work *w)
             return;
         }
     }
+    if (job->natural_bins && job->dtype != IMGHIST_F32 && ch == 1 && c->mask != NULL) {
+        /* One bin per value and a mask: every pixel adds its mask's 0 or 1
+         * to its value's counter, with no branch on the mask and no one
+         * dump counter for the pixels outside it to queue on. */
+        for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
+            const uint8_t *m = row_of(c->mask, y);
+            if (job->dtype == IMGHIST_U8) {
+                const uint8_t *row = row_of(s, y);
+                for (uint32_t x = 0; x < width; x++) {
+                    out[row[x]] += m[x] != 0;
+                }
+            } else {
+                const uint16_t *row = row_of(s, y);
+                for (uint32_t x = 0; x < width; x++) {
+                    out[row[x]] += m[x] != 0;
+                }
+            }
+        }
+        return;
+    }
     if (fast_job(job, (uint64_t)width * w->rows) && band_fast(w)) {
         return;
     }
