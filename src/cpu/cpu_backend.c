@@ -208,13 +208,12 @@ static inline uint32_t float_slot(const ih_hist_job *job, const ftab *f, float v
     return slot_of_float(job, v);
 }
 
-/* One bin per value of an integer type, one channel, no mask: counted by
- * the table-free loops (the outlier counters, when asked for, stay at the
- * zero they start at). */
-static int table_free(const ih_hist_job *job, const void *mask)
+/* One bin per value of an integer type, one channel, masked or not:
+ * counted by the table-free loops (the outlier counters, when asked for,
+ * stay at the zero they start at). */
+static int table_free(const ih_hist_job *job)
 {
-    return job->natural_bins && job->dtype != IMGHIST_F32 && job->channels == 1 &&
-           mask == NULL;
+    return job->natural_bins && job->dtype != IMGHIST_F32 && job->channels == 1;
 }
 
 /*
@@ -396,25 +395,10 @@ static void band_hist(band_work *w)
     const ih_hist_job *job = c->job;
     const uint32_t ch = job->channels, width = s->width;
     uint64_t *out = w->counts;
-    if (table_free(job, c->mask)) {
-        if (job->dtype == IMGHIST_U8) {
-            ih_cpu_hist_u8(row_of(s, w->row0), s->pitch, width, w->rows, out);
-            return;
-        }
-        if (job->dtype == IMGHIST_U16) {
-            for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
-                const uint16_t *row = row_of(s, y);
-                for (uint32_t x = 0; x < width; x++) {
-                    out[row[x]]++;
-                }
-            }
-            return;
-        }
-    }
-    if (job->natural_bins && job->dtype != IMGHIST_F32 && ch == 1 && c->mask != NULL) {
-        /* One bin per value and a mask: every pixel adds its mask's 0 or 1
-         * to its value's counter, with no branch on the mask and no one
-         * dump counter for the pixels outside it to queue on. */
+    if (table_free(job) && c->mask != NULL) {
+        /* A mask: every pixel adds its mask's 0 or 1 to its value's counter,
+         * with no branch on the mask and no one dump counter for the pixels
+         * outside it to queue on. */
         for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
             const uint8_t *m = row_of(c->mask, y);
             if (job->dtype == IMGHIST_U8) {
@@ -427,6 +411,19 @@ static void band_hist(band_work *w)
                 for (uint32_t x = 0; x < width; x++) {
                     out[row[x]] += m[x] != 0;
                 }
+            }
+        }
+        return;
+    }
+    if (table_free(job)) {
+        if (job->dtype == IMGHIST_U8) {
+            ih_cpu_hist_u8(row_of(s, w->row0), s->pitch, width, w->rows, out);
+            return;
+        }
+        for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
+            const uint16_t *row = row_of(s, y);
+            for (uint32_t x = 0; x < width; x++) {
+                out[row[x]]++;
             }
         }
         return;
@@ -583,7 +580,7 @@ static imghist_status cpu_histogram(imghist_ctx *ctx, const imghist_view *src,
     cx.job = job;
     cx.len = job->len;
     uint32_t *slot = NULL;
-    if (!table_free(job, mask)) {
+    if (!table_free(job)) {
         slot = slot_table(ctx, job);
         if (slot == NULL && job->dtype != IMGHIST_F32) {
             return IMGHIST_E_NOMEM;
@@ -687,33 +684,6 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
     return st;
 }
 
-/* A batch of equalizations whose images the threads take in turn. */
-typedef struct eq_batch {
-    const imghist_ctx *ctx;
-    const imghist_view *src, *dst;
-    uint64_t *hists; /* NULL, or 256 host counters per image */
-    size_t count;
-    size_t next;     /* the next image nobody has taken (atomic) */
-} eq_batch;
-
-static void *eq_batch_worker(void *arg)
-{
-    eq_batch *b = arg;
-    for (;;) {
-        const size_t i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
-        if (i >= b->count) {
-            return NULL;
-        }
-        const imghist_view *s = &b->src[i], *d = &b->dst[i];
-        uint64_t own[IH_U8_BINS];
-        uint64_t *hist = b->hists != NULL ? b->hists + i * IH_U8_BINS : own;
-        uint8_t lut[IH_U8_BINS];
-        ih_cpu_hist_u8(s->data, s->pitch, s->width, s->height, hist);
-        (void)lut_u8(b->ctx, hist, lut); /* never empty: every image has a pixel */
-        ih_cpu_apply_lut_u8(s->data, s->pitch, d->data, d->pitch, s->width, s->height, lut);
-    }
-}
-
 /* The threads a batch's images go over (1: this one only): as many as
  * IMGHIST_P_CPU_THREADS and the pixels allow; 0 when there are fewer images
  * than threads that could work, which the caller runs one image after the
@@ -748,30 +718,6 @@ static void run_workers(uint64_t n, void *(*fn)(void *), void *arg)
     for (uint32_t k = 0; k < started; k++) {
         pthread_join(tid[k], NULL);
     }
-}
-
-/*
- * Images across IMGHIST_P_CPU_THREADS threads, each image on one thread; with
- * fewer images than threads (or too few pixels for them all), one image after
- * the other, each cut into bands by cpu_equalize.
- */
-static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
-                                         const imghist_view *dst, size_t count,
-                                         const imghist_counts *hists)
-{
-    const uint64_t n = batch_threads(ctx, src, count);
-    if (n == 0) {
-        imghist_status st = IMGHIST_OK;
-        for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-            imghist_counts one = {hists != NULL ? hists->data + i * IH_U8_BINS : NULL,
-                                  IH_U8_BINS, IMGHIST_MEM_HOST};
-            st = cpu_equalize(ctx, &src[i], NULL, &dst[i], hists != NULL ? &one : NULL);
-        }
-        return st;
-    }
-    eq_batch b = {ctx, src, dst, hists != NULL ? hists->data : NULL, count, 0};
-    run_workers(n, eq_batch_worker, &b);
-    return IMGHIST_OK;
 }
 
 /* A batch of 8- or 16-bit equalizations, with masks or not, whose images
@@ -828,8 +774,9 @@ static void *eq_each_worker(void *arg)
 }
 
 /*
- * ih_backend_ops.equalize_each: images across the threads as
- * cpu_equalize_batch spreads them; with fewer images than threads, one image
+ * ih_backend_ops.equalize_each (and equalize_batch, without masks): images
+ * across IMGHIST_P_CPU_THREADS threads, each image on one thread; with
+ * fewer images than threads (or too few pixels for them all), one image
  * after the other, each cut into bands by cpu_equalize.
  */
 static imghist_status cpu_equalize_each(imghist_ctx *ctx, const imghist_view *src,
@@ -852,7 +799,7 @@ static imghist_status cpu_equalize_each(imghist_ctx *ctx, const imghist_view *sr
         return st;
     }
     uint32_t *slot = NULL;
-    if (!table_free(&job, masks)) {
+    if (!table_free(&job)) {
         slot = slot_table(ctx, &job);
         if (slot == NULL) {
             return IMGHIST_E_NOMEM;
@@ -866,6 +813,13 @@ static imghist_status cpu_equalize_each(imghist_ctx *ctx, const imghist_view *sr
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for a %zu-level table", job.len);
     }
     return IMGHIST_OK;
+}
+
+static imghist_status cpu_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
+                                         const imghist_view *dst, size_t count,
+                                         const imghist_counts *hists)
+{
+    return cpu_equalize_each(ctx, src, NULL, dst, count, hists);
 }
 
 /* A batch of histograms whose images the threads take in turn, a few at a
@@ -927,7 +881,7 @@ static void *hist_batch_worker(void *arg)
     }
 }
 
-/* Images across the threads as cpu_equalize_batch spreads them, any job. */
+/* Images across the threads as cpu_equalize_each spreads them, any job. */
 static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *src,
                                           const imghist_view *masks, size_t count,
                                           const ih_hist_job *job, const imghist_counts *out)
@@ -942,7 +896,7 @@ static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *
         return st;
     }
     uint32_t *slot = NULL;
-    if (!table_free(job, masks)) {
+    if (!table_free(job)) {
         slot = slot_table(ctx, job);
         if (slot == NULL && job->dtype != IMGHIST_F32) {
             return IMGHIST_E_NOMEM;
