@@ -1180,18 +1180,17 @@ __device__ __forceinline__ void split_add(uint32_t *cnt, const Args &a, const Ma
     }
 }
 
+/* A granule of every lane of the warp (its votes need all 32). */
 template <class Map>
 __device__ __forceinline__ void split_granule(uint32_t *cnt, const Args &a, const Map &m,
-                                              const uint4 &v, bool vote)
+                                              const uint4 &v)
 {
-    if (vote) {
-        const uint32_t x0 = __shfl_sync(FULL, v.x, 0);
-        if (__all_sync(FULL, ih_repeats<2>(v) && v.x == x0)) {
-            if ((threadIdx.x & 31u) == 0) {
-                split_add(cnt, a, m, x0 & 0xffffu, 8u * 32u);
-            }
-            return;
+    const uint32_t x0 = __shfl_sync(FULL, v.x, 0);
+    if (__all_sync(FULL, ih_repeats<2>(v) && v.x == x0)) {
+        if ((threadIdx.x & 31u) == 0) {
+            split_add(cnt, a, m, x0 & 0xffffu, 8u * 32u);
         }
+        return;
     }
     const uint32_t out = m.outside(v.x) | m.outside(v.y) | m.outside(v.z) | m.outside(v.w);
     if (!__any_sync(FULL, out != 0)) {
@@ -1277,12 +1276,20 @@ template <class Map> __device__ void split_run(uint32_t *cnt, const Args &a, con
         load_chunk<THREADS, UNROLL>(src, c0, v);
 #pragma unroll
         for (int k = 0; k < UNROLL; k++) {
-            split_granule(cnt, a, m, v[k], true);
+            split_granule(cnt, a, m, v[k]);
         }
     }
     if (blockIdx.x == gridDim.x - 1) {
+        /* The last, partial chunk sample by sample: its last warp may have
+         * fewer lanes in the loop than 32, which split_granule's votes would
+         * wait for (a run whose last chunk held a multiple of 32 granules
+         * never showed it: every single-image test's did). */
         for (uint32_t i = whole + threadIdx.x; i < full; i += THREADS) {
-            split_granule(cnt, a, m, __ldcs(src + i), false);
+            const uint4 v = __ldcs(src + i);
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                split_add(cnt, a, m, (uint32_t)sample_of<uint16_t>(v, j), 1u);
+            }
         }
         for (uint32_t off = full * 16u + threadIdx.x * 2u; off < a.g.width; off += THREADS * 2u) {
             split_add(cnt, a, m, *reinterpret_cast<const uint16_t *>(a.g.base + off), 1u);
@@ -1912,14 +1919,24 @@ template <int KIND, int STORE, typename T, bool BATCH> wide_fn pick_walk(int wal
     return wide_kernel<KIND, STORE, W_SIMPLE, T, BATCH>;
 }
 
-/* Batches (batch != 0) have kernels for the S32 and global stores only. */
+/* Batches (batch != 0) have kernels for the S32 and global stores, and for
+ * S16 of 16-bit samples binned by a shift (the natural histogram) in the
+ * flat and simple walks (s16_batch_walk); nullptr for the rest. */
 template <int KIND, typename T> wide_fn pick_store(int store, int walk, int batch)
 {
     switch (store) {
     case IH_WIDE_S32:
         return batch ? pick_walk<KIND, IH_WIDE_S32, T, true>(walk)
                      : pick_walk<KIND, IH_WIDE_S32, T, false>(walk);
-    case IH_WIDE_S16: return batch ? nullptr : pick_walk<KIND, IH_WIDE_S16, T, false>(walk);
+    case IH_WIDE_S16:
+        if constexpr (KIND == K_SHIFT) {
+            if (batch) {
+                return walk == W_FLAT     ? lean_kernel<KIND, IH_WIDE_S16, T, true, false>
+                       : walk == W_SIMPLE ? wide_kernel<KIND, IH_WIDE_S16, W_SIMPLE, T, true>
+                                          : nullptr;
+            }
+        }
+        return batch ? nullptr : pick_walk<KIND, IH_WIDE_S16, T, false>(walk);
     default:
         return batch ? pick_walk<KIND, IH_WIDE_GLOBAL, T, true>(walk)
                      : pick_walk<KIND, IH_WIDE_GLOBAL, T, false>(walk);
@@ -2337,12 +2354,27 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     return cudaSuccess;
 }
 
+namespace {
+
+/* Whether an S16 job has batch kernels: 16-bit samples binned by a shift,
+ * in the flat or the simple walk. (The general walk's S16 batch kernel, for
+ * masks, spilled 1 KB a thread under S16's 64 registers: those go a launch
+ * an image.) */
+bool s16_batch_walk(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan)
+{
+    const int walk =
+        walk_of(band, job, plan, (size_t)band.width * job.channels * ih_dtype_size(job.dtype));
+    return job.dtype == IMGHIST_U16 && shift32(job) && (walk == W_FLAT || walk == W_SIMPLE);
+}
+
+} // namespace
+
 bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
                        const ih_wide_plan_t &plan, long long img_stride)
 {
     const size_t size = ih_dtype_size(job.dtype);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
-    if (plan.store == IH_WIDE_S16 || img_stride % 16 != 0 ||
+    if ((plan.store == IH_WIDE_S16 && !s16_batch_walk(band, job, plan)) || img_stride % 16 != 0 ||
         (((uintptr_t)band.base | band.pitch) & (size - 1)) != 0 || row_bytes == 0) {
         return false;
     }
@@ -2403,19 +2435,32 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     }
     const int plain = plain_of(band, job, plan, walk, optin);
     const wide_fn fn = plain ? plain_kernel(plain, true) : pick(job, plan, walk, 1);
+    if (fn == nullptr) {
+        return cudaErrorInvalidValue; /* not ih_wide_batchable */
+    }
+    /* The natural 16-bit histogram, flat: room for the split layouts, as
+     * ih_wide_launch gives a single image. */
+    const bool split = flat && job.dtype == IMGHIST_U16 && job.natural &&
+                       plan.store == IH_WIDE_S16 && (size_t)optin >= (size_t)PAR_WORDS * 4 + 256;
+    if (split) {
+        plan.smem = (size_t)PAR_WORDS * 4;
+    }
     /* Occupancy at the plan's shared memory; fewer copies below only lower
      * what a block takes (under the attribute this sets). */
     if ((e = resident_blocks(fn, plan.threads, plan.smem, per_sm)) != cudaSuccess) {
         return e;
     }
     /* Blocks per image: enough for two waves of the batch, at most one per
-     * chunk. A block alone on its image stores its counts (own). */
+     * chunk; S16 (one block an SM, each folding up to 65536 counters into
+     * the target: the fewer blocks an image, the fewer atomics) as many as
+     * fit one wave. A block alone on its image stores its counts (own; not
+     * S16, whose wrapped halves go into the target as they happen). */
     const uint64_t granules =
         (uint64_t)ih_granules_per_row(band.base, band.pitch, (uint32_t)row_bytes, band.rows) *
         band.rows;
     const uint64_t chunks = (granules + chunk_of(plan.store, size) - 1) / chunk_of(plan.store, size);
     const uint64_t resident = (uint64_t)per_sm * (uint64_t)sms;
-    uint64_t gx = (2 * resident + count - 1) / count;
+    uint64_t gx = plan.store == IH_WIDE_S16 ? resident / count : (2 * resident + count - 1) / count;
     gx = gx < chunks ? gx : chunks;
     gx = gx > 0 ? gx : 1;
     /* Fewer copies of the counters where a block sees few samples: zeroing
@@ -2435,6 +2480,10 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     Args a;
     job_args(band, job, plan, target, a);
     a.phys = phys_of(job, plan.store, a.copies);
+    if (split && a.natural && a.cnt_off == 0) {
+        a.natural = 2;
+        a.phys = PAR_WORDS;
+    }
     a.img_stride = img_stride;
     a.mask_img_stride = mask_stride;
     a.own = gx == 1 && plan.store == IH_WIDE_S32;

@@ -52,8 +52,8 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
 /* Whether `count` images of band's shape (and masks of its mask's, if any),
  * img_stride bytes apart, go in one launch (ih_wide_launch_batch): a stride
  * that is a multiple of 16 bytes, samples on their own alignment, a store
- * with batch kernels (not S16), and each image under IH_MAX_GRANULES
- * granules. */
+ * with batch kernels (S32 and global; S16 for 16-bit samples binned by a
+ * shift, without masks), and each image under IH_MAX_GRANULES granules. */
 bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
                        const ih_wide_plan_t &plan, long long img_stride);
 

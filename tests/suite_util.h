@@ -35,6 +35,12 @@ static inline int su_quick(void)
  */
 static inline int su_open_gpu_suite(const char *suite, imghist_ctx **gpu, imghist_ctx **cpu)
 {
+    /* IMGHIST_TEST_ONLY=pattern runs the tests whose names match (cmocka's
+     * filter: * and ? wildcards). */
+    const char *only = getenv("IMGHIST_TEST_ONLY");
+    if (only != NULL && *only != '\0') {
+        cmocka_set_test_filter(only);
+    }
     const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, gpu);
     if (st == IMGHIST_E_NO_GPU || st == IMGHIST_E_UNSUPPORTED) {
         printf("skipping the %s: %s\n", suite, imghist_last_error(*gpu));

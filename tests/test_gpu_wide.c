@@ -476,6 +476,31 @@ static void test_large_wraps(void **state)
     free_image(&im);
 }
 
+/* Sample i of a 16-bit image of pattern pat (i counted from the image's
+ * start, where its chunks start): 0-9 test_split_layouts' (patterns 0-5:
+ * the sampled granules' parity), 10 a constant, 11 two values in runs of 7
+ * (test_s16_batches). */
+static uint16_t s16_sample(int pat, size_t i)
+{
+    const uint32_t par = pat < 3 ? 0 : 1;
+    const int sampled = (i * 2) % 65536 < 16384;
+    if (pat == 10) return 12345;
+    if (pat == 11) return (uint16_t)(4000 + ((i / 7) & 1));
+    if (pat == 2 || pat == 5) return (uint16_t)(64 * (uint32_t)(tu_next(&rng) & 7) + par);
+    if (pat == 8) return (uint16_t)(1000 + (uint32_t)(tu_next(&rng) & 15));
+    if (pat == 9) return (uint16_t)(tu_next(&rng) & 0xfff);
+    if (pat >= 6) {
+        return (uint16_t)(sampled ? 20000 + tu_below(&rng, 2000)
+                          : pat == 6 && i % 97 == 0 ? tu_below(&rng, 65536)
+                                                    : 50001);
+    }
+    if (sampled) return (uint16_t)(2 * tu_below(&rng, 32768) + par);
+    if (pat % 3 == 0) {
+        return (uint16_t)(i % 97 == 0 ? 2 * tu_below(&rng, 32768) + (par ^ 1) : 12344 + (par ^ 1));
+    }
+    return (uint16_t)(40000 + (par ^ 1));
+}
+
 /*
  * The natural 16-bit histogram's split layouts (hist_wide.cu): a block takes
  * one when the granules it samples (the first 16 KiB of each 64 KiB chunk it
@@ -485,15 +510,14 @@ static void test_large_wraps(void **state)
  * per-sample path (a value every 97 samples breaks the warp's one-value
  * vote; in 6 that value is uniform over all 65536, so that the window's
  * edges are crossed) and through the vote (one value throughout), each more
- * than 65536 times a block in the full run on a 132-SM GPU (one block per
- * SM), so that their 16-bit halves wrap. The width is odd: the run ends in a partial granule. Also data of
- * one set only: 8 values, multiples of 64, and those plus 1; 16 values from
- * 1000; 12-bit data.
+ * than 65536 times a block in the full run of the 4097-wide image on a
+ * 132-SM GPU (one block per SM), so that their 16-bit halves wrap. The
+ * widths are odd: the run ends in a partial granule. Also data of one set
+ * only: 8 values, multiples of 64, and those plus 1; 16 values from 1000;
+ * 12-bit data.
  */
-static void test_split_layouts(void **state)
+static void split_layouts_of(uint32_t w, uint32_t h)
 {
-    (void)state;
-    const uint32_t w = 4097, h = quick ? 2048 : 8192;
     const imghist_histspec specs[] = {{0, 0, 0, 0}, {0, 0, 0, IMGHIST_ACCUMULATE}};
     static const char *const names[10] = {
         "parity 0, other parity sample by sample", "parity 0, other parity one value",
@@ -502,30 +526,10 @@ static void test_split_layouts(void **state)
         "window, others sample by sample",         "window, others one value",
         "16 values from 1000",                     "12-bit data"};
     for (int pat = 0; pat < 10; pat++) {
-        const uint32_t par = pat < 3 ? 0 : 1; /* patterns 0-5: the sampled granules' parity */
         img_t im = make_image(IMGHIST_U16, w, h, 1, 0, 0, NULL, 0, FILL_CONSTANT);
         uint16_t *p = (uint16_t *)im.host;
         for (size_t i = 0; i < (size_t)w * h; i++) {
-            const int sampled = (i * 2) % 65536 < 16384;
-            uint32_t v;
-            if (pat == 2 || pat == 5) {
-                v = 64 * (uint32_t)(tu_next(&rng) & 7) + par;
-            } else if (pat == 8) {
-                v = 1000 + (uint32_t)(tu_next(&rng) & 15);
-            } else if (pat == 9) {
-                v = (uint32_t)(tu_next(&rng) & 0xfff);
-            } else if (pat >= 6) {
-                v = sampled ? 20000 + tu_below(&rng, 2000)
-                    : pat == 6 && i % 97 == 0 ? tu_below(&rng, 65536)
-                                              : 50001;
-            } else if (sampled) {
-                v = 2 * tu_below(&rng, 32768) + par;
-            } else if (pat % 3 == 0) {
-                v = i % 97 == 0 ? 2 * tu_below(&rng, 32768) + (par ^ 1) : 12344 + (par ^ 1);
-            } else {
-                v = 40000 + (par ^ 1);
-            }
-            p[i] = (uint16_t)v;
+            p[i] = s16_sample(pat, i);
         }
         CUDA_OK(cudaMemcpy(im.dbase, im.host, im.bytes, cudaMemcpyHostToDevice));
         CUDA_OK(cudaDeviceSynchronize());
@@ -536,6 +540,144 @@ static void test_split_layouts(void **state)
         }
         free_image(&im);
     }
+}
+
+static void test_split_layouts(void **state)
+{
+    (void)state;
+    /* and one row fewer: the last, partial chunk of 4096 granules (767 or
+     * 511 granules) then ends in a warp with fewer than 32 lanes in the
+     * loop, which the split walk's votes waited for before 0.3.10 */
+    const uint32_t h = quick ? 2048 : 8192;
+    split_layouts_of(4097, h);
+    split_layouts_of(4097, h - 1);
+}
+
+/*
+ * Batches of 16-bit images above the global-atomics limit (2^20 samples)
+ * into 65536 counters: the S16 batch kernels, a few blocks an image (fewer
+ * as the batch grows: with 26 images a block counts about 200000 samples,
+ * so that its 16-bit halves wrap on the constant and two-value images).
+ * Image i takes pattern i mod 12 (s16_sample: the split layouts and their
+ * other values, sample by sample and by the vote). A tensor (strided), the
+ * same as views, and as views out of order (a launch an image); masks (the
+ * row walk); outlier counters; a shift binning that is not one bin per
+ * value; device and host counts; against the CPU image by image.
+ */
+static void test_s16_batches(void **state)
+{
+    (void)state;
+    const uint32_t w = 1031, h = 1030; /* odd: each flat run ends in a partial granule */
+    const size_t n = quick ? 12 : 26, row = (size_t)w * 2;
+    const size_t img = (row * h + 15) / 16 * 16 + 16;
+    uint8_t *host = malloc(img * n), *mhost = malloc((size_t)w * h * n), *dev = NULL, *mdev = NULL;
+    assert_true(host != NULL && mhost != NULL);
+    for (size_t k = 0; k < n; k++) {
+        uint16_t *p = (uint16_t *)(host + k * img);
+        for (size_t i = 0; i < img / 2; i++) {
+            p[i] = s16_sample((int)(k % 12), i);
+        }
+    }
+    for (size_t i = 0; i < (size_t)w * h * n; i++) {
+        mhost[i] = (uint8_t)(tu_below(&rng, 3) == 0 ? 0 : 1 + tu_below(&rng, 255));
+    }
+    CUDA_OK(cudaMalloc((void **)&dev, img * n));
+    CUDA_OK(cudaMalloc((void **)&mdev, (size_t)w * h * n));
+    CUDA_OK(cudaMemcpy(dev, host, img * n, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(mdev, mhost, (size_t)w * h * n, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize());
+    imghist_view *hv = malloc(n * sizeof *hv), *dv = malloc(n * sizeof *dv);
+    imghist_view *hm = malloc(n * sizeof *hm), *dm = malloc(n * sizeof *dm);
+    uint64_t *want = malloc(n * 65539 * 8), *got = malloc(n * 65539 * 8), *d = NULL;
+    assert_true(hv && dv && hm && dm && want && got);
+    CUDA_OK(cudaMalloc((void **)&d, n * 65539 * 8));
+    const imghist_histspec specs[4] = {{0, 0, 0, 0},
+                                       {0, 0, 0, IMGHIST_ACCUMULATE},
+                                       {0, 0, 0, IMGHIST_OUTLIERS},
+                                       {65536, 0, 131072, 0}};
+    unsigned cases = 0;
+    for (int sp = 0; sp < 4; sp++) {
+        const imghist_histspec *spec = &specs[sp];
+        const size_t len = imghist_counts_len(spec, IMGHIST_U16, 1);
+        for (int masked = 0; masked < 2; masked++) {
+            for (int form = 0; form < 3; form++) {
+                if (quick && (sp + masked + form) % 2 != 0) continue;
+                /* form 2: views 0 and 1 swapped (not a progression) */
+                for (size_t k = 0; k < n; k++) {
+                    const size_t at = form == 2 && k < 2 ? 1 - k : k;
+                    const imghist_view v = {host + at * img, IMGHIST_U16, IMGHIST_MEM_HOST,
+                                            w, h, row, 1};
+                    const imghist_view m = {mhost + at * w * h, IMGHIST_U8, IMGHIST_MEM_HOST,
+                                            w, h, w, 1};
+                    hv[k] = v;
+                    hm[k] = m;
+                    dv[k] = v;
+                    dm[k] = m;
+                    dv[k].data = dev + at * img;
+                    dm[k].data = mdev + at * w * h;
+                    dv[k].mem = dm[k].mem = IMGHIST_MEM_DEVICE;
+                }
+                for (size_t i = 0; i < n * len; i++) {
+                    want[i] = sp == 1 ? tu_next(&rng) >> 20 : 0x5a5a5a5a5a5a5a5aull;
+                }
+                memcpy(got, want, n * len * 8);
+                for (size_t k = 0; k < n; k++) {
+                    const imghist_counts c = {want + k * len, len, IMGHIST_MEM_HOST};
+                    IH_OK(cpu, imghist_histogram(cpu, &hv[k], masked ? &hm[k] : NULL, spec, &c));
+                }
+                printf("S16 batch: spec %d, mask %d, form %d\n", sp, masked, form);
+                fflush(stdout);
+                const int dev_counts = (form + sp) % 2;
+                imghist_counts gc = {got, n * len, IMGHIST_MEM_HOST};
+                if (dev_counts) {
+                    CUDA_OK(cudaMemcpy(d, got, n * len * 8, cudaMemcpyHostToDevice));
+                    CUDA_OK(cudaDeviceSynchronize());
+                    gc.data = d;
+                    gc.mem = IMGHIST_MEM_DEVICE;
+                }
+                if (form == 0) {
+                    IH_OK(gpu, masked ? imghist_histogram_strided_masked(gpu, &dv[0], n,
+                                                                         (ptrdiff_t)img, &dm[0],
+                                                                         (ptrdiff_t)w * h, spec, &gc)
+                                      : imghist_histogram_strided(gpu, &dv[0], n, (ptrdiff_t)img,
+                                                                  spec, &gc));
+                } else {
+                    IH_OK(gpu, masked ? imghist_histogram_batch_masked(gpu, dv, dm, n, spec, &gc)
+                                      : imghist_histogram_batch(gpu, dv, n, spec, &gc));
+                }
+                gpu_sync();
+                printf("S16 batch: spec %d, mask %d, form %d done\n", sp, masked, form);
+                fflush(stdout);
+                if (dev_counts) {
+                    CUDA_OK(cudaMemcpy(got, d, n * len * 8, cudaMemcpyDeviceToHost));
+                }
+                for (size_t i = 0; i < n * len; i++) {
+                    if (got[i] != want[i]) {
+                        fail_msg("S16 batch (spec %d, mask %d, form %d, %s counts, %zu images "
+                                 "of %ux%u): image %zu (pattern %zu) counter %zu: GPU %llu, "
+                                 "CPU %llu",
+                                 sp, masked, form, dev_counts ? "device" : "host", n, w, h,
+                                 i / len, (form == 2 && i / len < 2 ? 1 - i / len : i / len) % 12,
+                                 i % len, (unsigned long long)got[i],
+                                 (unsigned long long)want[i]);
+                    }
+                }
+                cases++;
+            }
+        }
+    }
+    free(hv);
+    free(dv);
+    free(hm);
+    free(dm);
+    free(want);
+    free(got);
+    free(host);
+    free(mhost);
+    CUDA_OK(cudaFree(d));
+    CUDA_OK(cudaFree(dev));
+    CUDA_OK(cudaFree(mdev));
+    printf("S16 batches: %u comparisons of %zu images\n", cases, n);
 }
 
 /* Host images through staging in bands (IMGHIST_P_STAGING_BYTES), masks too. */
@@ -1062,6 +1204,7 @@ int main(void)
         cmocka_unit_test(test_masked_flat), cmocka_unit_test(test_huge_flat),
         cmocka_unit_test(test_tiny_shapes), cmocka_unit_test(test_edges_exact),
         cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_split_layouts),
+        cmocka_unit_test(test_s16_batches),
         cmocka_unit_test(test_host_bands),
         cmocka_unit_test(test_stream_order), cmocka_unit_test(test_range),
         cmocka_unit_test(test_batches),     cmocka_unit_test(test_float_layouts),

@@ -35,8 +35,10 @@ static bool hist16_global(const ih_hist_job &job, uint64_t w, uint64_t h)
            w * h <= IH_HIST16_GLOBAL_MAX;
 }
 
+/* One band's counts added into target (zeroed by the caller for fresh
+ * counts); plan: the job's, or NULL to make it here. */
 static imghist_status launch(imghist_ctx *ctx, const ih_wide_band &band, const ih_hist_job *job,
-                             unsigned long long *target)
+                             unsigned long long *target, const ih_wide_plan_t *plan = NULL)
 {
     ih_cuda_state *s = ih_cuda(ctx);
     if (hist16_global(*job, band.width, band.rows)) {
@@ -46,10 +48,13 @@ static imghist_status launch(imghist_ctx *ctx, const ih_wide_band &band, const i
                                            s->stream));
         return IMGHIST_OK;
     }
-    ih_wide_plan_t plan;
-    IH_CUDA_TRY(ctx, "histogram planning",
-                ih_wide_plan(job, s->sm_count, (int)ctx->params.hist_blocks_per_sm, &plan));
-    IH_CUDA_TRY(ctx, "histogram launch", ih_wide_launch(band, *job, plan, target, s->stream));
+    ih_wide_plan_t own;
+    if (plan == NULL) {
+        IH_CUDA_TRY(ctx, "histogram planning",
+                    ih_wide_plan(job, s->sm_count, (int)ctx->params.hist_blocks_per_sm, &own));
+        plan = &own;
+    }
+    IH_CUDA_TRY(ctx, "histogram launch", ih_wide_launch(band, *job, *plan, target, s->stream));
     return IMGHIST_OK;
 }
 
@@ -359,11 +364,12 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
         mask = masks;
     }
     const ih_wide_band band = band_of(first, mask);
-    const bool one = tensor && ih_wide_batchable(band, job, plan, stride);
     /* Small 16-bit images into 65536 bins each, which the launches per
      * image below took about 11.5 us each for (a 64 x 64 image on an
-     * H100): one launch of global atomics. */
-    const bool global16 = !one && tensor && hist16_global(job, first->width, first->height);
+     * H100): one launch of global atomics. Larger ones: the batch kernels'
+     * 16-bit pairs, a few blocks an image. */
+    const bool global16 = tensor && hist16_global(job, first->width, first->height);
+    const bool one = !global16 && tensor && ih_wide_batchable(band, job, plan, stride);
     unsigned long long *target = NULL;
     /* One launch zeroes what it needs itself. */
     imghist_status st = counts_target(ctx, n, !one && !job.accumulate, out, IMGHIST_E_CUDA, &target);
@@ -396,8 +402,7 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
                                            (uintptr_t)i * (uintptr_t)mask_stride);
             }
         }
-        const cudaError_t e = ih_wide_launch(b, job, plan, target + i * job.len, s->stream);
-        st = e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "histogram launch", e);
+        st = launch(ctx, b, &job, target + i * job.len, &plan);
     }
     return deliver(ctx, n, job_in->accumulate, out, st, 0);
 }
