@@ -645,6 +645,16 @@ static void test_u16_and_masked_batches(void **state)
     check_wide_batch_of(IMGHIST_U16, 1, 1, 3, -1, 1024, 1024);
     check_wide_batch_of(IMGHIST_U16, 0, 1, 2, -1, 1100, 1000);
     check_wide_batch_of(IMGHIST_U16, 1, 1, 40, -1, 3000, 1);
+    /* above the limit, many images: the S16 batch kernels, a few blocks an
+     * image (their masked form goes a launch an image); the lookups of
+     * images whose sources and destinations keep one 16-byte phase take
+     * whole granules with the LUT in shared memory (rows of 2048 bytes, and
+     * of 2002: granules across rows), the others a sample at a time */
+    check_wide_batch_of(IMGHIST_U16, 0, 1, quick ? 6 : 24, -1, 1030, 1031);
+    check_wide_batch_of(IMGHIST_U16, 1, 1, quick ? 3 : 9, -1, 1031, 1030);
+    check_wide_batch_of(IMGHIST_U16, 0, 1, quick ? 4 : 20, -1, 1024, 1040);
+    check_wide_batch_of(IMGHIST_U16, 1, 1, quick ? 3 : 7, -1, 1001, 1104);
+    check_wide_batch_of(IMGHIST_U16, 0, 1, 2, -1, 1001, 272); /* 2^18 samples and more */
 }
 
 static int reset(void **state)
