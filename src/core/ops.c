@@ -743,8 +743,9 @@ static imghist_status check_masks_apart(imghist_ctx *ctx, const imghist_view *ma
 }
 
 /* equalize_views' work, its checks passed: 8-bit images without masks to
- * the backend's batch; the others to the CPU backend's equalize_each, or
- * image by image, each as imghist_equalize_masked. */
+ * the backend's batch; the others to the CPU backend's equalize_each, to
+ * the CUDA backend's strided launches (device views laid out as a tensor),
+ * or image by image, each as imghist_equalize_masked. */
 static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *src,
                                          const imghist_view *masks, const imghist_view *dst,
                                          size_t count, const imghist_counts *hists,
@@ -757,6 +758,17 @@ static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *s
     }
     if (!ctx->ops->device_memory && ctx->ops->equalize_each != NULL) {
         return ctx->ops->equalize_each(ctx, src, masks, dst, count, hists);
+    }
+    /* Device views laid out as tensors (a batch tensor's images passed as
+     * views): the launches of imghist_equalize_strided(_masked) for all. */
+    uintptr_t ss = 0, ds = 0, ms = 0;
+    if (src[0].mem == IMGHIST_MEM_DEVICE && ctx->ops->equalize_strided_each != NULL &&
+        (uint64_t)src[0].width * src[0].height < ((uint64_t)1 << 31) &&
+        progression(src, count, &ss) && progression(dst, count, &ds) &&
+        (masks == NULL || progression(masks, count, &ms))) {
+        return ctx->ops->equalize_strided_each(ctx, &src[0], (ptrdiff_t)ss,
+                                               masks != NULL ? &masks[0] : NULL, (ptrdiff_t)ms,
+                                               &dst[0], (ptrdiff_t)ds, count, hists);
     }
     /* Image by image (host images on the CUDA backend, each with the
      * fallback of a single call; 16-bit or masked images anywhere). */
