@@ -788,18 +788,20 @@ __device__ __forceinline__ void u8_channel_bases(uint32_t col, const Args &a, ui
     }
 }
 
-/* MASKED (one channel, S32): mk holds the mask bytes of the granule's
- * samples (byte j: sample j's pixel), and a sample whose byte is 0 is not
- * counted. */
+/* MASKED (one channel, S32; or the natural 16-bit histogram in S16): mk
+ * holds the mask bytes of the granule's samples (byte j: sample j's pixel),
+ * and a sample whose byte is 0 is not counted. */
 template <int KIND, int STORE, bool VOTE, bool NAT, typename T, bool MULTI = false,
           bool MASKED = false>
 __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
                                              const uint32_t *lut, const float *tab, const uint4 &v,
                                              uint32_t gi = 0, const uint4 &mk = uint4{})
 {
-    static_assert(!MASKED || (STORE == IH_WIDE_S32 && !MULTI), "masks: one channel, S32");
+    static_assert(!MASKED || (!MULTI && (STORE == IH_WIDE_S32 ||
+                                         (STORE == IH_WIDE_S16 && KIND == K_SHIFT && NAT))),
+                  "masks: one channel, S32 or the natural 16-bit S16");
     constexpr int NPER = 16 / (int)sizeof(T);
-    if constexpr (VOTE && STORE != IH_WIDE_S32 && !MULTI) {
+    if constexpr (VOTE && STORE != IH_WIDE_S32 && !MULTI && !MASKED) {
         /* A warp whose 32 granules are one sample repeated (constant data)
          * makes one add: ATOMS.ADD, unlike POPC.INC, pays for equal lanes. */
         const uint32_t x0 = __shfl_sync(FULL, v.x, 0); /* every lane, before the test */
@@ -828,8 +830,16 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
             const uint32_t x = (w >> 1) ^ ((w >> 6) & 0x001f001fu);
             const uint32_t dlo = (w & 1u) * 0xffffu + 1u;
             const uint32_t dhi = __umulhi(w & 0x10000u, 0xffff0000u) + 1u; /* 1 or 65536 */
-            old[2 * i] = atomicAdd(cnt + (x & 0x7fffu), dlo);
-            old[2 * i + 1] = atomicAdd(cnt + (x >> 16), dhi);
+            if constexpr (MASKED) {
+                /* a sample left out sees 0: no half of it looks wrapped */
+                old[2 * i] = sample_of<uint8_t>(mk, 2 * i) != 0
+                                 ? atomicAdd(cnt + (x & 0x7fffu), dlo) : 0u;
+                old[2 * i + 1] = sample_of<uint8_t>(mk, 2 * i + 1) != 0
+                                     ? atomicAdd(cnt + (x >> 16), dhi) : 0u;
+            } else {
+                old[2 * i] = atomicAdd(cnt + (x & 0x7fffu), dlo);
+                old[2 * i + 1] = atomicAdd(cnt + (x >> 16), dhi);
+            }
         }
         uint32_t most = 0;
 #pragma unroll
@@ -1632,6 +1642,18 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, sizeof(T)>::n)
     block_end<IH_WIDE_S32>(a, sh.cnt);
 }
 
+/* The natural 16-bit histogram of one channel with a mask, flat (as
+ * lean_masked_kernel's walk) in S16's pairs: each sample's atomic only
+ * where its mask byte is not 0, and no one-value vote. */
+template <bool BATCH>
+__global__ void __launch_bounds__(Threads<IH_WIDE_S16, 2>::n) lean_masked16_kernel(Args a)
+{
+    const LeanShared sh = lean_begin<K_SHIFT, IH_WIDE_S16, BATCH>(a);
+    lean_run<K_SHIFT, IH_WIDE_S16, true, uint16_t, false, false, true>(sh.cnt, sh.cnt_lane, a,
+                                                                       sh.lut, sh.tab);
+    block_end<IH_WIDE_S16>(a, sh.cnt);
+}
+
 /*
  * 8-bit samples of 2-4 interleaved channels, one bin per value, no mask, in
  * the plain layout (u8_channels_granule): flat, the lean kernel's walk with
@@ -1910,6 +1932,11 @@ template <int KIND, int STORE, typename T, bool BATCH> wide_fn pick_walk(int wal
                 return lean_masked_kernel<KIND, T, BATCH>;
             }
         }
+        if constexpr (STORE == IH_WIDE_S16 && KIND == K_SHIFT) {
+            if (walk == W_FLAT_MASKED) { /* walk_of: the natural histogram only */
+                return lean_masked16_kernel<BATCH>;
+            }
+        }
         if constexpr (STORE != IH_WIDE_S16) {
             if (walk == W_FLAT_CHANNELS) {
                 return lean_kernel<KIND, STORE, T, BATCH, true>;
@@ -1921,7 +1948,7 @@ template <int KIND, int STORE, typename T, bool BATCH> wide_fn pick_walk(int wal
 
 /* Batches (batch != 0) have kernels for the S32 and global stores, and for
  * S16 of 16-bit samples binned by a shift (the natural histogram) in the
- * flat and simple walks (s16_batch_walk); nullptr for the rest. */
+ * flat walks and the simple one (s16_batch_walk); nullptr for the rest. */
 template <int KIND, typename T> wide_fn pick_store(int store, int walk, int batch)
 {
     switch (store) {
@@ -1931,9 +1958,10 @@ template <int KIND, typename T> wide_fn pick_store(int store, int walk, int batc
     case IH_WIDE_S16:
         if constexpr (KIND == K_SHIFT) {
             if (batch) {
-                return walk == W_FLAT     ? lean_kernel<KIND, IH_WIDE_S16, T, true, false>
-                       : walk == W_SIMPLE ? wide_kernel<KIND, IH_WIDE_S16, W_SIMPLE, T, true>
-                                          : nullptr;
+                return walk == W_FLAT          ? lean_kernel<KIND, IH_WIDE_S16, T, true, false>
+                       : walk == W_FLAT_MASKED ? lean_masked16_kernel<true>
+                       : walk == W_SIMPLE      ? wide_kernel<KIND, IH_WIDE_S16, W_SIMPLE, T, true>
+                                               : nullptr;
             }
         }
         return batch ? nullptr : pick_walk<KIND, IH_WIDE_S16, T, false>(walk);
@@ -2184,10 +2212,14 @@ int walk_of(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan
         return W_FLAT;
     }
     /* One channel with a mask as packed as the image and aligned with its
-     * samples (mask byte i: sample i's pixel), 32-bit counters. */
+     * samples (mask byte i: sample i's pixel), 32-bit counters or the
+     * natural 16-bit histogram's pairs. */
     const size_t size = ih_dtype_size(job.dtype);
+    const bool masked_store =
+        plan.store == IH_WIDE_S32 ||
+        (plan.store == IH_WIDE_S16 && job.dtype == IMGHIST_U16 && job.natural && shift32(job));
     if (band.mask != nullptr && job.channels == 1 && lean_kind && !job.outliers &&
-        plan.store == IH_WIDE_S32 && ((uintptr_t)band.base & 15) == 0 &&
+        masked_store && ((uintptr_t)band.base & 15) == 0 &&
         (band.rows == 1 || (band.pitch == row_bytes && band.mask_pitch == band.width)) &&
         ((uintptr_t)band.mask & (16 / size - 1)) == 0) {
         return W_FLAT_MASKED;
@@ -2316,7 +2348,8 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     size_t smem = plan.smem;
     /* The natural 16-bit histogram, flat: room for the split layouts where
      * the device has it (192 KiB: Hopper, not the A100's 163). */
-    if (flat && job.dtype == IMGHIST_U16 && a.natural && plan.store == IH_WIDE_S16 && a.cnt_off == 0 &&
+    if (walk == W_FLAT && job.dtype == IMGHIST_U16 && a.natural && plan.store == IH_WIDE_S16 &&
+        a.cnt_off == 0 &&
         (size_t)optin >= (size_t)PAR_WORDS * 4 + 256) { /* + split_of's static word */
         a.natural = 2;
         a.phys = PAR_WORDS;
@@ -2356,25 +2389,37 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
 
 namespace {
 
-/* Whether an S16 job has batch kernels: 16-bit samples binned by a shift,
- * in the flat or the simple walk. (The general walk's S16 batch kernel, for
- * masks, spilled 1 KB a thread under S16's 64 registers: those go a launch
- * an image.) */
-bool s16_batch_walk(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan)
+/* The walk of a batch's launch (a flat masked walk needs every image's mask
+ * in step with its samples). */
+int batch_walk(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan,
+               long long mask_stride)
 {
-    const int walk =
-        walk_of(band, job, plan, (size_t)band.width * job.channels * ih_dtype_size(job.dtype));
-    return job.dtype == IMGHIST_U16 && shift32(job) && (walk == W_FLAT || walk == W_SIMPLE);
+    const size_t size = ih_dtype_size(job.dtype);
+    const int walk = walk_of(band, job, plan, (size_t)band.width * job.channels * size);
+    return walk == W_FLAT_MASKED && mask_stride % (long long)(16 / size) != 0 ? W_GENERAL : walk;
+}
+
+/* Whether an S16 job has batch kernels: 16-bit samples binned by a shift,
+ * in the flat walks (with a mask: the natural histogram) or the simple one.
+ * (The general walk's S16 batch kernel, for other masks, spilled 1 KB a
+ * thread under S16's 64 registers: those go a launch an image.) */
+bool s16_batch_walk(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan,
+                    long long mask_stride)
+{
+    const int walk = batch_walk(band, job, plan, mask_stride);
+    return job.dtype == IMGHIST_U16 && shift32(job) &&
+           (walk == W_FLAT || walk == W_FLAT_MASKED || walk == W_SIMPLE);
 }
 
 } // namespace
 
 bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
-                       const ih_wide_plan_t &plan, long long img_stride)
+                       const ih_wide_plan_t &plan, long long img_stride, long long mask_stride)
 {
     const size_t size = ih_dtype_size(job.dtype);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
-    if ((plan.store == IH_WIDE_S16 && !s16_batch_walk(band, job, plan)) || img_stride % 16 != 0 ||
+    if ((plan.store == IH_WIDE_S16 && !s16_batch_walk(band, job, plan, mask_stride)) ||
+        img_stride % 16 != 0 ||
         (((uintptr_t)band.base | band.pitch) & (size - 1)) != 0 || row_bytes == 0) {
         return false;
     }
@@ -2411,10 +2456,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     const size_t size = ih_dtype_size(job.dtype);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
     ih_wide_plan_t plan = plan_in;
-    int walk = walk_of(band, job, plan, row_bytes);
-    if (walk == W_FLAT_MASKED && mask_stride % (long long)(16 / size) != 0) {
-        walk = W_GENERAL; /* a mask out of step with its image's samples */
-    }
+    const int walk = batch_walk(band, job, plan, mask_stride);
     const bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS || walk == W_FLAT_MASKED;
     int per_sm = 0, sms = 0, optin = 0;
     cudaError_t e = device_facts(sms, optin);
@@ -2440,7 +2482,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     }
     /* The natural 16-bit histogram, flat: room for the split layouts, as
      * ih_wide_launch gives a single image. */
-    const bool split = flat && job.dtype == IMGHIST_U16 && job.natural &&
+    const bool split = walk == W_FLAT && job.dtype == IMGHIST_U16 && job.natural &&
                        plan.store == IH_WIDE_S16 && (size_t)optin >= (size_t)PAR_WORDS * 4 + 256;
     if (split) {
         plan.smem = (size_t)PAR_WORDS * 4;

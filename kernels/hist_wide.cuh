@@ -49,13 +49,15 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
                            const ih_wide_plan_t &plan, unsigned long long *target,
                            cudaStream_t stream);
 
-/* Whether `count` images of band's shape (and masks of its mask's, if any),
- * img_stride bytes apart, go in one launch (ih_wide_launch_batch): a stride
- * that is a multiple of 16 bytes, samples on their own alignment, a store
- * with batch kernels (S32 and global; S16 for 16-bit samples binned by a
- * shift, without masks), and each image under IH_MAX_GRANULES granules. */
+/* Whether `count` images of band's shape (and masks of its mask's, if any,
+ * mask_stride bytes apart), img_stride bytes apart, go in one launch
+ * (ih_wide_launch_batch): a stride that is a multiple of 16 bytes, samples
+ * on their own alignment, a store with batch kernels (S32 and global; S16
+ * for 16-bit samples binned by a shift: without a mask, or the natural
+ * histogram with masks as packed as the images and in step with them), and
+ * each image under IH_MAX_GRANULES granules. */
 bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
-                       const ih_wide_plan_t &plan, long long img_stride);
+                       const ih_wide_plan_t &plan, long long img_stride, long long mask_stride);
 
 /* The counts of count images (ih_wide_batchable), image i's job.len counters
  * at target + i * job.len: written, or added to with job.accumulate (the

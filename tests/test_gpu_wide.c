@@ -560,9 +560,10 @@ static void test_split_layouts(void **state)
  * so that its 16-bit halves wrap on the constant and two-value images).
  * Image i takes pattern i mod 12 (s16_sample: the split layouts and their
  * other values, sample by sample and by the vote). A tensor (strided), the
- * same as views, and as views out of order (a launch an image); masks (the
- * row walk); outlier counters; a shift binning that is not one bin per
- * value; device and host counts; against the CPU image by image.
+ * same as views, and as views out of order (a launch an image); masks in
+ * step with the samples or not (the flat masked walk, or the general one);
+ * outlier counters; a shift binning that is not one bin per value; device
+ * and host counts; against the CPU image by image.
  */
 static void test_s16_batches(void **state)
 {
@@ -570,7 +571,12 @@ static void test_s16_batches(void **state)
     const uint32_t w = 1031, h = 1030; /* odd: each flat run ends in a partial granule */
     const size_t n = quick ? 12 : 26, row = (size_t)w * 2;
     const size_t img = (row * h + 15) / 16 * 16 + 16;
-    uint8_t *host = malloc(img * n), *mhost = malloc((size_t)w * h * n), *dev = NULL, *mdev = NULL;
+    /* masks as packed as the images, w * h bytes apart (out of step with
+     * the samples' 8-byte groups: the general walk, a launch an image) or
+     * on 16-byte boundaries (the flat masked walk, one launch) */
+    const size_t mask_at[3] = {0, (size_t)w * h, ((size_t)w * h + 15) / 16 * 16};
+    const size_t mbytes = mask_at[2] * n;
+    uint8_t *host = malloc(img * n), *mhost = malloc(mbytes), *dev = NULL, *mdev = NULL;
     assert_true(host != NULL && mhost != NULL);
     for (size_t k = 0; k < n; k++) {
         uint16_t *p = (uint16_t *)(host + k * img);
@@ -578,13 +584,13 @@ static void test_s16_batches(void **state)
             p[i] = s16_sample((int)(k % 12), i);
         }
     }
-    for (size_t i = 0; i < (size_t)w * h * n; i++) {
+    for (size_t i = 0; i < mbytes; i++) {
         mhost[i] = (uint8_t)(tu_below(&rng, 3) == 0 ? 0 : 1 + tu_below(&rng, 255));
     }
     CUDA_OK(cudaMalloc((void **)&dev, img * n));
-    CUDA_OK(cudaMalloc((void **)&mdev, (size_t)w * h * n));
+    CUDA_OK(cudaMalloc((void **)&mdev, mbytes));
     CUDA_OK(cudaMemcpy(dev, host, img * n, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(mdev, mhost, (size_t)w * h * n, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(mdev, mhost, mbytes, cudaMemcpyHostToDevice));
     CUDA_OK(cudaDeviceSynchronize());
     imghist_view *hv = malloc(n * sizeof *hv), *dv = malloc(n * sizeof *dv);
     imghist_view *hm = malloc(n * sizeof *hm), *dm = malloc(n * sizeof *dm);
@@ -599,22 +605,23 @@ static void test_s16_batches(void **state)
     for (int sp = 0; sp < 4; sp++) {
         const imghist_histspec *spec = &specs[sp];
         const size_t len = imghist_counts_len(spec, IMGHIST_U16, 1);
-        for (int masked = 0; masked < 2; masked++) {
+        for (int masked = 0; masked < 3; masked++) {
             for (int form = 0; form < 3; form++) {
                 if (quick && (sp + masked + form) % 2 != 0) continue;
+                const size_t ms = mask_at[masked];
                 /* form 2: views 0 and 1 swapped (not a progression) */
                 for (size_t k = 0; k < n; k++) {
                     const size_t at = form == 2 && k < 2 ? 1 - k : k;
                     const imghist_view v = {host + at * img, IMGHIST_U16, IMGHIST_MEM_HOST,
                                             w, h, row, 1};
-                    const imghist_view m = {mhost + at * w * h, IMGHIST_U8, IMGHIST_MEM_HOST,
+                    const imghist_view m = {mhost + at * ms, IMGHIST_U8, IMGHIST_MEM_HOST,
                                             w, h, w, 1};
                     hv[k] = v;
                     hm[k] = m;
                     dv[k] = v;
                     dm[k] = m;
                     dv[k].data = dev + at * img;
-                    dm[k].data = mdev + at * w * h;
+                    dm[k].data = mdev + at * ms;
                     dv[k].mem = dm[k].mem = IMGHIST_MEM_DEVICE;
                 }
                 for (size_t i = 0; i < n * len; i++) {
@@ -638,7 +645,7 @@ static void test_s16_batches(void **state)
                 if (form == 0) {
                     IH_OK(gpu, masked ? imghist_histogram_strided_masked(gpu, &dv[0], n,
                                                                          (ptrdiff_t)img, &dm[0],
-                                                                         (ptrdiff_t)w * h, spec, &gc)
+                                                                         (ptrdiff_t)ms, spec, &gc)
                                       : imghist_histogram_strided(gpu, &dv[0], n, (ptrdiff_t)img,
                                                                   spec, &gc));
                 } else {

@@ -369,7 +369,7 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
      * H100): one launch of global atomics. Larger ones: the batch kernels'
      * 16-bit pairs, a few blocks an image. */
     const bool global16 = tensor && hist16_global(job, first->width, first->height);
-    const bool one = !global16 && tensor && ih_wide_batchable(band, job, plan, stride);
+    const bool one = !global16 && tensor && ih_wide_batchable(band, job, plan, stride, mask_stride);
     unsigned long long *target = NULL;
     /* One launch zeroes what it needs itself. */
     imghist_status st = counts_target(ctx, n, !one && !job.accumulate, out, IMGHIST_E_CUDA, &target);
