@@ -692,11 +692,24 @@ cudaError_t ih_launch_joint_count(const ih_joint_job &job, unsigned long long *o
         return cudaErrorInvalidValue; /* pairs only: one image is hist_wide.cu's */
     }
     const uint64_t nkeys64 = (uint64_t)job.cells + (job.outliers ? 1 : 0);
-    const bool shared = nkeys64 <= IH_JOINT_SHARED_KEYS;
+    /* Shared counters (16-bit pairs: 128 KiB for 256 x 256) where a block
+     * can have them (sm_80, sm_90; not 256 x 256 on sm_75, sm_86 or sm_89,
+     * which count in global memory), with 1 KiB to spare for the kernels'
+     * own words. */
+    int dev = 0, optin = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) {
+        e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    }
+    if (e != cudaSuccess) {
+        return e;
+    }
+    const bool shared =
+        nkeys64 <= IH_JOINT_SHARED_KEYS && (nkeys64 + 1) / 2 * 4 + 1024 <= (uint64_t)optin;
     const uint32_t nkeys = (uint32_t)nkeys64;
     const bool no_mask = job.mask.data == nullptr;
     const uintptr_t a = (uintptr_t)job.a.data, b = (uintptr_t)job.b.data;
-    if (job.natural_u8_pair && no_mask && ((a ^ b) & 15) == 0 &&
+    if (shared && job.natural_u8_pair && no_mask && ((a ^ b) & 15) == 0 &&
         (job.height == 1 || ((job.a.pitch ^ job.b.pitch) & 15) == 0)) {
         return launch_vec(job, out, nkeys, sm_count, stream);
     }
