@@ -41,9 +41,10 @@ cudaError_t ih_launch_equalize_lut_batch(const unsigned long long *hists, uint32
 /* The natural 16-bit histograms of `count` images of width x height samples
  * (below 2^31), image i at src + i * src_stride, added to counts + i * 65536
  * (zeroed by the caller); mask NULL or image i's at mask + i * mask_stride (a
- * sample counted where its byte is not 0). Global atomics: for images of up
- * to IH_HIST16_GLOBAL_MAX samples, where a block's 65536 private counters
- * cost more to clear and fold than the image to count. */
+ * sample counted where its byte is not 0). Global atomics: for single
+ * images of up to IH_HIST16_GLOBAL_MAX samples, where a block's 65536
+ * private counters cost more to clear and fold than the image to count, and
+ * tensors of such images that the batch kernels do not take. */
 #define IH_HIST16_GLOBAL_MAX (UINT64_C(1) << 20)
 cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
                                    const uint8_t *mask, ptrdiff_t mask_stride, size_t mask_pitch,

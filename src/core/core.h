@@ -34,6 +34,7 @@ typedef struct ih_params {
     int64_t batch_run;          /* experimental; 0: automatic */
     int64_t eq_batch_small;     /* experimental; 0: automatic */
     int64_t batch_tiny;         /* experimental; 0: automatic, -1: never */
+    int64_t hist16_global;      /* experimental; 0: automatic, -1: never */
 } ih_params;
 
 void ih_params_default(ih_params *p);

@@ -27,12 +27,13 @@ static ih_wide_band band_of(const imghist_view *src, const imghist_view *mask)
 }
 
 /* Whether a job and image of w x h samples take ih_launch_hist16_batch:
- * 16-bit samples, one channel, into their natural 65536 bins, up to
- * IH_HIST16_GLOBAL_MAX samples. */
-static bool hist16_global(const ih_hist_job &job, uint64_t w, uint64_t h)
+ * 16-bit samples, one channel, into their natural 65536 bins, up to `most`
+ * samples (IH_HIST16_GLOBAL_MAX). */
+static bool hist16_global(const ih_hist_job &job, uint64_t w, uint64_t h,
+                          uint64_t most = IH_HIST16_GLOBAL_MAX)
 {
     return job.dtype == IMGHIST_U16 && job.channels == 1 && job.natural && !job.outliers &&
-           w * h <= IH_HIST16_GLOBAL_MAX;
+           w * h <= most;
 }
 
 /* One band's counts added into target (zeroed by the caller for fresh
@@ -364,12 +365,20 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
         mask = masks;
     }
     const ih_wide_band band = band_of(first, mask);
-    /* Small 16-bit images into 65536 bins each, which the launches per
-     * image below took about 11.5 us each for (a 64 x 64 image on an
-     * H100): one launch of global atomics. Larger ones: the batch kernels'
-     * 16-bit pairs, a few blocks an image. */
-    const bool global16 = tensor && hist16_global(job, first->width, first->height);
-    const bool one = !global16 && tensor && ih_wide_batchable(band, job, plan, stride, mask_stride);
+    /* 16-bit images into 65536 bins each: the batch kernels' 16-bit pairs,
+     * a few blocks an image, where they take the tensor (0.3.10: faster
+     * than the global atomics at every size measured, 64 x 64 to 1448 x
+     * 1448 on an H100); else, up to 2^20 samples an image, one launch of
+     * global atomics rather than the launches per image below (about 11.5 us
+     * each for a 64 x 64 image). IMGHIST_P_EXP_HIST16_GLOBAL > 0 puts the
+     * global atomics first up to that many samples, -1 never. */
+    const int64_t knob = ctx->params.hist16_global;
+    const bool fits16 = tensor && knob >= 0 &&
+                        hist16_global(job, first->width, first->height,
+                                      knob > 0 ? (uint64_t)knob : IH_HIST16_GLOBAL_MAX);
+    const bool one = tensor && !(fits16 && knob > 0) &&
+                     ih_wide_batchable(band, job, plan, stride, mask_stride);
+    const bool global16 = !one && fits16;
     unsigned long long *target = NULL;
     /* One launch zeroes what it needs itself. */
     imghist_status st = counts_target(ctx, n, !one && !job.accumulate, out, IMGHIST_E_CUDA, &target);
