@@ -16,6 +16,7 @@
  * status 1.
  */
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -420,6 +421,71 @@ void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop
     fflush(stdout);
 }
 
+/* A tensor of `count` 16-bit images of w x h (packed, back to back) into
+ * their natural 65536 bins each (imghist_histogram_strided, device counts),
+ * as the library chooses (IMGHIST_P_EXP_HIST16_GLOBAL 0) and with the
+ * global atomics first for every size (INT32_MAX), against the read ceiling
+ * of the batch's bytes; both checked against the CPU backend. */
+void run_u16_batch(Bench &b, uint32_t count, uint32_t w, uint32_t h, Pat p)
+{
+    const char *label = "u16 batch, 65536 bins an image";
+    if (b.only != nullptr && strncmp(label, b.only, strlen(b.only)) != 0) {
+        return;
+    }
+    const size_t img = (size_t)w * h * 2, bytes = img * count, len = (size_t)65536 * count;
+    fill_u16<<<b.sms * 8, 512, 0, b.stream>>>((uint16_t *)b.d_in, bytes / 2, p);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaStreamSynchronize(b.stream));
+    const imghist_view first = {b.d_in, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, (size_t)w * 2, 1};
+    const imghist_histspec spec = {0, 0, 0, 0};
+    unsigned long long *d_out = nullptr;
+    CUDA_CHECK(cudaMalloc((void **)&d_out, len * 8));
+    const imghist_counts out = {(uint64_t *)d_out, len, IMGHIST_MEM_DEVICE};
+    /* the CPU's counts of a host copy */
+    std::vector<uint8_t> host(bytes);
+    std::vector<unsigned long long> want(len), got(len);
+    CUDA_CHECK(cudaMemcpy(host.data(), b.d_in, bytes, cudaMemcpyDeviceToHost));
+    imghist_view hv = first;
+    hv.data = host.data();
+    hv.mem = IMGHIST_MEM_HOST;
+    const imghist_counts hc = {(uint64_t *)want.data(), len, IMGHIST_MEM_HOST};
+    if (imghist_histogram_strided(b.cpu, &hv, count, (ptrdiff_t)img, &spec, &hc) != IMGHIST_OK) {
+        fprintf(stderr, "CPU: %s\n", imghist_last_error(b.cpu));
+        exit(1);
+    }
+    const double ceil_ms = b.ceiling_ms(bytes);
+    for (int knob : {0, INT32_MAX}) {
+        if (imghist_set_param(b.gpu, IMGHIST_P_EXP_HIST16_GLOBAL, knob) != IMGHIST_OK) {
+            fprintf(stderr, "set_param: %s\n", imghist_last_error(b.gpu));
+            exit(1);
+        }
+        bool ok = true;
+        auto ih_call = [&] {
+            if (imghist_histogram_strided(b.gpu, &first, count, (ptrdiff_t)img, &spec, &out) !=
+                IMGHIST_OK) {
+                fprintf(stderr, "imghist_histogram_strided: %s\n", imghist_last_error(b.gpu));
+                ok = false;
+            }
+        };
+        CUDA_CHECK(cudaMemsetAsync(d_out, 0xa5, len * 8, b.stream));
+        ih_call();
+        CUDA_CHECK(cudaMemcpyAsync(got.data(), d_out, len * 8, cudaMemcpyDeviceToHost, b.stream));
+        CUDA_CHECK(cudaStreamSynchronize(b.stream));
+        size_t bad = 0;
+        for (size_t i = 0; i < len; i++) bad += got[i] != want[i];
+        const double ih_ms = b.time_ms(ih_call);
+        const bool correct = ok && bad == 0;
+        if (!correct) b.failures++;
+        printf("| %s | %u x %ux%u, %s | %s | %.3f | - | %.3f | %.1f %% | - | %s |\n", label,
+               count, w, h, pat_name(p), knob == 0 ? "library's choice" : "global atomics",
+               ceil_ms, ih_ms, 100.0 * ceil_ms / ih_ms, correct ? "ok vs CPU" : "FAIL vs CPU");
+        if (bad) printf("    %zu counters differ\n", bad);
+        fflush(stdout);
+    }
+    imghist_set_param(b.gpu, IMGHIST_P_EXP_HIST16_GLOBAL, 0);
+    CUDA_CHECK(cudaFree(d_out));
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -467,6 +533,15 @@ int main(int argc, char **argv)
     for (Pat p : {Pat::Uniform, Pat::Constant, Pat::High12, Pat::Low12, Pat::Mult64x8, Pat::Odd64x8,
                   Pat::Band16, Pat::Band16Hot}) {
         run_case(b, IMGHIST_U16, u16_65536, p, 0, "u16, 65536 bins");
+    }
+    /* 16-bit batches into 65536 bins an image: the library's choice, and
+     * the global atomics (the third column) */
+    const uint32_t shapes[][3] = {{512, 64, 64},    {128, 256, 256},  {256, 512, 512},
+                                  {128, 724, 724},  {64, 1024, 1024}, {32, 1448, 1448}};
+    for (const auto &sh : shapes) {
+        for (Pat p : {Pat::Uniform, Pat::Low12}) {
+            run_u16_batch(b, sh[0], sh[1], sh[2], p);
+        }
     }
     /* with a mask an image (one channel, as packed as the image) */
     for (Pat p : {Pat::Uniform, Pat::High12}) {
