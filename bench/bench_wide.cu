@@ -1,8 +1,10 @@
 /*
  * imghist_bench_wide: the wide histograms (16-bit and float samples, many
  * bins) on 1 GiB of device data, against the read ceiling and CUB's
- * DeviceHistogram::HistogramEven, in one run; and interleaved RGB (8-bit and
- * float, 256 bins a channel) against CUB's MultiHistogramEven.
+ * DeviceHistogram::HistogramEven, in one run (16-bit with a mask too);
+ * tensors of 16-bit images into 65536 bins each, the library's choice
+ * against the global atomics first; and interleaved RGB (8-bit and float,
+ * 256 bins a channel) against CUB's MultiHistogramEven.
  *
  *   imghist_bench_wide [--runs N] [--quick] [--only LABEL-PREFIX]
  *

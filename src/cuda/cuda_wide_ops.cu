@@ -371,7 +371,8 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
      * 1448 on an H100); else, up to 2^20 samples an image, one launch of
      * global atomics rather than the launches per image below (about 11.5 us
      * each for a 64 x 64 image). IMGHIST_P_EXP_HIST16_GLOBAL > 0 puts the
-     * global atomics first up to that many samples, -1 never. */
+     * global atomics first up to that many samples; -1: never as one
+     * launch. */
     const int64_t knob = ctx->params.hist16_global;
     const bool fits16 = tensor && knob >= 0 &&
                         hist16_global(job, first->width, first->height,
