@@ -354,15 +354,15 @@ static int band_fast(band_work *w)
 }
 
 /* F32 rows through the table: channel k's counters at k * stride; the
- * samples in no bin (slot_of_float's UINT32_MAX) and the pixels outside the
- * mask go to a dump counter, without a branch on the mask (masks are as
- * random as the data). */
+ * samples in no bin (slot_of_float's UINT32_MAX) are skipped, and a pixel
+ * adds its mask's 0 or 1, without a branch on the mask (masks are as random
+ * as the data; a dump counter for the pixels outside it made them queue on
+ * one address). */
 static void band_float(band_work *w)
 {
     const band_call *c = w->call;
     const ih_hist_job *job = c->job;
     const uint32_t width = c->src->width, ch = job->channels;
-    uint64_t dump = 0;
     for (uint32_t y = w->row0; y < w->row0 + w->rows; y++) {
         const float *row = row_of(c->src, y);
         if (c->mask == NULL) { /* the rows as one run of samples */
@@ -377,12 +377,12 @@ static void band_float(band_work *w)
         }
         const uint8_t *m = row_of(c->mask, y);
         for (uint32_t x = 0; x < width; x++) {
-            const int keep = m[x] != 0;
+            const uint64_t keep = m[x] != 0;
             for (uint32_t k = 0; k < ch; k++) {
                 const uint32_t slot = float_slot(job, &c->ft, row[(size_t)x * ch + k]);
-                uint64_t *p = &w->counts[k * job->stride + (slot != UINT32_MAX ? slot : 0)];
-                p = keep && slot != UINT32_MAX ? p : &dump;
-                (*p)++;
+                if (slot != UINT32_MAX) {
+                    w->counts[k * job->stride + slot] += keep;
+                }
             }
         }
     }
