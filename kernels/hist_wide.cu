@@ -118,6 +118,10 @@ struct Args {
     long long img_stride;
     int own, accumulate;
     long long mask_img_stride; /* batch kernels with a mask: image y's at mask + y * this */
+    /* Batch kernels: NULL, or views of one shape anywhere: image y's first
+     * row at views[2 y] and its mask's at views[2 y + 1] (the strides then
+     * unused). */
+    const unsigned long long *views;
 };
 
 __device__ __forceinline__ uint32_t swz(uint32_t s)
@@ -396,8 +400,15 @@ template <int STORE> __device__ __forceinline__ void block_end(const Args &a, ui
 /* A batch block: its image's data, mask and counts. */
 __device__ __forceinline__ void batch_image(Args &a)
 {
-    a.g.base += (long long)blockIdx.y * a.img_stride;
     a.target += (size_t)blockIdx.y * a.len;
+    if (a.views != nullptr) {
+        a.g.base = reinterpret_cast<const uint8_t *>(a.views[2 * blockIdx.y]);
+        if (a.mask != nullptr) {
+            a.mask = reinterpret_cast<const uint8_t *>(a.views[2 * blockIdx.y + 1]);
+        }
+        return;
+    }
+    a.g.base += (long long)blockIdx.y * a.img_stride;
     if (a.mask != nullptr) {
         a.mask += (long long)blockIdx.y * a.mask_img_stride;
     }
@@ -2451,8 +2462,12 @@ cudaError_t launch_tiny(tiny_fn fn, const Args &a, size_t smem, size_t count, in
 cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long long img_stride,
                                  long long mask_stride, const ih_hist_job &job,
                                  const ih_wide_plan_t &plan_in, uint64_t tiny_bytes,
-                                 unsigned long long *target, cudaStream_t stream)
+                                 unsigned long long *target, cudaStream_t stream,
+                                 const unsigned long long *views)
 {
+    if (views != nullptr) {
+        tiny_bytes = 0; /* the tiny kernel takes its images at a stride */
+    }
     const size_t size = ih_dtype_size(job.dtype);
     const size_t row_bytes = (size_t)band.width * job.channels * size;
     ih_wide_plan_t plan = plan_in;
@@ -2542,6 +2557,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
                  flat);
         a.target = target + y0 * job.len;
         a.mask = band.mask != nullptr ? band.mask + (long long)y0 * mask_stride : nullptr;
+        a.views = views != nullptr ? views + 2 * y0 : nullptr;
         fn<<<dim3((unsigned)gx, n), plan.threads, plan.smem, stream>>>(a);
         if ((e = cudaGetLastError()) != cudaSuccess) {
             return e;

@@ -64,11 +64,17 @@ bool ih_wide_batchable(const ih_wide_band &band, const ih_hist_job &job,
  * target needs no zeroing); with band.mask, image i's mask at band.mask + i
  * * mask_stride (any stride, 0 too). Packed unmasked images of at most
  * tiny_bytes bytes go one warp an image where the job allows (a lean kind,
- * no outlier counters, few counters). Only enqueues work on stream. */
+ * no outlier counters, few counters). views: NULL, or a device array of
+ * 2 * count pointers, image i's first row and its mask's (images of band's
+ * shape anywhere, each with band.base's 16-byte phase; the strides then
+ * only say whether the masks keep band.mask's phase: ih_wide_batchable's
+ * rule, 0 where they do); no tiny kernel then. Only enqueues work on
+ * stream. */
 cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long long img_stride,
                                  long long mask_stride, const ih_hist_job &job,
                                  const ih_wide_plan_t &plan, uint64_t tiny_bytes,
-                                 unsigned long long *target, cudaStream_t stream);
+                                 unsigned long long *target, cudaStream_t stream,
+                                 const unsigned long long *views = nullptr);
 
 /* Finite min / max of a band where the mask is set, folded into keys[0]
  * (min) and keys[1] (max), order-preserving 32-bit encodings of floats;

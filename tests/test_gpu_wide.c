@@ -756,10 +756,12 @@ static void test_stream_order(void **state)
 
 /* ---- batches (imghist_histogram_batch / _strided) of every job ---- */
 
-enum layout { L_PACKED, L_PITCHED, L_ODD_STRIDE, L_BACKWARDS, L_VIEWS_TENSOR, L_VIEWS_MIXED, N_LAYOUTS };
+enum layout { L_PACKED, L_PITCHED, L_ODD_STRIDE, L_BACKWARDS, L_VIEWS_TENSOR, L_VIEWS_MIXED,
+              L_VIEWS_SWAPPED, N_LAYOUTS };
 static const char *layout_name[N_LAYOUTS] = {"packed tensor",    "pitched tensor",
                                              "stride not x16",   "backwards stride",
-                                             "tensor as views",  "views of two shapes"};
+                                             "tensor as views",  "views of two shapes",
+                                             "views of one shape, pairs swapped"};
 
 /* n images of w x h x ch in one device buffer as `lay` places them, the
  * batch's counts on the GPU (device or host counts) against the CPU's single
@@ -796,7 +798,13 @@ static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t
     imghist_view *hv = malloc(n * sizeof *hv), *dv = malloc(n * sizeof *dv);
     assert_true(hv != NULL && dv != NULL);
     for (size_t i = 0; i < n; i++) {
-        const size_t at = off + (lay == L_BACKWARDS ? n - 1 - i : i) * img;
+        /* L_VIEWS_SWAPPED: images 2k and 2k + 1 trade places (not a
+         * progression from 3 images on: the batch kernels take the views'
+         * pointers) */
+        const size_t place = lay == L_BACKWARDS                      ? n - 1 - i
+                             : lay == L_VIEWS_SWAPPED && (i ^ 1) < n ? i ^ 1
+                                                                     : i;
+        const size_t at = off + place * img;
         const imghist_view v = {host + at, t, IMGHIST_MEM_HOST, w, h, pitch, ch};
         hv[i] = v;
         if (lay == L_VIEWS_MIXED && i % 3 == 1) { /* a smaller image at the same place */

@@ -111,6 +111,7 @@ static void cuda_close(imghist_ctx *ctx)
     cudaFree(s->lut);
     cudaFree(s->staging);
     ih_desc_close(&s->batch_desc);
+    ih_desc_close(&s->wide_desc);
     cudaFree(s->batch_hist);
     cudaFree(s->batch_ws);
     cudaFree(s->wide_counts);

@@ -54,6 +54,7 @@ struct ih_cuda_state {
     size_t batch_ws_cap, batch_ws_images;
     size_t batch_hist_cap;
     /* cuda_wide_ops.cu */
+    ih_desc_cache wide_desc;            /* views of one shape anywhere: their pointers */
     unsigned long long *wide_counts;    /* wide results bound for host memory */
     size_t wide_counts_cap;             /* counters */
     uint8_t *wide_staging;              /* host views (and masks), whole or in bands */

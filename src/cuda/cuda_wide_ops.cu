@@ -334,11 +334,63 @@ static bool uniform_masks(const imghist_view *m, size_t count, long long *stride
     return true;
 }
 
+/* Whether count views of one shape (masks NULL or one a view, of one
+ * pitch) lie anywhere, each with view 0's 16-byte phase: the batch kernels
+ * then take each image's rows from an array of pointers. *mask_phase: 0
+ * where every mask keeps mask 0's phase in units of `unit` bytes (the flat
+ * masked walk's need), else 1 (ih_wide_batchable's mask stride rule). */
+static bool one_shape(const imghist_view *v, const imghist_view *m, size_t count, size_t unit,
+                      long long *mask_phase)
+{
+    const uintptr_t v0 = (uintptr_t)v[0].data, m0 = m != NULL ? (uintptr_t)m[0].data : 0;
+    bool in_step = true;
+    for (size_t i = 0; i < count; i++) {
+        if (v[i].width != v[0].width || v[i].height != v[0].height ||
+            v[i].pitch != v[0].pitch || (((uintptr_t)v[i].data - v0) & 15) != 0 ||
+            (m != NULL && m[i].pitch != m[0].pitch)) {
+            return false;
+        }
+        in_step = in_step && (m == NULL || ((uintptr_t)m[i].data - m0) % unit == 0);
+    }
+    *mask_phase = in_step ? 0 : 1;
+    return true;
+}
+
+/* The device array of one_shape's pointers (image i's first row, then its
+ * mask's, 0 for none); not built again for the views of the last call. */
+static imghist_status upload_views(imghist_ctx *ctx, const imghist_view *v,
+                                   const imghist_view *m, size_t count,
+                                   const unsigned long long **dev)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    uint64_t plan = 0; /* nothing beyond the views */
+    if (!ih_desc_cached(&s->wide_desc, v, m, count, 0, &plan, sizeof plan)) {
+        const size_t bytes = 2 * count * sizeof(unsigned long long);
+        uint8_t *host = NULL;
+        imghist_status st = ih_desc_buffer(ctx, &s->wide_desc, bytes, &host);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+        unsigned long long *p = (unsigned long long *)host;
+        for (size_t i = 0; i < count; i++) {
+            p[2 * i] = (unsigned long long)(uintptr_t)v[i].data;
+            p[2 * i + 1] = m != NULL ? (unsigned long long)(uintptr_t)m[i].data : 0ull;
+        }
+        st = ih_desc_upload(ctx, &s->wide_desc, bytes, v, m, count, 0, &plan, sizeof plan);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+    }
+    *dev = (const unsigned long long *)s->wide_desc.dev;
+    return IMGHIST_OK;
+}
+
 /*
  * A batch of device images, as views (views != NULL, masks NULL or one a
  * view) or as count images of first's shape `stride` bytes apart (mask NULL
  * or count masks of its shape mask_stride bytes apart): one launch for a
- * tensor whose kernels take batches (ih_wide_batchable), else a launch per
+ * tensor whose kernels take batches (ih_wide_batchable), or for views of
+ * one shape anywhere (one_shape: their pointers uploaded), else a launch per
  * image; one target for all their counts either way, and one copy back for
  * host counts.
  */
@@ -357,10 +409,15 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     ih_wide_plan_t plan;
     IH_CUDA_TRY(ctx, "histogram planning",
                 ih_wide_plan(&job, s->sm_count, (int)ctx->params.hist_blocks_per_sm, &plan));
-    bool tensor = views == NULL;
+    bool tensor = views == NULL, scattered = false;
     if (!tensor) {
         tensor = ih_uniform_views(views, NULL, count, &stride, NULL) &&
                  (masks == NULL || uniform_masks(masks, count, &mask_stride));
+        if (!tensor && one_shape(views, masks, count, 16 / ih_dtype_size(job.dtype),
+                                 &mask_stride)) {
+            scattered = true;
+            stride = 0;
+        }
         first = &views[0];
         mask = masks;
     }
@@ -377,7 +434,7 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     const bool fits16 = tensor && knob >= 0 &&
                         hist16_global(job, first->width, first->height,
                                       knob > 0 ? (uint64_t)knob : IH_HIST16_GLOBAL_MAX);
-    const bool one = tensor && !(fits16 && knob > 0) &&
+    const bool one = (tensor || scattered) && !(fits16 && knob > 0) &&
                      ih_wide_batchable(band, job, plan, stride, mask_stride);
     const bool global16 = !one && fits16;
     unsigned long long *target = NULL;
@@ -396,10 +453,13 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
         return deliver(ctx, n, job_in->accumulate, out, st, 0);
     }
     if (one) {
+        const unsigned long long *ptrs = NULL;
+        st = scattered ? upload_views(ctx, views, masks, count, &ptrs) : IMGHIST_OK;
         const cudaError_t e =
-            ih_wide_launch_batch(band, count, stride, mask_stride, job, plan, ih_tiny_limit(ctx),
-                                 target, s->stream);
-        st = e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "histogram launch", e);
+            st != IMGHIST_OK ? cudaSuccess
+                             : ih_wide_launch_batch(band, count, stride, mask_stride, job, plan,
+                                                    ih_tiny_limit(ctx), target, s->stream, ptrs);
+        st = e == cudaSuccess ? st : ih_cuda_error(ctx, "histogram launch", e);
     }
     for (size_t i = 0; !one && i < count && st == IMGHIST_OK; i++) {
         ih_wide_band b = band;
