@@ -554,14 +554,15 @@ static void test_split_layouts(void **state)
 }
 
 /*
- * Batches of 16-bit images above the global-atomics limit (2^20 samples)
- * into 65536 counters: the S16 batch kernels, a few blocks an image (fewer
+ * Batches of 16-bit images of over 2^20 samples into 65536 counters
+ * each: the S16 batch kernels, a few blocks an image (fewer
  * as the batch grows: with 26 images a block counts about 200000 samples,
  * so that its 16-bit halves wrap on the constant and two-value images).
  * Image i takes pattern i mod 12 (s16_sample: the split layouts and their
  * other values, sample by sample and by the vote). A tensor (strided), the
- * same as views, and as views out of order (a launch an image); masks in
- * step with the samples or not (the flat masked walk, or the general one);
+ * same as views, and as views out of order (the batch kernels on the
+ * views' pointers); masks in step with the samples or not (the flat masked
+ * walk, or the general one a launch an image);
  * outlier counters; a shift binning that is not one bin per value; device
  * and host counts; against the CPU image by image.
  */
@@ -633,7 +634,7 @@ static void test_s16_batches(void **state)
                     IH_OK(cpu, imghist_histogram(cpu, &hv[k], masked ? &hm[k] : NULL, spec, &c));
                 }
                 printf("S16 batch: spec %d, mask %d, form %d\n", sp, masked, form);
-                fflush(stdout);
+                fflush(stdout); /* a case that hangs shows */
                 const int dev_counts = (form + sp) % 2;
                 imghist_counts gc = {got, n * len, IMGHIST_MEM_HOST};
                 if (dev_counts) {
@@ -653,8 +654,6 @@ static void test_s16_batches(void **state)
                                       : imghist_histogram_batch(gpu, dv, n, spec, &gc));
                 }
                 gpu_sync();
-                printf("S16 batch: spec %d, mask %d, form %d done\n", sp, masked, form);
-                fflush(stdout);
                 if (dev_counts) {
                     CUDA_OK(cudaMemcpy(got, d, n * len * 8, cudaMemcpyDeviceToHost));
                 }
