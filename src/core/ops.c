@@ -907,17 +907,9 @@ static imghist_status equalize_strided(imghist_ctx *ctx, const imghist_view *src
         st = v == NULL || d == NULL || (mask != NULL && m == NULL)
                  ? ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", 3 * count)
                  : check_equalize_views(ctx, v, m, d, count, hists, &levels);
-        if (st == IMGHIST_OK) {
-            /* A device tensor of 16-bit or masked images: the backend's
-             * launches for all of them where it has them. */
-            const bool each = src->mem == IMGHIST_MEM_DEVICE &&
-                              ctx->ops->equalize_strided_each != NULL &&
-                              (mask != NULL || src->dtype != IMGHIST_U8) &&
-                              (uint64_t)src->width * src->height < ((uint64_t)1 << 31);
-            st = each ? ctx->ops->equalize_strided_each(ctx, src, src_stride, mask, mask_stride,
-                                                        dst, dst_stride, count, hists)
-                      : run_equalize_views(ctx, v, m, d, count, hists, levels);
-        }
+        /* (a device tensor of 16-bit or masked images: run_equalize_views
+         * finds the views a progression, the backend's strided launches) */
+        if (st == IMGHIST_OK) st = run_equalize_views(ctx, v, m, d, count, hists, levels);
         free(v);
         free(d);
         free(m);

@@ -725,8 +725,7 @@ static void run_workers(uint64_t n, void *(*fn)(void *), void *arg)
 typedef struct eq_each {
     const imghist_ctx *ctx;
     const imghist_view *src, *masks, *dst; /* masks: NULL, or one an image */
-    const ih_hist_job *job;                /* the natural histogram */
-    const uint32_t *slot;                  /* band_hist's table (NULL: none needed) */
+    const ih_hist_job *job;                /* the natural histogram (table_free) */
     uint64_t *hists;                       /* NULL, or job->len host counters an image */
     size_t count;
     size_t next;                           /* the next image nobody has taken (atomic) */
@@ -749,7 +748,6 @@ static void *eq_each_worker(void *arg)
     band_call cx;
     memset(&cx, 0, sizeof cx);
     cx.job = b->job;
-    cx.slot = b->slot;
     cx.len = levels;
     cx.lut = lut;
     for (;;) {
@@ -798,17 +796,9 @@ static imghist_status cpu_equalize_each(imghist_ctx *ctx, const imghist_view *sr
         }
         return st;
     }
-    uint32_t *slot = NULL;
-    if (!table_free(&job)) {
-        slot = slot_table(ctx, &job);
-        if (slot == NULL) {
-            return IMGHIST_E_NOMEM;
-        }
-    }
-    eq_each b = {ctx, src, masks, dst, &job, slot, hists != NULL ? hists->data : NULL, count,
-                 0, 0};
+    /* one bin per value: band_hist counts it without a table */
+    eq_each b = {ctx, src, masks, dst, &job, hists != NULL ? hists->data : NULL, count, 0, 0};
     run_workers(n, eq_each_worker, &b);
-    free(slot);
     if (b.failed) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for a %zu-level table", job.len);
     }
