@@ -15,11 +15,11 @@ builds is two runs of this script in one device call).
 import argparse
 import json
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_python import READ_KERNEL  # noqa: E402 (the same 16-byte read kernel)
+from timing import torch_timed  # noqa: E402
 
 
 def main():
@@ -43,24 +43,12 @@ def main():
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(0)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device=dev)
-    ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     read = cupy.RawKernel(READ_KERNEL, "read16") if cupy is not None else None
     gen = torch.Generator(device=dev)
     gen.manual_seed(7)
 
     def timed(fn):
-        for _ in range(args.warmup):
-            fn()
-        torch.cuda.synchronize()
-        ts = []
-        for k in range(args.runs):
-            flush.fill_(k & 0xFF)
-            ev0.record()
-            fn()
-            ev1.record()
-            ev1.synchronize()
-            ts.append(ev0.elapsed_time(ev1))
-        return statistics.median(ts)
+        return torch_timed(torch, fn, args.runs, args.warmup, flush)
 
     def ceiling(x):
         if read is None:

@@ -34,6 +34,23 @@ static size_t dsize(imghist_dtype t)
     return t == IMGHIST_U8 ? 1 : t == IMGHIST_U16 ? 2 : 4;
 }
 
+/* The GPU's histograms of n device images into *out: with strided, the
+ * images `stride` bytes from dv[0] (their masks mask_stride from dm[0]),
+ * else the views dv (and dm); masks only when masked. */
+static void gpu_batch(int strided, int masked, const imghist_view *dv, const imghist_view *dm,
+                      size_t n, ptrdiff_t stride, ptrdiff_t mask_stride,
+                      const imghist_histspec *spec, const imghist_counts *out)
+{
+    if (strided) {
+        IH_OK(gpu, masked ? imghist_histogram_strided_masked(gpu, &dv[0], n, stride, &dm[0],
+                                                             mask_stride, spec, out)
+                          : imghist_histogram_strided(gpu, &dv[0], n, stride, spec, out));
+    } else {
+        IH_OK(gpu, masked ? imghist_histogram_batch_masked(gpu, dv, dm, n, spec, out)
+                          : imghist_histogram_batch(gpu, dv, n, spec, out));
+    }
+}
+
 /* ---- the specs of the grid ---- */
 
 #define N_SPECS 6
@@ -643,16 +660,7 @@ static void test_s16_batches(void **state)
                     gc.data = d;
                     gc.mem = IMGHIST_MEM_DEVICE;
                 }
-                if (form == 0) {
-                    IH_OK(gpu, masked ? imghist_histogram_strided_masked(gpu, &dv[0], n,
-                                                                         (ptrdiff_t)img, &dm[0],
-                                                                         (ptrdiff_t)ms, spec, &gc)
-                                      : imghist_histogram_strided(gpu, &dv[0], n, (ptrdiff_t)img,
-                                                                  spec, &gc));
-                } else {
-                    IH_OK(gpu, masked ? imghist_histogram_batch_masked(gpu, dv, dm, n, spec, &gc)
-                                      : imghist_histogram_batch(gpu, dv, n, spec, &gc));
-                }
+                gpu_batch(form == 0, masked, dv, dm, n, (ptrdiff_t)img, (ptrdiff_t)ms, spec, &gc);
                 gpu_sync();
                 if (dev_counts) {
                     CUDA_OK(cudaMemcpy(got, d, n * len * 8, cudaMemcpyDeviceToHost));
@@ -855,16 +863,8 @@ static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t
         gc.data = d;
         gc.mem = IMGHIST_MEM_DEVICE;
     }
-    const int strided = lay <= L_BACKWARDS;
-    if (strided) {
-        const ptrdiff_t stride = lay == L_BACKWARDS ? -(ptrdiff_t)img : (ptrdiff_t)img;
-        IH_OK(gpu, masked ? imghist_histogram_strided_masked(gpu, &dv[0], n, stride, &dm[0],
-                                                             (ptrdiff_t)mimg, spec, &gc)
-                          : imghist_histogram_strided(gpu, &dv[0], n, stride, spec, &gc));
-    } else {
-        IH_OK(gpu, masked ? imghist_histogram_batch_masked(gpu, dv, dm, n, spec, &gc)
-                          : imghist_histogram_batch(gpu, dv, n, spec, &gc));
-    }
+    const ptrdiff_t stride = lay == L_BACKWARDS ? -(ptrdiff_t)img : (ptrdiff_t)img;
+    gpu_batch(lay <= L_BACKWARDS, masked, dv, dm, n, stride, (ptrdiff_t)mimg, spec, &gc);
     gpu_sync();
     if (dev_counts) {
         CUDA_OK(cudaMemcpy(got, d, n * len * 8, cudaMemcpyDeviceToHost));
