@@ -283,22 +283,39 @@ __global__ void __launch_bounds__(APPLY_THREADS, 1)
     apply16_vec_run(g, dst, dst_pitch, s_lut);
 }
 
+/* Image img's source and destination: at src + img * src_stride and dst +
+ * img * dst_stride, or, with ptrs (device; views anywhere), at ptrs[2 img]
+ * and ptrs[2 img + 1]. */
+__device__ __forceinline__ void image_at(const unsigned long long *ptrs, uint32_t img,
+                                         const uint8_t *&src, long long src_stride, uint8_t *&dst,
+                                         long long dst_stride)
+{
+    if (ptrs != nullptr) {
+        src = reinterpret_cast<const uint8_t *>(ptrs[2 * (size_t)img]);
+        dst = reinterpret_cast<uint8_t *>(ptrs[2 * (size_t)img + 1]);
+    } else {
+        src += (long long)img * src_stride;
+        dst += (long long)img * dst_stride;
+    }
+}
+
 /* A tensor of 16-bit images (image i at g.base + i * src_stride, dst + i *
- * dst_stride, its LUT at luts + i * 65536): blocks blockIdx.y, + gridDim.y,
- * ... take images, gridDim.x blocks an image, each with the image's LUT in
- * shared memory as apply16_vec_kernel. */
+ * dst_stride, or where ptrs says, its LUT at luts + i * 65536): blocks
+ * blockIdx.y, + gridDim.y, ... take images, gridDim.x blocks an image, each
+ * with the image's LUT in shared memory as apply16_vec_kernel. */
 __global__ void __launch_bounds__(APPLY_THREADS, 1)
     apply16_vec_batch_kernel(ih_geom g, long long src_stride, uint8_t *dst, size_t dst_pitch,
-                             long long dst_stride, const uint16_t *luts, uint32_t count)
+                             long long dst_stride, const uint16_t *luts, uint32_t count,
+                             const unsigned long long *ptrs)
 {
     extern __shared__ __align__(16) uint16_t s_lut[];
-    const uint8_t *base = g.base;
     for (uint32_t img = blockIdx.y; img < count; img += gridDim.y) {
         __syncthreads(); /* the previous image's lookups are done */
         load_lut16(s_lut, luts + (size_t)img * 65536);
         ih_geom gi = g;
-        gi.base = base + (long long)img * src_stride;
-        apply16_vec_run(gi, dst + (long long)img * dst_stride, dst_pitch, s_lut);
+        uint8_t *d = dst;
+        image_at(ptrs, img, gi.base, src_stride, d, dst_stride);
+        apply16_vec_run(gi, d, dst_pitch, s_lut);
     }
 }
 
@@ -362,7 +379,8 @@ template <typename T>
 __global__ void __launch_bounds__(256)
     apply_batch_kernel(const uint8_t *src, long long src_stride, size_t src_pitch, uint8_t *dst,
                        long long dst_stride, size_t dst_pitch, uint32_t width, uint32_t samples,
-                       ih_fastdiv row_div, const T *luts, uint32_t count)
+                       ih_fastdiv row_div, const T *luts, uint32_t count,
+                       const unsigned long long *ptrs)
 {
     __shared__ uint8_t s_lut8[256];
     for (uint32_t img = blockIdx.y; img < count; img += gridDim.y) {
@@ -374,8 +392,9 @@ __global__ void __launch_bounds__(256)
             }
             __syncthreads();
         }
-        const uint8_t *s = src + (long long)img * src_stride;
-        uint8_t *d = dst + (long long)img * dst_stride;
+        const uint8_t *s = src;
+        uint8_t *d = dst;
+        image_at(ptrs, img, s, src_stride, d, dst_stride);
         const bool sa = (((uintptr_t)s | src_pitch) & (sizeof(T) - 1)) == 0;
         const bool da = (((uintptr_t)d | dst_pitch) & (sizeof(T) - 1)) == 0;
         for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < samples;
@@ -495,7 +514,7 @@ cudaError_t ih_launch_apply_lut16(const uint8_t *src, size_t src_pitch, uint8_t 
             const uint32_t rows = (uint32_t)(height - row0 < band ? height - row0 : band);
             e = ih_launch_apply_lut_batch(src + row0 * src_pitch, 0, src_pitch,
                                           dst + row0 * dst_pitch, 0, dst_pitch, width, rows,
-                                          65536, lut, 1, sm_count, stream);
+                                          65536, lut, 1, nullptr, sm_count, stream);
             if (e != cudaSuccess) {
                 return e;
             }
@@ -581,7 +600,8 @@ cudaError_t ih_launch_equalize_lut_batch(const unsigned long long *hists, uint32
 cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
                                       uint8_t *dst, ptrdiff_t dst_stride, size_t dst_pitch,
                                       uint32_t width, uint32_t height, uint32_t levels,
-                                      const void *luts, uint32_t count, int sm_count,
+                                      const void *luts, uint32_t count,
+                                      const unsigned long long *ptrs, int sm_count,
                                       cudaStream_t stream)
 {
     const uint64_t samples = (uint64_t)width * height;
@@ -628,7 +648,7 @@ cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, 
             apply16_vec_batch_kernel<<<dim3((unsigned)gx, gy), APPLY_THREADS, LUT16_BYTES,
                                        stream>>>(g, (long long)src_stride, dst, dst_pitch,
                                                  (long long)dst_stride,
-                                                 (const uint16_t *)luts, count);
+                                                 (const uint16_t *)luts, count, ptrs);
             return cudaGetLastError();
         }
     }
@@ -643,11 +663,11 @@ cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, 
     if (levels == 256) {
         apply_batch_kernel<uint8_t><<<grid, 256, 0, stream>>>(
             src, src_stride, src_pitch, dst, dst_stride, dst_pitch, width, (uint32_t)samples,
-            ih_make_fastdiv(width), (const uint8_t *)luts, count);
+            ih_make_fastdiv(width), (const uint8_t *)luts, count, ptrs);
     } else {
         apply_batch_kernel<uint16_t><<<grid, 256, 0, stream>>>(
             src, src_stride, src_pitch, dst, dst_stride, dst_pitch, width, (uint32_t)samples,
-            ih_make_fastdiv(width), (const uint16_t *)luts, count);
+            ih_make_fastdiv(width), (const uint16_t *)luts, count, ptrs);
     }
     return cudaGetLastError();
 }

@@ -55,11 +55,15 @@ cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, siz
  * for 256 levels, 16-bit for 65536), image i at src + i * src_stride and dst
  * + i * dst_stride bytes, its LUT the i-th of luts (as
  * ih_launch_equalize_lut_batch writes them). Below 2^31 samples an image;
- * dst may be src (same pitch and stride). */
+ * dst may be src (same pitch and stride). With ptrs (device memory, NULL:
+ * the strides), image i's source and destination are at ptrs[2 i] and
+ * ptrs[2 i + 1] instead; src and dst are image 0's, every source keeps
+ * src's 16-byte phase and every destination dst's, the strides are 0. */
 cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
                                       uint8_t *dst, ptrdiff_t dst_stride, size_t dst_pitch,
                                       uint32_t width, uint32_t height, uint32_t levels,
-                                      const void *luts, uint32_t count, int sm_count,
+                                      const void *luts, uint32_t count,
+                                      const unsigned long long *ptrs, int sm_count,
                                       cudaStream_t stream);
 
 #endif

@@ -466,18 +466,27 @@ static void test_single_calls_pil(void **state)
 
 /* ---- 16-bit and masked batches (0.3.9: image by image in the library) ---- */
 
+/* How check_wide_batch_of lays its images out. */
+enum wide_layout {
+    W_VIEWS,     /* sizes, pitches and 2-byte offsets of their own */
+    W_TENSOR,    /* one shape in a packed tensor */
+    W_ONE_SHAPE, /* one shape anywhere: gaps of 16-byte multiples, pairs of
+                  * images swapped, masks at 0-3 bytes of their own */
+};
+
 /*
- * n images of type t (8- or 16-bit; sizes, pitches and 2-byte offsets of
- * their own, or one shape in a packed tensor) with masks or not: the CPU's
- * batch on host views against the GPU's on device copies (pixels and
- * device histograms), through the views' call and, for a tensor, the
- * strided one (a mask an image, or one for all); then the GPU context on
- * the host views. Image `empty` (or none, -1) gets an all-zero mask on the
- * device only: its destination must be a copy of its source.
+ * n images of type t (8- or 16-bit, laid out as `layout` says) with masks
+ * or not: the CPU's batch on host views against the GPU's on device copies
+ * (pixels and device histograms), through the views' call and, for a
+ * tensor, the strided one (a mask an image, or one for all); then the GPU
+ * context on the host views. Image `empty` (or none, -1) gets an all-zero
+ * mask on the device only: its destination must be a copy of its source.
  */
-static void check_wide_batch_of(imghist_dtype t, int masked, int tensor, size_t n, int empty,
-                                uint32_t tw, uint32_t th)
+static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout layout, size_t n,
+                                int empty, uint32_t tw, uint32_t th)
 {
+    const int tensor = layout == W_TENSOR, one_shape = layout == W_ONE_SHAPE;
+    const char *const layout_name[] = {"views", "tensor", "one shape"};
     const size_t z = t == IMGHIST_U8 ? 1 : 2, L = t == IMGHIST_U8 ? 256 : 65536;
     imghist_view *hs = calloc(n, sizeof *hs), *hd = calloc(n, sizeof *hd);
     imghist_view *hm = calloc(n, sizeof *hm), *ds = calloc(n, sizeof *ds);
@@ -488,21 +497,38 @@ static void check_wide_batch_of(imghist_dtype t, int masked, int tensor, size_t 
      * destination, then its mask */
     size_t total = 0;
     uint32_t *ws = calloc(n, 4), *hts = calloc(n, 4);
-    size_t *pitch = calloc(n, sizeof *pitch);
+    size_t *pitch = calloc(n, sizeof *pitch), *mask_gap = calloc(n, sizeof *mask_gap);
+    assert_true(ws && hts && pitch && mask_gap);
+    /* one shape: one pitch and one phase for every source; large 16-bit
+     * images with pitches of 16-byte multiples (destinations at their
+     * sources' phase: the lookups' whole granules) */
+    size_t pitch1 = (tw + tu_below(&rng, 9)) * z;
+    pitch1 = (uint64_t)tw * th >= (1u << 18) ? (pitch1 + 15) / 16 * 16 : pitch1;
+    const size_t phase = z * tu_below(&rng, 8);
     for (size_t i = 0; i < n; i++) {
-        ws[i] = tensor ? tw : 1 + tu_below(&rng, 700);
-        hts[i] = tensor ? th : 1 + tu_below(&rng, 300);
-        pitch[i] = tensor ? tw * z : (ws[i] + tu_below(&rng, 9)) * z;
-        offs[i] = total + (tensor ? 0 : z * tu_below(&rng, 8));
+        ws[i] = tensor || one_shape ? tw : 1 + tu_below(&rng, 700);
+        hts[i] = tensor || one_shape ? th : 1 + tu_below(&rng, 300);
+        pitch[i] = tensor ? tw * z : one_shape ? pitch1 : (ws[i] + tu_below(&rng, 9)) * z;
+        offs[i] = total + (tensor ? 0 : one_shape ? phase + 16 * tu_below(&rng, 3)
+                                                  : z * tu_below(&rng, 8));
         img_bytes[i] = pitch[i] * hts[i];
-        total = offs[i] + 2 * img_bytes[i] + (size_t)ws[i] * hts[i];
+        mask_gap[i] = one_shape ? tu_below(&rng, 4) : 0;
+        total = offs[i] + 2 * img_bytes[i] + mask_gap[i] + (size_t)ws[i] * hts[i];
         total = tensor ? total : (total + 15) / 16 * 16;
+    }
+    if (one_shape) {
+        /* pairs swapped: never a progression */
+        for (size_t i = 0; i + 1 < n; i += 2) {
+            const size_t o = offs[i];
+            offs[i] = offs[i + 1];
+            offs[i + 1] = o;
+        }
     }
     uint8_t *host = malloc(total), *back = malloc(total), *dev = NULL;
     assert_true(host && back);
     memset(host, 0xfd, total);
     for (size_t i = 0; i < n; i++) {
-        uint8_t *src = host + offs[i], *msk = src + 2 * img_bytes[i];
+        uint8_t *src = host + offs[i], *msk = src + 2 * img_bytes[i] + mask_gap[i];
         for (uint32_t y = 0; y < hts[i]; y++) {
             for (uint32_t x = 0; x < ws[i]; x++) {
                 const uint32_t k = (uint32_t)(i + y / 16) % 4;
@@ -556,6 +582,8 @@ static void check_wide_batch_of(imghist_dtype t, int masked, int tensor, size_t 
         IH_OK(cpu, imghist_equalize_batch(cpu, hs, hd, n, &wc));
     }
     const ptrdiff_t step = tensor ? (ptrdiff_t)(offs[1 % n] - offs[0]) : 0;
+    /* views of one shape, odd counts: the histograms into host memory */
+    const int host_counts = one_shape && n % 2 == 1;
     for (int form = 0; form < (tensor ? 2 : 1); form++) {
         CUDA_OK(cudaMemset(dd[0].data, 0x5c, 1)); /* a stale first byte would show */
         if (form == 1) {
@@ -573,13 +601,15 @@ static void check_wide_batch_of(imghist_dtype t, int masked, int tensor, size_t 
                 IH_OK(cpu, imghist_equalize_batch_masked(cpu, hs, hm, hd, n, &wc));
             }
         } else if (masked) {
-            IH_OK(gpu, imghist_equalize_batch_masked(gpu, ds, dm, dd, n, &dc));
+            IH_OK(gpu, imghist_equalize_batch_masked(gpu, ds, dm, dd, n, host_counts ? &gc : &dc));
         } else {
-            IH_OK(gpu, imghist_equalize_batch(gpu, ds, dd, n, &dc));
+            IH_OK(gpu, imghist_equalize_batch(gpu, ds, dd, n, host_counts ? &gc : &dc));
         }
         CUDA_OK(cudaDeviceSynchronize());
         CUDA_OK(cudaMemcpy(back, dev, total, cudaMemcpyDeviceToHost));
-        CUDA_OK(cudaMemcpy(got, d_hist, n * L * 8, cudaMemcpyDeviceToHost));
+        if (!host_counts) {
+            CUDA_OK(cudaMemcpy(got, d_hist, n * L * 8, cudaMemcpyDeviceToHost));
+        }
         for (size_t i = 0; i < n; i++) {
             const uint8_t *g = back + ((uint8_t *)hd[i].data - host);
             const int copy = masked && (int)i == empty;
@@ -588,7 +618,7 @@ static void check_wide_batch_of(imghist_dtype t, int masked, int tensor, size_t 
                 if (memcmp(g + y * pitch[i], w + y * pitch[i], ws[i] * z) != 0) {
                     fail_msg("%s %s batch (%s, form %d): image %zu (%ux%u%s) row %u differs from "
                              "the CPU", z == 2 ? "16-bit" : "8-bit", masked ? "masked" : "plain",
-                             tensor ? "tensor" : "views", form, i, ws[i], hts[i],
+                             layout_name[layout], form, i, ws[i], hts[i],
                              (int)i == empty ? ", empty mask" : "", y);
                 }
             }
@@ -620,41 +650,50 @@ static void check_wide_batch_of(imghist_dtype t, int masked, int tensor, size_t 
     free(want);
     free(got);
     free(hs); free(hd); free(hm); free(ds); free(dd); free(dm);
-    free(img_bytes); free(offs); free(ws); free(hts); free(pitch);
+    free(img_bytes); free(offs); free(ws); free(hts); free(pitch); free(mask_gap);
 }
 
-static void check_wide_batch(imghist_dtype t, int masked, int tensor, size_t n, int empty)
+static void check_wide_batch(imghist_dtype t, int masked, enum wide_layout layout, size_t n,
+                             int empty)
 {
-    check_wide_batch_of(t, masked, tensor, n, empty, 1 + tu_below(&rng, 500),
+    check_wide_batch_of(t, masked, layout, n, empty, 1 + tu_below(&rng, 500),
                         1 + tu_below(&rng, 200));
 }
 
 static void test_u16_and_masked_batches(void **state)
 {
     (void)state;
-    for (int tensor = 0; tensor < 2; tensor++) {
-        check_wide_batch(IMGHIST_U16, 0, tensor, 5, -1);
-        check_wide_batch(IMGHIST_U16, 1, tensor, 6, -1);
-        check_wide_batch(IMGHIST_U8, 1, tensor, 7, -1);
+    for (int lay = W_VIEWS; lay <= W_ONE_SHAPE; lay++) {
+        check_wide_batch(IMGHIST_U16, 0, lay, 5, -1);
+        check_wide_batch(IMGHIST_U16, 1, lay, 6, -1);
+        check_wide_batch(IMGHIST_U8, 1, lay, 7, -1);
     }
-    check_wide_batch(IMGHIST_U16, 1, 0, 4, 2); /* an empty device mask: a copy */
-    check_wide_batch(IMGHIST_U8, 1, 0, 3, 0);
-    check_wide_batch(IMGHIST_U16, 0, 0, 1, -1);
+    check_wide_batch(IMGHIST_U16, 1, W_VIEWS, 4, 2); /* an empty device mask: a copy */
+    check_wide_batch(IMGHIST_U8, 1, W_VIEWS, 3, 0);
+    check_wide_batch(IMGHIST_U16, 1, W_ONE_SHAPE, 5, 3);
+    check_wide_batch(IMGHIST_U8, 1, W_ONE_SHAPE, 4, 0);
+    check_wide_batch(IMGHIST_U16, 0, W_VIEWS, 1, -1);
     /* a tensor of 16-bit images on both sides of the global-atomics limit
      * (2^20 samples), and of one row */
-    check_wide_batch_of(IMGHIST_U16, 1, 1, 3, -1, 1024, 1024);
-    check_wide_batch_of(IMGHIST_U16, 0, 1, 2, -1, 1100, 1000);
-    check_wide_batch_of(IMGHIST_U16, 1, 1, 40, -1, 3000, 1);
+    check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 3, -1, 1024, 1024);
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 2, -1, 1100, 1000);
+    check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 40, -1, 3000, 1);
     /* above the limit, many images: the S16 batch kernels, a few blocks an
      * image (their masked form goes a launch an image); the lookups of
      * images whose sources and destinations keep one 16-byte phase take
      * whole granules with the LUT in shared memory (rows of 2048 bytes, and
      * of 2002: granules across rows), the others a sample at a time */
-    check_wide_batch_of(IMGHIST_U16, 0, 1, quick ? 6 : 24, -1, 1030, 1031);
-    check_wide_batch_of(IMGHIST_U16, 1, 1, quick ? 3 : 9, -1, 1031, 1030);
-    check_wide_batch_of(IMGHIST_U16, 0, 1, quick ? 4 : 20, -1, 1024, 1040);
-    check_wide_batch_of(IMGHIST_U16, 1, 1, quick ? 3 : 7, -1, 1001, 1104);
-    check_wide_batch_of(IMGHIST_U16, 0, 1, 2, -1, 1001, 272); /* 2^18 samples and more */
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, quick ? 6 : 24, -1, 1030, 1031);
+    check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, quick ? 3 : 9, -1, 1031, 1030);
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, quick ? 4 : 20, -1, 1024, 1040);
+    check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, quick ? 3 : 7, -1, 1001, 1104);
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 2, -1, 1001, 272); /* 2^18 samples and more */
+    /* the same for views of one shape anywhere (0.3.11: one launch each
+     * for histograms, LUTs and lookups, with the images' pointers) */
+    check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, quick ? 5 : 17, -1, 1030, 1031);
+    check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, quick ? 3 : 9, -1, 1001, 1104);
+    check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 70, -1, 64, 48); /* two chunks */
+    check_wide_batch_of(IMGHIST_U8, 1, W_ONE_SHAPE, 9, -1, 1500, 700);
 }
 
 static int reset(void **state)

@@ -90,6 +90,14 @@ struct ih_backend_ops {
                                             ptrdiff_t mask_stride, const imghist_view *dst,
                                             ptrdiff_t dst_stride, size_t count,
                                             const imghist_counts *hists);
+    /* equalize_strided_each's work on count device views src[i], dst[i] and
+     * masks[i] (NULL: none) anywhere: every source of src[0]'s shape (pitch
+     * too) and 16-byte phase, every destination of dst[0]'s, every mask of
+     * masks[0]'s pitch (any phase). Checked by the core (overlaps too);
+     * below 2^31 samples an image. NULL: the core goes image by image. */
+    imghist_status (*equalize_views_each)(imghist_ctx *ctx, const imghist_view *src,
+                                          const imghist_view *masks, const imghist_view *dst,
+                                          size_t count, const imghist_counts *hists);
     /* count one-channel U8 or U16 host views src[i], dst[i] of one size each
      * (all of one type), masks NULL or one an image (none empty: checked),
      * equalized as equalize does each; hists NULL or >= count * 256 / 65536

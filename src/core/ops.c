@@ -742,10 +742,36 @@ static imghist_status check_masks_apart(imghist_ctx *ctx, const imghist_view *ma
     return st;
 }
 
+/* Whether count views are of v[0]'s shape (pitch too), each at v[0]'s
+ * 16-byte phase. */
+static bool in_phase(const imghist_view *v, size_t count)
+{
+    const uintptr_t v0 = (uintptr_t)v[0].data;
+    for (size_t i = 0; i < count; i++) {
+        if (!same_shape(&v[i], &v[0]) || (((uintptr_t)v[i].data - v0) & 15) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Whether count masks are all of masks[0]'s pitch (their sizes are their
+ * images'). */
+static bool one_pitch(const imghist_view *masks, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (masks[i].pitch != masks[0].pitch) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* equalize_views' work, its checks passed: 8-bit images without masks to
  * the backend's batch; the others to the CPU backend's equalize_each, to
- * the CUDA backend's strided launches (device views laid out as a tensor),
- * or image by image, each as imghist_equalize_masked. */
+ * the CUDA backend's strided launches (device views laid out as a tensor)
+ * or its launches for views of one shape anywhere, or image by image, each
+ * as imghist_equalize_masked. */
 static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *src,
                                          const imghist_view *masks, const imghist_view *dst,
                                          size_t count, const imghist_counts *hists,
@@ -762,13 +788,19 @@ static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *s
     /* Device views laid out as tensors (a batch tensor's images passed as
      * views): the launches of imghist_equalize_strided(_masked) for all. */
     uintptr_t ss = 0, ds = 0, ms = 0;
-    if (src[0].mem == IMGHIST_MEM_DEVICE && ctx->ops->equalize_strided_each != NULL &&
-        (uint64_t)src[0].width * src[0].height < ((uint64_t)1 << 31) &&
-        progression(src, count, &ss) && progression(dst, count, &ds) &&
-        (masks == NULL || progression(masks, count, &ms))) {
+    const bool device = src[0].mem == IMGHIST_MEM_DEVICE &&
+                        (uint64_t)src[0].width * src[0].height < ((uint64_t)1 << 31);
+    if (device && ctx->ops->equalize_strided_each != NULL && progression(src, count, &ss) &&
+        progression(dst, count, &ds) && (masks == NULL || progression(masks, count, &ms))) {
         return ctx->ops->equalize_strided_each(ctx, &src[0], (ptrdiff_t)ss,
                                                masks != NULL ? &masks[0] : NULL, (ptrdiff_t)ms,
                                                &dst[0], (ptrdiff_t)ds, count, hists);
+    }
+    /* Device views of one shape anywhere (a list of arrays): the same
+     * launches, with the images' pointers. */
+    if (device && ctx->ops->equalize_views_each != NULL && in_phase(src, count) &&
+        in_phase(dst, count) && (masks == NULL || one_pitch(masks, count))) {
+        return ctx->ops->equalize_views_each(ctx, src, masks, dst, count, hists);
     }
     /* Image by image (host images on the CUDA backend, each with the
      * fallback of a single call; 16-bit or masked images anywhere). */

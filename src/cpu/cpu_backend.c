@@ -937,6 +937,7 @@ const ih_backend_ops ih_cpu_backend = {
     .equalize_batch = cpu_equalize_batch,
     .equalize_strided = NULL,
     .equalize_strided_each = NULL,
+    .equalize_views_each = NULL,
     .equalize_each = cpu_equalize_each,
     .clahe = NULL,
     .apply_lut = NULL,

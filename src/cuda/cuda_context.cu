@@ -359,6 +359,14 @@ static imghist_status cuda_equalize_strided_each(imghist_ctx *ctx, const imghist
                                          count, hists);
 }
 
+static imghist_status cuda_equalize_views_each(imghist_ctx *ctx, const imghist_view *src,
+                                               const imghist_view *masks, const imghist_view *dst,
+                                               size_t count, const imghist_counts *hists)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_equalize_views_each(ctx, src, masks, dst, count, hists);
+}
+
 extern "C" const ih_backend_ops ih_cuda_backend = {
     IMGHIST_BACKEND_CUDA,
     1,
@@ -376,6 +384,7 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_equalize_batch,
     cuda_equalize_strided,
     cuda_equalize_strided_each,
+    cuda_equalize_views_each,
     NULL, /* equalize_each: the core goes image by image */
     cuda_clahe,
     cuda_apply_lut,

@@ -90,3 +90,29 @@ imghist_status ih_desc_upload(imghist_ctx *ctx, ih_desc_cache *c, size_t bytes,
     c->views_n = n;
     return IMGHIST_OK;
 }
+
+imghist_status ih_desc_pointers(imghist_ctx *ctx, ih_desc_cache *c, const imghist_view *a,
+                                const imghist_view *b, size_t count,
+                                const unsigned long long **dev)
+{
+    uint64_t plan = 0; /* nothing beyond the views */
+    if (!ih_desc_cached(c, a, b, count, 0, &plan, sizeof plan)) {
+        const size_t bytes = 2 * count * sizeof(unsigned long long);
+        uint8_t *host = NULL;
+        imghist_status st = ih_desc_buffer(ctx, c, bytes, &host);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+        unsigned long long *p = (unsigned long long *)host;
+        for (size_t i = 0; i < count; i++) {
+            p[2 * i] = (unsigned long long)(uintptr_t)a[i].data;
+            p[2 * i + 1] = b != NULL ? (unsigned long long)(uintptr_t)b[i].data : 0ull;
+        }
+        st = ih_desc_upload(ctx, c, bytes, a, b, count, 0, &plan, sizeof plan);
+        if (st != IMGHIST_OK) {
+            return st;
+        }
+    }
+    *dev = (const unsigned long long *)c->dev;
+    return IMGHIST_OK;
+}

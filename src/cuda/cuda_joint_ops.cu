@@ -38,6 +38,7 @@ struct ih_joint_state {
     size_t eq_counts_cap;
     void *eq_luts;          /* its LUTs, then the 16-bit LUTs' scratch */
     size_t eq_luts_cap;
+    ih_desc_cache eq_desc;  /* equalize_views_each: a chunk's source and destination pointers */
 };
 
 void ih_cuda_joint_close(ih_cuda_state *s)
@@ -52,6 +53,7 @@ void ih_cuda_joint_close(ih_cuda_state *s)
     cudaFree(j->staging);
     cudaFree(j->eq_counts);
     cudaFree(j->eq_luts);
+    ih_desc_close(&j->eq_desc);
     free(j);
     s->joint = NULL;
 }
@@ -498,23 +500,32 @@ imghist_status ih_cuda_equalize_wide(imghist_ctx *ctx, const imghist_view *src,
     return finish(ctx, st);
 }
 
-/* ---- equalization of a tensor's images, each with its own histogram ---- */
+/* ---- equalization of a batch's images, each with its own histogram ---- */
 
 /* Images a chunk: 16-bit ones take 512 KiB of counters and 128 KiB of LUT
  * each (64 images: 40 MiB of workspace), 8-bit ones 2 KiB and 256 bytes. */
 #define EQ_CHUNK_U16 64
 #define EQ_CHUNK_U8 4096
 
-imghist_status ih_cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_view *src,
-                                             ptrdiff_t src_stride, const imghist_view *mask,
-                                             ptrdiff_t mask_stride, const imghist_view *dst,
-                                             ptrdiff_t dst_stride, size_t count,
-                                             const imghist_counts *hists)
+/* A batch's images: count images of src's shape, strides apart (views
+ * false; mask NULL or the first mask), or the views src[i], mask[i] (mask
+ * NULL for none) and dst[i] (views true). */
+typedef struct eq_images {
+    const imghist_view *src, *mask, *dst;
+    ptrdiff_t src_stride, mask_stride, dst_stride;
+    bool views;
+} eq_images;
+
+/* equalize_strided_each and equalize_views_each: per chunk of images the
+ * histograms (the backend's batch kernels, counts overwritten), the LUTs,
+ * and the lookups, one launch each. */
+static imghist_status equalize_each(imghist_ctx *ctx, const eq_images *im, size_t count,
+                                    const imghist_counts *hists)
 {
     ih_cuda_state *s = ih_cuda(ctx);
     ih_joint_state *j = NULL;
     ih_hist_job job;
-    imghist_status st = equalize_setup(ctx, src->dtype, &j, &job);
+    imghist_status st = equalize_setup(ctx, im->src->dtype, &j, &job);
     if (st != IMGHIST_OK) {
         return st;
     }
@@ -535,22 +546,36 @@ imghist_status ih_cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_vie
         return st;
     }
     const bool pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
+    const imghist_view *src = im->src, *dst = im->dst;
     for (size_t i0 = 0; i0 < count && st == IMGHIST_OK; i0 += chunk) {
         const size_t n = count - i0 < chunk ? count - i0 : chunk;
-        imghist_view s0 = *src, d0 = *dst, m0;
-        s0.data = (uint8_t *)src->data + (ptrdiff_t)i0 * src_stride;
-        d0.data = (uint8_t *)dst->data + (ptrdiff_t)i0 * dst_stride;
-        if (mask != NULL) {
-            m0 = *mask;
-            m0.data = (uint8_t *)mask->data + (ptrdiff_t)i0 * mask_stride;
-        }
         unsigned long long *counts = device_hists
                                          ? (unsigned long long *)hists->data + i0 * levels
                                          : (unsigned long long *)j->eq_counts;
         const imghist_counts out = {(uint64_t *)counts, n * levels, IMGHIST_MEM_DEVICE};
-        /* the histograms: the strided batch kernels (counts overwritten) */
-        st = ctx->ops->histogram_strided(ctx, &s0, mask != NULL ? &m0 : NULL, n, src_stride,
-                                         mask_stride, &job, &out);
+        const uint8_t *s0;
+        uint8_t *d0;
+        const unsigned long long *ptrs = NULL;
+        if (im->views) {
+            s0 = (const uint8_t *)src[i0].data;
+            d0 = (uint8_t *)dst[i0].data;
+            st = ctx->ops->histogram_batch(ctx, &src[i0], im->mask != NULL ? &im->mask[i0] : NULL,
+                                           n, &job, &out);
+            if (st == IMGHIST_OK) {
+                st = ih_desc_pointers(ctx, &j->eq_desc, &src[i0], &dst[i0], n, &ptrs);
+            }
+        } else {
+            imghist_view sv = *src, mv;
+            sv.data = (uint8_t *)src->data + (ptrdiff_t)i0 * im->src_stride;
+            d0 = (uint8_t *)dst->data + (ptrdiff_t)i0 * im->dst_stride;
+            s0 = (const uint8_t *)sv.data;
+            if (im->mask != NULL) {
+                mv = *im->mask;
+                mv.data = (uint8_t *)mv.data + (ptrdiff_t)i0 * im->mask_stride;
+            }
+            st = ctx->ops->histogram_strided(ctx, &sv, im->mask != NULL ? &mv : NULL, n,
+                                             im->src_stride, im->mask_stride, &job, &out);
+        }
         if (st != IMGHIST_OK) {
             break;
         }
@@ -560,10 +585,10 @@ imghist_status ih_cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_vie
                                                  (unsigned long long *)(luts + lut_bytes),
                                                  s->stream));
         IH_CUDA_TRY(ctx, "lookup launch",
-                    ih_launch_apply_lut_batch((const uint8_t *)s0.data, src_stride, src->pitch,
-                                              (uint8_t *)d0.data, dst_stride, dst->pitch,
+                    ih_launch_apply_lut_batch(s0, im->views ? 0 : im->src_stride, src->pitch, d0,
+                                              im->views ? 0 : im->dst_stride, dst->pitch,
                                               src->width, src->height, (uint32_t)levels, luts,
-                                              (uint32_t)n, s->sm_count, s->stream));
+                                              (uint32_t)n, ptrs, s->sm_count, s->stream));
         if (hists != NULL && !device_hists) {
             IH_CUDA_TRY(ctx, "result copy",
                         cudaMemcpyAsync(hists->data + i0 * levels, counts,
@@ -572,4 +597,22 @@ imghist_status ih_cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_vie
         }
     }
     return st;
+}
+
+imghist_status ih_cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_view *src,
+                                             ptrdiff_t src_stride, const imghist_view *mask,
+                                             ptrdiff_t mask_stride, const imghist_view *dst,
+                                             ptrdiff_t dst_stride, size_t count,
+                                             const imghist_counts *hists)
+{
+    const eq_images im = {src, mask, dst, src_stride, mask_stride, dst_stride, false};
+    return equalize_each(ctx, &im, count, hists);
+}
+
+imghist_status ih_cuda_equalize_views_each(imghist_ctx *ctx, const imghist_view *src,
+                                           const imghist_view *masks, const imghist_view *dst,
+                                           size_t count, const imghist_counts *hists)
+{
+    const eq_images im = {src, masks, dst, 0, 0, 0, true};
+    return equalize_each(ctx, &im, count, hists);
 }

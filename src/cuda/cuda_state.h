@@ -212,6 +212,12 @@ imghist_status ih_desc_upload(imghist_ctx *ctx, ih_desc_cache *c, size_t bytes,
                               const imghist_view *a, const imghist_view *b, size_t count,
                               uint64_t key, const void *plan, size_t plan_bytes);
 void ih_desc_close(ih_desc_cache *c);
+/* *dev: c's device array of count pairs of pointers, a[i]'s data then
+ * b[i]'s (0 when b is NULL); not built or uploaded again for the views of
+ * c's last call. */
+imghist_status ih_desc_pointers(imghist_ctx *ctx, ih_desc_cache *c, const imghist_view *a,
+                                const imghist_view *b, size_t count,
+                                const unsigned long long **dev);
 
 /* ---- cuda_device_ops.cu: work on device images, queued on the stream ---- */
 /* Histogram of img into hist_out (device, 256). `last`: img completes the
@@ -326,6 +332,11 @@ imghist_status ih_cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_vie
                                              ptrdiff_t mask_stride, const imghist_view *dst,
                                              ptrdiff_t dst_stride, size_t count,
                                              const imghist_counts *hists);
+/* ih_backend_ops.equalize_views_each: the same for views anywhere (their
+ * pointers uploaded for the lookups). */
+imghist_status ih_cuda_equalize_views_each(imghist_ctx *ctx, const imghist_view *src,
+                                           const imghist_view *masks, const imghist_view *dst,
+                                           size_t count, const imghist_counts *hists);
 /* Frees the workspaces above (cuda_close). */
 void ih_cuda_joint_close(struct ih_cuda_state *s);
 

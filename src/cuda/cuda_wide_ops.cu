@@ -356,35 +356,6 @@ static bool one_shape(const imghist_view *v, const imghist_view *m, size_t count
     return true;
 }
 
-/* The device array of one_shape's pointers (image i's first row, then its
- * mask's, 0 for none); not built again for the views of the last call. */
-static imghist_status upload_views(imghist_ctx *ctx, const imghist_view *v,
-                                   const imghist_view *m, size_t count,
-                                   const unsigned long long **dev)
-{
-    ih_cuda_state *s = ih_cuda(ctx);
-    uint64_t plan = 0; /* nothing beyond the views */
-    if (!ih_desc_cached(&s->wide_desc, v, m, count, 0, &plan, sizeof plan)) {
-        const size_t bytes = 2 * count * sizeof(unsigned long long);
-        uint8_t *host = NULL;
-        imghist_status st = ih_desc_buffer(ctx, &s->wide_desc, bytes, &host);
-        if (st != IMGHIST_OK) {
-            return st;
-        }
-        unsigned long long *p = (unsigned long long *)host;
-        for (size_t i = 0; i < count; i++) {
-            p[2 * i] = (unsigned long long)(uintptr_t)v[i].data;
-            p[2 * i + 1] = m != NULL ? (unsigned long long)(uintptr_t)m[i].data : 0ull;
-        }
-        st = ih_desc_upload(ctx, &s->wide_desc, bytes, v, m, count, 0, &plan, sizeof plan);
-        if (st != IMGHIST_OK) {
-            return st;
-        }
-    }
-    *dev = (const unsigned long long *)s->wide_desc.dev;
-    return IMGHIST_OK;
-}
-
 /*
  * A batch of device images, as views (views != NULL, masks NULL or one a
  * view) or as count images of first's shape `stride` bytes apart (mask NULL
@@ -454,7 +425,9 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     }
     if (one) {
         const unsigned long long *ptrs = NULL;
-        st = scattered ? upload_views(ctx, views, masks, count, &ptrs) : IMGHIST_OK;
+        /* image i's first row, then its mask's (0 for none) */
+        st = scattered ? ih_desc_pointers(ctx, &s->wide_desc, views, masks, count, &ptrs)
+                       : IMGHIST_OK;
         const cudaError_t e =
             st != IMGHIST_OK ? cudaSuccess
                              : ih_wide_launch_batch(band, count, stride, mask_stride, job, plan,
