@@ -33,7 +33,8 @@ def main():
         return torch_timed(torch, f, args.runs, args.warmup)
 
     g = torch.Generator(device=dev).manual_seed(7)
-    shapes = [(8, 256, 256), (64, 512, 512), (32, 1200, 1600), (16, 2048, 2048), (512, 64, 64)]
+    shapes = [(8, 256, 256), (128, 256, 256), (256, 128, 128), (64, 512, 512), (32, 1200, 1600),
+              (16, 2048, 2048), (512, 64, 64)]
     if args.quick:
         shapes = [(4, 64, 64)]
     print(f"bench_equalize_batch: {torch.cuda.get_device_name()}, imghist {imghist.__version__}, "

@@ -608,12 +608,16 @@ cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, 
     if (samples >= IH_MAX_GRANULES || width == 0 || (levels != 256 && levels != 65536)) {
         return cudaErrorInvalidValue;
     }
-    /* 16-bit images of 2^18 samples and more whose sources and destinations
+    /* 16-bit images of 2^16 samples and more whose sources and destinations
      * keep one 16-byte phase (rows and images alike): each block with its
      * image's LUT in shared memory and whole granules, as a single image's
      * lookup (the gather below ran a batch of 16 2048 x 2048 images at
      * about 40 % of the memory's speed on an H100); a block per 65536
-     * samples, the batch's blocks at most an SM each. */
+     * samples, the batch's blocks at most an SM each. From 2^16, not 2^18
+     * (0.3.11): 128 equalizations of 256 x 256 images took 0.26-0.29 ms
+     * against 0.32-0.34 ms, 2^15 gained no more, and below it a block would
+     * load a 128 KiB LUT for fewer bytes of pixels (one H100,
+     * bench/results-2026-11-27-h100-lookup-threshold.txt). */
     bool fits = false;
     if (levels == 65536) {
         const cudaError_t e = lut16_fits(fits);
@@ -621,7 +625,7 @@ cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, 
             return e;
         }
     }
-    const bool vec = fits && samples >= (UINT64_C(1) << 18) &&
+    const bool vec = fits && samples >= (UINT64_C(1) << 16) &&
                      ((uintptr_t)src & 1) == 0 && (((uintptr_t)src ^ (uintptr_t)dst) & 15) == 0 &&
                      (height == 1 || ((src_pitch ^ dst_pitch) & 15) == 0) && src_stride % 16 == 0 &&
                      dst_stride % 16 == 0;

@@ -503,7 +503,7 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
      * images with pitches of 16-byte multiples (destinations at their
      * sources' phase: the lookups' whole granules) */
     size_t pitch1 = (tw + tu_below(&rng, 9)) * z;
-    pitch1 = (uint64_t)tw * th >= (1u << 18) ? (pitch1 + 15) / 16 * 16 : pitch1;
+    pitch1 = (uint64_t)tw * th >= (1u << 16) ? (pitch1 + 15) / 16 * 16 : pitch1;
     const size_t phase = z * tu_below(&rng, 8);
     for (size_t i = 0; i < n; i++) {
         ws[i] = tensor || one_shape ? tw : 1 + tu_below(&rng, 700);
@@ -687,7 +687,12 @@ static void test_u16_and_masked_batches(void **state)
     check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, quick ? 3 : 9, -1, 1031, 1030);
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, quick ? 4 : 20, -1, 1024, 1040);
     check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, quick ? 3 : 7, -1, 1001, 1104);
-    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 2, -1, 1001, 272); /* 2^18 samples and more */
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 2, -1, 1001, 272);
+    /* the granule lookups from 2^16 samples (0.3.11): 256 x 256 takes them,
+     * 255 x 257 (65535 samples) the gather */
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, quick ? 5 : 70, -1, 256, 256);
+    check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 5, -1, 255, 257);
+    check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 7, -1, 256, 256);
     /* the same for views of one shape anywhere (0.3.11: one launch each
      * for histograms, LUTs and lookups, with the images' pointers) */
     check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, quick ? 5 : 17, -1, 1030, 1031);
