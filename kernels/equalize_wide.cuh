@@ -33,7 +33,8 @@ cudaError_t ih_launch_apply_lut16(const uint8_t *src, size_t src_pitch, uint8_t 
 /* The LUTs of `count` histograms (levels counts each, one after another in
  * hists) into luts (count LUTs, one after another), as
  * ih_launch_equalize_lut makes each (an empty histogram gives the identity);
- * 65536 levels need IH_LUT16_SCRATCH_BYTES of scratch an image. */
+ * 65536 levels need IH_LUT16_SCRATCH_BYTES of scratch an image (48 images
+ * and more take a block an image instead, and no scratch). */
 cudaError_t ih_launch_equalize_lut_batch(const unsigned long long *hists, uint32_t levels,
                                          void *luts, uint32_t count, bool pil,
                                          unsigned long long *scratch, cudaStream_t stream);

@@ -699,6 +699,13 @@ static void test_u16_and_masked_batches(void **state)
     check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, quick ? 3 : 9, -1, 1001, 1104);
     check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 70, -1, 64, 48); /* two chunks */
     check_wide_batch_of(IMGHIST_U8, 1, W_ONE_SHAPE, 9, -1, 1500, 700);
+    /* 48 16-bit LUTs and more: a block an image (0.3.11), with an empty
+     * mask (the identity), and images of one value (every fourth of 16
+     * rows: OpenCV's one-value rule); 47 the two LUT kernels */
+    check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, 50, 5, 300, 200);
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 48, -1, 64, 16);
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 47, -1, 64, 16);
+    check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 60, -1, 1, 1);
 }
 
 static int reset(void **state)
