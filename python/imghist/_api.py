@@ -510,12 +510,12 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     A batch is one call: imghist_equalize_strided (or
     imghist_equalize_strided_masked) for arrays laid out as contiguous ones
     are, else imghist_equalize_batch (imghist_equalize_batch_masked). On the
-    GPU uint8 without a mask is one launch, uint16 and masked batches a few
-    launches for the whole batch when their images lie at one 16-byte phase
-    (tensors, and from 0.3.11 other layouts such as some channels of an
-    (N, C, H, W) tensor), else image by image inside the library; NumPy
-    batches spread over the CPU threads (0.3.9 for uint16 and masked
-    batches; before, a call per image).
+    GPU uint8 without a mask is one launch, uint16 and masked tensors a few
+    launches for the whole batch, and from 0.3.11 other layouts whose
+    images share a 16-byte phase (such as some channels of an (N, C, H, W)
+    tensor) too, others image by image inside the library; NumPy batches
+    spread over the CPU threads (0.3.9 for uint16 and masked batches;
+    before, a call per image).
 
     method: 'opencv' (default) is cv2.equalizeHist bit for bit (and its
     formula with 65536 levels for uint16); 'pil' is Pillow's
