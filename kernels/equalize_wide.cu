@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "equalize_rules.cuh"
+
 #include "equalize_wide.cuh"
 #include "granules.cuh"
 
@@ -244,6 +245,36 @@ __device__ __forceinline__ void warp_pairs(const ulonglong2 *pairs, uint32_t bas
     }
 }
 
+/* A block of LUT_THREADS threads, each warp's lanes holding their levels'
+ * count (sum) and first non-empty level: the warps' totals and firsts
+ * through s_sum and s_min (one barrier), then in every thread the block's
+ * total, the counts of the warps before its own (before), and its first
+ * non-empty level (65536: none). */
+template <typename T>
+__device__ __forceinline__ void block_levels(T sum, uint32_t &first, T *s_sum, uint32_t *s_min,
+                                             T &total, T &before)
+{
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        sum += __shfl_xor_sync(0xffffffffu, sum, d);
+        first = min(first, __shfl_xor_sync(0xffffffffu, first, d));
+    }
+    if (lane == 0) {
+        s_sum[warp] = sum;
+        s_min[warp] = first;
+    }
+    __syncthreads();
+    total = 0;
+    before = 0;
+    first = 65536u;
+    for (uint32_t w = 0; w < LUT_THREADS / 32; w++) {
+        before += w < warp ? s_sum[w] : (T)0;
+        total += s_sum[w];
+        first = min(first, s_min[w]);
+    }
+}
+
 __global__ void __launch_bounds__(LUT_THREADS) lut16_image_kernel(const unsigned long long *hists,
                                                                   uint16_t *luts)
 {
@@ -260,23 +291,8 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_image_kernel(const unsigned
         sum += q.x + q.y;
         first = min(first, q.x != 0 ? v : q.y != 0 ? v + 1 : 65536u);
     });
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) {
-        sum += __shfl_xor_sync(0xffffffffu, sum, d);
-        first = min(first, __shfl_xor_sync(0xffffffffu, first, d));
-    }
-    if (lane == 0) {
-        s_sum[warp] = sum;
-        s_min[warp] = first;
-    }
-    __syncthreads();
     unsigned long long total = 0, before = 0;
-    first = 65536u;
-    for (uint32_t w = 0; w < LUT_THREADS / 32; w++) {
-        before += w < warp ? s_sum[w] : 0ull;
-        total += s_sum[w];
-        first = min(first, s_min[w]);
-    }
+    block_levels(sum, first, s_sum, s_min, total, before);
     if (total == 0) { /* identity: the image is copied */
         for (uint32_t v = threadIdx.x; v < 65536u; v += LUT_THREADS) {
             lut[v] = (uint16_t)v;
@@ -522,18 +538,24 @@ __global__ void __launch_bounds__(256)
  * takes those they do not and single images of up to 2^20 samples.
  * Lanes of a warp with the same sample add once (__match_any_sync), so that
  * flat regions do not queue on one address. mask: NULL, or image i's at
- * mask + i * mask_stride, a sample counted where its byte is not 0.
+ * mask + i * mask_stride, a sample counted where its byte is not 0; with
+ * ptrs, image i and its mask at ptrs[2 i] and ptrs[2 i + 1].
  */
 __global__ void __launch_bounds__(256)
     hist16_global_kernel(const uint8_t *src, long long src_stride, size_t src_pitch,
                          const uint8_t *mask, long long mask_stride, size_t mask_pitch,
                          uint32_t width, uint32_t samples, ih_fastdiv row_div,
-                         unsigned long long *counts, uint32_t count)
+                         unsigned long long *counts, uint32_t count,
+                         const unsigned long long *__restrict__ ptrs)
 {
     const uint32_t lane = threadIdx.x & 31u;
     for (uint32_t img = blockIdx.y; img < count; img += gridDim.y) {
-        const uint8_t *s = src + (long long)img * src_stride;
-        const uint8_t *m = mask != nullptr ? mask + (long long)img * mask_stride : nullptr;
+        const uint8_t *s = ptrs != nullptr ? (const uint8_t *)(uintptr_t)ptrs[2 * (size_t)img]
+                                           : src + (long long)img * src_stride;
+        const uint8_t *m =
+            mask == nullptr ? nullptr
+            : ptrs != nullptr ? (const uint8_t *)(uintptr_t)ptrs[2 * (size_t)img + 1]
+                              : mask + (long long)img * mask_stride;
         unsigned long long *h = counts + (size_t)img * 65536;
         const bool sa = (((uintptr_t)s | src_pitch) & 1) == 0;
         /* whole warps step together (the vote needs every lane) */
@@ -555,12 +577,178 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+/*
+ * The whole 16-bit equalization of small images, a block an image (0.3.12):
+ * the image's natural histogram as 16-bit counts in shared memory (65536
+ * levels in 128 KiB, two a word), scanned there into its LUT, which the
+ * block then applies. Nothing but the pixels goes through global memory,
+ * where the batch path writes and reads 65536 64-bit counts an image and a
+ * 128 KiB LUT. At most 65536 samples an image: every count but that of the
+ * first sample counted (kept aside when its mask keeps it) fits 16 bits.
+ * Image img's source and destination as image_at says (sd: their pointers),
+ * its mask (NULL: none) at mask + img * mask_stride or, with mp, at
+ * mp[2 img + 1]. Bits as the LUT kernels' (ih_lut_opencv; an empty mask
+ * gives a copy).
+ */
+constexpr int EQ16_SMALL_THREADS = LUT_THREADS; /* block_levels' block */
+constexpr int EQ16_SMALL_UNROLL = 8; /* samples a thread has in flight */
+
+/* OpenCV's entry for level v (as ih_lut_opencv) in 32-bit integers, the
+ * image's scale computed once: top / (total - hf) as ih_lut_opencv rounds
+ * it (every count below 2^24 converts exactly either way). */
+__device__ __forceinline__ uint32_t lut16_entry(uint32_t v, uint32_t cdf, uint32_t first,
+                                                uint32_t hf, bool one, float scale)
+{
+    if (one) {
+        return first; /* one value everywhere: the image maps onto itself */
+    }
+    if (v <= first) {
+        return 0;
+    }
+    const float x = rintf(__fmul_rn(__uint2float_rn(cdf - hf), scale));
+    return x > 65535.0f ? 65535u : (uint32_t)x;
+}
+
+__global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
+    eq16_small_kernel(const uint8_t *src, long long src_stride, size_t src_pitch,
+                      const uint8_t *mask, long long mask_stride, size_t mask_pitch,
+                      uint8_t *dst, long long dst_stride, size_t dst_pitch, uint32_t width,
+                      uint32_t samples, ih_fastdiv row_div, uint32_t count,
+                      const unsigned long long *__restrict__ sd,
+                      const unsigned long long *__restrict__ mp)
+{
+    extern __shared__ __align__(16) uint32_t h[]; /* level v's count: half v & 1 of word v / 2 */
+    __shared__ uint32_t s_sum[EQ16_SMALL_THREADS / 32], s_min[EQ16_SMALL_THREADS / 32];
+    __shared__ uint32_t s_aside; /* sample 0's value where its mask keeps it, else 65536 */
+    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    constexpr uint32_t WARP_WORDS = 32768 / (EQ16_SMALL_THREADS / 32);
+    for (uint32_t img = blockIdx.x; img < count; img += gridDim.x) {
+        const uint8_t *s = src;
+        uint8_t *d = dst;
+        image_at(sd, img, s, src_stride, d, dst_stride);
+        const uint8_t *m = mask == nullptr ? nullptr
+                           : mp != nullptr  ? reinterpret_cast<const uint8_t *>(mp[2 * (size_t)img + 1])
+                                            : mask + (long long)img * mask_stride;
+        const bool sa = (((uintptr_t)s | src_pitch) & 1) == 0;
+        const bool da = (((uintptr_t)d | dst_pitch) & 1) == 0;
+        __syncthreads(); /* the previous image's lookups are done */
+        uint4 *h4 = reinterpret_cast<uint4 *>(h);
+        for (uint32_t i = threadIdx.x; i < 32768 / 4; i += EQ16_SMALL_THREADS) {
+            h4[i] = make_uint4(0, 0, 0, 0);
+        }
+        if (threadIdx.x == 0) {
+            s_aside = (m == nullptr || m[0] != 0) ? load16(s, sa) : 65536u;
+        }
+        __syncthreads();
+        /* the counts (sample 0 aside); lanes with one value add once */
+        constexpr uint32_t STEP = EQ16_SMALL_THREADS * EQ16_SMALL_UNROLL;
+        for (uint32_t k0 = 1 + (threadIdx.x & ~31u) * EQ16_SMALL_UNROLL; k0 < samples;
+             k0 += STEP) {
+            uint32_t v[EQ16_SMALL_UNROLL];
+            bool in[EQ16_SMALL_UNROLL];
+#pragma unroll
+            for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
+                const uint32_t k = k0 + (uint32_t)j * 32u + lane;
+                in[j] = k < samples;
+                v[j] = 0;
+                if (in[j]) {
+                    const uint32_t r = ih_div(row_div, k), x = k - r * width;
+                    v[j] = load16(s + (size_t)r * src_pitch + (size_t)x * 2, sa);
+                    in[j] = m == nullptr || m[(size_t)r * mask_pitch + x] != 0;
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
+                /* a warp of one value (flat regions) adds once; others a
+                 * sample at a time (__match_any_sync to merge equal lanes
+                 * made the kernel 1.5-2 times slower on an H100) */
+                const uint32_t key = in[j] ? v[j] : 0x10000u;
+                const uint32_t k0v = __shfl_sync(0xffffffffu, key, 0);
+                if (__all_sync(0xffffffffu, key == k0v)) {
+                    if (lane == 0 && k0v < 0x10000u) {
+                        atomicAdd(&h[k0v >> 1], 32u << ((k0v & 1u) << 4));
+                    }
+                } else if (in[j]) {
+                    atomicAdd(&h[v[j] >> 1], 1u << ((v[j] & 1u) << 4));
+                }
+            }
+        }
+        __syncthreads();
+        const uint32_t aside = s_aside;
+        /* each warp's levels: lane reads words base + 32 j + lane */
+        const uint32_t base = warp * WARP_WORDS + lane;
+        uint32_t sum = 0, first = 65536u;
+        for (uint32_t j = 0; j < WARP_WORDS / 32; j++) {
+            const uint32_t w = h[base + 32 * j], lv = 2 * (base + 32 * j);
+            const uint32_t lo = (w & 0xffffu) + (lv == aside), hi = (w >> 16) + (lv + 1 == aside);
+            sum += lo + hi;
+            first = min(first, lo != 0 ? lv : hi != 0 ? lv + 1 : 65536u);
+        }
+        uint32_t total = 0, run = 0;
+        block_levels(sum, first, s_sum, s_min, total, run);
+        uint32_t hf = 0;
+        if (total != 0) {
+            hf = ((h[first >> 1] >> ((first & 1u) << 4)) & 0xffffu) + (first == aside);
+        }
+        const bool one = hf == total;
+        const float scale = one ? 0.0f : __fdiv_rn(65535.0f, __uint2float_rn(total - hf));
+        __syncthreads(); /* hf read before the words turn into LUT entries */
+        if (total != 0) {
+            for (uint32_t j = 0; j < WARP_WORDS / 32; j++) {
+                const uint32_t at = base + 32 * j, w = h[at], lv = 2 * at;
+                const uint32_t hi = (w >> 16) + (lv + 1 == aside);
+                uint32_t inc = (w & 0xffffu) + (lv == aside) + hi;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const uint32_t up = __shfl_up_sync(0xffffffffu, inc, o);
+                    inc += lane >= (uint32_t)o ? up : 0u;
+                }
+                const uint32_t cum_hi = run + inc, cum_lo = cum_hi - hi;
+                h[at] = lut16_entry(lv, cum_lo, first, hf, one, scale) |
+                        (lut16_entry(lv + 1, cum_hi, first, hf, one, scale) << 16);
+                run += __shfl_sync(0xffffffffu, inc, 31);
+            }
+        }
+        __syncthreads();
+        /* the lookups, UNROLL samples a thread loaded before any is stored
+         * (dst may be src: each sample is read and written by one thread) */
+        const uint16_t *lut = reinterpret_cast<const uint16_t *>(h);
+        for (uint32_t k0 = threadIdx.x; k0 < samples; k0 += STEP) {
+            uint32_t v[EQ16_SMALL_UNROLL];
+#pragma unroll
+            for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
+                const uint32_t k = k0 + (uint32_t)j * EQ16_SMALL_THREADS;
+                if (k < samples) {
+                    const uint32_t r = ih_div(row_div, k), x = k - r * width;
+                    v[j] = load16(s + (size_t)r * src_pitch + (size_t)x * 2, sa);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
+                const uint32_t k = k0 + (uint32_t)j * EQ16_SMALL_THREADS;
+                if (k < samples) {
+                    const uint32_t r = ih_div(row_div, k), x = k - r * width;
+                    const uint32_t o = total != 0 ? lut[v[j]] : v[j];
+                    uint8_t *q = d + (size_t)r * dst_pitch + (size_t)x * 2;
+                    if (da) {
+                        *reinterpret_cast<uint16_t *>(q) = (uint16_t)o;
+                    } else {
+                        q[0] = (uint8_t)o;
+                        q[1] = (uint8_t)(o >> 8);
+                    }
+                }
+            }
+        }
+    }
+}
+
 } // namespace
 
 cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
                                    const uint8_t *mask, ptrdiff_t mask_stride, size_t mask_pitch,
                                    uint32_t width, uint32_t height, unsigned long long *counts,
-                                   uint32_t count, int sm_count, cudaStream_t stream)
+                                   uint32_t count, const unsigned long long *ptrs, int sm_count,
+                                   cudaStream_t stream)
 {
     const uint64_t samples = (uint64_t)width * height;
     if (samples >= IH_MAX_GRANULES || width == 0) {
@@ -574,8 +762,40 @@ cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, siz
     gy = gy < 65535 ? (gy > 0 ? gy : 1) : 65535;
     hist16_global_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
         src, src_stride, src_pitch, mask, mask_stride, mask_pitch, width, (uint32_t)samples,
-        ih_make_fastdiv(width), counts, count);
+        ih_make_fastdiv(width), counts, count, ptrs);
     return cudaGetLastError();
+}
+
+cudaError_t ih_launch_equalize16_small(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
+                                       const uint8_t *mask, ptrdiff_t mask_stride,
+                                       size_t mask_pitch, uint8_t *dst, ptrdiff_t dst_stride,
+                                       size_t dst_pitch, uint32_t width, uint32_t height,
+                                       uint32_t count, const unsigned long long *sd,
+                                       const unsigned long long *mp, int sm_count,
+                                       cudaStream_t stream)
+{
+    const uint64_t samples = (uint64_t)width * height;
+    if (samples == 0 || samples > IH_EQ16_SMALL_MAX || count == 0) {
+        return cudaErrorInvalidValue;
+    }
+    static_assert(IH_EQ16_SMALL_MAX <= 65536, "16-bit counts with one sample aside");
+    const size_t smem = LUT16_BYTES;
+    cudaError_t e = cudaFuncSetAttribute(eq16_small_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    const unsigned grid = (unsigned)(count < (uint32_t)sm_count ? count : (uint32_t)sm_count);
+    eq16_small_kernel<<<grid, EQ16_SMALL_THREADS, smem, stream>>>(
+        src, src_stride, src_pitch, mask, mask_stride, mask_pitch, dst, dst_stride, dst_pitch,
+        width, (uint32_t)samples, ih_make_fastdiv(width), count, sd, mp);
+    return cudaGetLastError();
+}
+
+bool ih_equalize16_small_fits(uint64_t width, uint64_t height)
+{
+    bool fits = false;
+    return width * height <= IH_EQ16_SMALL_MAX && lut16_fits(fits) == cudaSuccess && fits;
 }
 
 cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,

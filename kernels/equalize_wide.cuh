@@ -42,7 +42,9 @@ cudaError_t ih_launch_equalize_lut_batch(const unsigned long long *hists, uint32
 /* The natural 16-bit histograms of `count` images of width x height samples
  * (below 2^31), image i at src + i * src_stride, added to counts + i * 65536
  * (zeroed by the caller); mask NULL or image i's at mask + i * mask_stride (a
- * sample counted where its byte is not 0). Global atomics: for single
+ * sample counted where its byte is not 0). With ptrs (device memory, NULL:
+ * the strides) image i is at ptrs[2 i] and its mask, where mask is not NULL,
+ * at ptrs[2 i + 1]. Global atomics: for single
  * images of up to IH_HIST16_GLOBAL_MAX samples, where a block's 65536
  * private counters cost more to clear and fold than the image to count, and
  * tensors of such images that the batch kernels do not take. */
@@ -50,7 +52,28 @@ cudaError_t ih_launch_equalize_lut_batch(const unsigned long long *hists, uint32
 cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
                                    const uint8_t *mask, ptrdiff_t mask_stride, size_t mask_pitch,
                                    uint32_t width, uint32_t height, unsigned long long *counts,
-                                   uint32_t count, int sm_count, cudaStream_t stream);
+                                   uint32_t count, const unsigned long long *ptrs, int sm_count,
+                                   cudaStream_t stream);
+
+/* The 16-bit equalization (OpenCV's rule, 65536 levels) of `count` images
+ * of width x height samples, at most IH_EQ16_SMALL_MAX, a block an image:
+ * histogram, LUT and lookups in shared memory, no counts or LUTs in global
+ * memory. Image i at src + i * src_stride, dst + i * dst_stride, its mask
+ * (NULL: none) at mask + i * mask_stride; with sd (device memory) image i's
+ * source and destination at sd[2 i] and sd[2 i + 1], with mp its mask at
+ * mp[2 i + 1]. An empty mask copies the image. Needs 128 KiB of shared
+ * memory a block (ih_equalize16_small_fits). dst may be src. (0.3.12) */
+#define IH_EQ16_SMALL_MAX (UINT64_C(1) << 16)
+cudaError_t ih_launch_equalize16_small(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
+                                       const uint8_t *mask, ptrdiff_t mask_stride,
+                                       size_t mask_pitch, uint8_t *dst, ptrdiff_t dst_stride,
+                                       size_t dst_pitch, uint32_t width, uint32_t height,
+                                       uint32_t count, const unsigned long long *sd,
+                                       const unsigned long long *mp, int sm_count,
+                                       cudaStream_t stream);
+/* Whether images of width x height samples take ih_launch_equalize16_small
+ * on the current device. */
+bool ih_equalize16_small_fits(uint64_t width, uint64_t height);
 
 /* dst_i = lut_i[src_i] for `count` images of width x height samples (8-bit
  * for 256 levels, 16-bit for 65536), image i at src + i * src_stride and dst

@@ -362,7 +362,7 @@ static const imghist_param all_params[] = {
     IMGHIST_P_MAX_PIXELS,    IMGHIST_P_MAX_INPUT_BYTES,        IMGHIST_P_CPU_THREADS,
     IMGHIST_P_STAGING_BYTES, IMGHIST_P_LOAD_GRAY, IMGHIST_P_PNG_LEVEL, IMGHIST_P_EQUALIZE_METHOD,
     IMGHIST_P_LOAD_TRUNCATED, IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, IMGHIST_P_EXP_BATCH_RUN, IMGHIST_P_EXP_EQ_BATCH_SMALL,
-    IMGHIST_P_EXP_BATCH_TINY, IMGHIST_P_EXP_HIST16_GLOBAL,
+    IMGHIST_P_EXP_BATCH_TINY, IMGHIST_P_EXP_HIST16_GLOBAL, IMGHIST_P_EXP_BATCH_ROUTE,
 };
 #define N_PARAMS (sizeof all_params / sizeof all_params[0])
 
@@ -381,6 +381,8 @@ static void test_param_defaults(void **state)
     assert_int_equal(v, 1);
     EXPECT(ctx, imghist_get_param(ctx, IMGHIST_P_STAGING_BYTES, &v), IMGHIST_OK);
     assert_int_equal(v, 0);
+    EXPECT(ctx, imghist_get_param(ctx, IMGHIST_P_EXP_BATCH_ROUTE, &v), IMGHIST_OK);
+    assert_int_equal(v, 0); /* no batch yet */
     /* "default and most": the input-byte limit cannot be raised past 2^31 - 1. */
     int64_t lo = 0, hi = 0;
     EXPECT(NULL, imghist_param_bounds(IMGHIST_P_MAX_INPUT_BYTES, &lo, &hi), IMGHIST_OK);

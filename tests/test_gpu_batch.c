@@ -474,6 +474,49 @@ enum wide_layout {
                   * images swapped, masks at 0-3 bytes of their own */
 };
 
+/* check_wide_batch_of's pixels: 0 its patterns; 1 every sample 40000; 2
+ * the same but the first sample 7; 3 as 2 with the first sample's mask byte
+ * 0 (the one-block 16-bit kernel keeps the first sample out of its 16-bit
+ * counts: a 256 x 256 image of one value fills 65536). */
+static int one_value;
+
+/* Whether a block of the GPU may have 128 KiB of shared memory (sm_80,
+ * sm_90): then the one-block 16-bit kernel is there. */
+static int smem_128k;
+
+/* IMGHIST_P_EXP_BATCH_ROUTE of the GPU context: 1 a few launches for the
+ * whole batch, 2 a launch an image. */
+static int64_t route(void)
+{
+    int64_t r = -1;
+    IH_OK(gpu, imghist_get_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, &r));
+    return r;
+}
+
+/*
+ * The route the views' call of check_wide_batch_of must have taken, where
+ * the library promises one: views of one shape anywhere (0.3.11) take a
+ * few launches for the whole batch, the 16-bit masked ones of at most 2^20
+ * samples too (0.3.12: the global-atomics kernel with their pointers; above
+ * that only where the mask is as packed as the image, which these are not,
+ * so either); views of other shapes go an image at a time.
+ */
+static void expect_route(enum wide_layout layout, size_t z, int masked, uint64_t samples, size_t n)
+{
+    const int64_t r = route();
+    if (layout == W_ONE_SHAPE && !(z == 2 && masked && samples > (UINT64_C(1) << 20))) {
+        if (r != 1) {
+            fail_msg("views of one shape (%s%s, %llu samples, %zu images) went route %lld, not "
+                     "one batch", z == 2 ? "16-bit" : "8-bit", masked ? ", masked" : "",
+                     (unsigned long long)samples, n, (long long)r);
+        }
+    } else if (layout == W_VIEWS && n > 1 && r != 2) {
+        fail_msg("views of other shapes went route %lld, not image by image", (long long)r);
+    } else if (r < 1 || r > 3) {
+        fail_msg("no route recorded (%lld)", (long long)r);
+    }
+}
+
 /*
  * n images of type t (8- or 16-bit, laid out as `layout` says) with masks
  * or not: the CPU's batch on host views against the GPU's on device copies
@@ -532,11 +575,12 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
         uint8_t *src = host + offs[i], *msk = src + 2 * img_bytes[i] + mask_gap[i];
         for (uint32_t y = 0; y < hts[i]; y++) {
             for (uint32_t x = 0; x < ws[i]; x++) {
-                const uint32_t k = (uint32_t)(i + y / 16) % 4;
-                const uint32_t v = k == 0 ? (uint32_t)(tu_next(&rng) >> 48)
-                                   : k == 1 ? 40000u
-                                   : k == 2 ? tu_below(&rng, 4096) << 4
-                                            : tu_below(&rng, 8) * 8192u;
+                const uint32_t k = one_value ? 1 : (uint32_t)(i + y / 16) % 4;
+                uint32_t v = k == 0   ? (uint32_t)(tu_next(&rng) >> 48)
+                             : k == 1 ? 40000u
+                             : k == 2 ? tu_below(&rng, 4096) << 4
+                                      : tu_below(&rng, 8) * 8192u;
+                v = one_value >= 2 && x == 0 && y == 0 ? 7 : v;
                 if (z == 2) {
                     ((uint16_t *)(src + y * pitch[i]))[x] = (uint16_t)v;
                 } else {
@@ -545,7 +589,7 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
                 msk[(size_t)y * ws[i] + x] = (uint8_t)(tu_below(&rng, 3) == 0 ? 0 : 1 + (x & 127));
             }
         }
-        msk[0] = 1; /* never empty on the host */
+        msk[0] = one_value == 3 ? 0 : 1; /* never empty on the host */
         const imghist_view v = {src, t, IMGHIST_MEM_HOST, ws[i], hts[i], pitch[i], 1};
         hs[i] = v;
         hd[i] = v;
@@ -585,11 +629,39 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
     const ptrdiff_t step = tensor ? (ptrdiff_t)(offs[1 % n] - offs[0]) : 0;
     /* views of one shape, odd counts: the histograms into host memory */
     const int host_counts = one_shape && n % 2 == 1;
-    for (int form = 0; form < (tensor ? 2 : 1); form++) {
+    /* form 0: the views' call with histograms; 2: the views' call without
+     * histograms (16-bit images of at most 2^16 samples: a block an image,
+     * 0.3.12); 1: the strided call (a tensor; last: it may give every image
+     * mask 0, on the host too) */
+    static const int forms[] = {0, 2, 1};
+    for (int fi = 0; fi < 3; fi++) {
+        const int form = forms[fi];
+        if (form == 1 && !tensor) {
+            continue;
+        }
         CUDA_OK(cudaMemset(dd[0].data, 0x5c, 1)); /* a stale first byte would show */
-        if (form == 1) {
-            /* 0: image 0's mask for all */
-            const ptrdiff_t ms = (ptrdiff_t)tu_below(&rng, 2) * step;
+        if (form == 2) {
+            IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, 0));
+            if (masked) {
+                IH_OK(gpu, imghist_equalize_batch_masked(gpu, ds, dm, dd, n, NULL));
+            } else {
+                IH_OK(gpu, imghist_equalize_batch(gpu, ds, dd, n, NULL));
+            }
+            /* 16-bit images of up to 2^15 samples, or 24 and more of up to
+             * 2^16, a block an image where a block holds 128 KiB */
+            const uint64_t smp = (uint64_t)tw * th;
+            const int blocks = z == 2 && smem_128k && smp <= (UINT64_C(1) << 16) &&
+                               (smp <= (UINT64_C(1) << 15) || n >= 24);
+            if (layout != W_VIEWS && blocks && route() != 3) {
+                fail_msg("16-bit %zu images of %ux%u without histograms went route %lld, not "
+                         "a block an image", n, tw, th, (long long)route());
+            } else if (!blocks || layout == W_VIEWS) {
+                expect_route(layout, z, masked, smp, n);
+            }
+        } else if (form == 1) {
+            /* 0: image 0's mask for all (not where image `empty` keeps its
+             * empty mask) */
+            const ptrdiff_t ms = (ptrdiff_t)(empty >= 0 ? 1 : tu_below(&rng, 2)) * step;
             if (masked) {
                 IH_OK(gpu, imghist_equalize_strided_masked(gpu, &ds[0], step, &dm[0], ms, &dd[0],
                                                            step, n, &dc));
@@ -601,14 +673,19 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
                 for (size_t i = 0; i < n; i++) hm[i] = hm[0];
                 IH_OK(cpu, imghist_equalize_batch_masked(cpu, hs, hm, hd, n, &wc));
             }
-        } else if (masked) {
-            IH_OK(gpu, imghist_equalize_batch_masked(gpu, ds, dm, dd, n, host_counts ? &gc : &dc));
         } else {
-            IH_OK(gpu, imghist_equalize_batch(gpu, ds, dd, n, host_counts ? &gc : &dc));
+            IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, 0));
+            if (masked) {
+                IH_OK(gpu, imghist_equalize_batch_masked(gpu, ds, dm, dd, n,
+                                                         host_counts ? &gc : &dc));
+            } else {
+                IH_OK(gpu, imghist_equalize_batch(gpu, ds, dd, n, host_counts ? &gc : &dc));
+            }
+            expect_route(layout, z, masked, (uint64_t)tw * th, n);
         }
         CUDA_OK(cudaDeviceSynchronize());
         CUDA_OK(cudaMemcpy(back, dev, total, cudaMemcpyDeviceToHost));
-        if (!host_counts) {
+        if (!host_counts && form != 2) {
             CUDA_OK(cudaMemcpy(got, d_hist, n * L * 8, cudaMemcpyDeviceToHost));
         }
         for (size_t i = 0; i < n; i++) {
@@ -641,6 +718,7 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
         } else {
             IH_OK(gpu, imghist_equalize_batch(gpu, hs, hd, n, &gc));
         }
+        assert_int_equal(route(), 2); /* host views: a call an image */
         assert_memory_equal(back, host, total);
         assert_memory_equal(got, want, n * L * 8);
     }
@@ -707,6 +785,21 @@ static void test_u16_and_masked_batches(void **state)
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 48, -1, 64, 16);
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 47, -1, 64, 16);
     check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 60, -1, 1, 1);
+    /* images of one value, of up to 2^16 samples (the one-block kernel) */
+    for (one_value = 1; one_value <= 3; one_value++) {
+        check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 24, -1, 256, 256);
+        check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 25, -1, 256, 256);
+        check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, 24, -1, 256, 256);
+        check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 3, -1, 255, 257); /* the launches */
+        check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 5, 1, 128, 128); /* an empty mask */
+    }
+    /* either side of the one-block kernel's limits: 2^15 + 1 samples, 23
+     * and 24 images of 2^16, 2^16 + 1 */
+    check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, 4, -1, 32769, 1);
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 23, -1, 1024, 64);
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 24, -1, 64, 1024);
+    check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 30, -1, 65537, 1);
+    one_value = 0;
 }
 
 static int reset(void **state)
@@ -736,6 +829,7 @@ int main(void)
     cudaGetDevice(&dev);
     cudaGetDeviceProperties(&prop, dev);
     printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+    smem_128k = prop.sharedMemPerBlockOptin >= 65536 * 2;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_mixed, reset),
         cmocka_unit_test_teardown(test_all_small_and_all_large, reset),

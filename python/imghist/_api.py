@@ -513,7 +513,10 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     GPU uint8 without a mask is one launch, uint16 and masked tensors a few
     launches for the whole batch, and from 0.3.11 other layouts whose
     images share a 16-byte phase (such as some channels of an (N, C, H, W)
-    tensor) too, others image by image inside the library; NumPy batches
+    tensor) too, others image by image inside the library; from 0.3.12
+    uint16 batches of images of up to 65536 pixels one launch, a block an
+    image, where the images have at most 32768 pixels or number 24 or
+    more (on GPUs with 128 KiB of shared memory a block); NumPy batches
     spread over the CPU threads (0.3.9 for uint16 and masked batches;
     before, a call per image).
 

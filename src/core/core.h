@@ -6,6 +6,8 @@
 #ifndef IMGHIST_CORE_H
 #define IMGHIST_CORE_H
 
+#include <stdbool.h>
+
 #include "imghist.h"
 #include "binning.h"
 
@@ -35,7 +37,11 @@ typedef struct ih_params {
     int64_t eq_batch_small;     /* experimental; 0: automatic */
     int64_t batch_tiny;         /* experimental; 0: automatic, -1: never */
     int64_t hist16_global;      /* experimental; 0: automatic, -1: never */
+    int64_t batch_route;        /* experimental, written by the library: IH_ROUTE_* */
 } ih_params;
+
+/* IMGHIST_P_EXP_BATCH_ROUTE's values: how a batch call on the GPU went. */
+enum { IH_ROUTE_NONE = 0, IH_ROUTE_BATCH = 1, IH_ROUTE_EACH = 2, IH_ROUTE_BLOCKS = 3 };
 
 void ih_params_default(ih_params *p);
 
@@ -127,6 +133,11 @@ void ih_store_counts(uint64_t *out, const uint64_t *add, size_t n, int accumulat
 /* The views of a strided batch (count images of first's shape, image i at
  * first->data + i * stride bytes), in a new array; NULL: out of memory. */
 imghist_view *ih_strided_views(const imghist_view *first, size_t count, ptrdiff_t stride);
+/* Whether count views are of v[0]'s shape (type, size, pitch, channels),
+ * each at v[0]'s 16-byte phase, and count masks (NULL for none) of
+ * masks[0]'s pitch: views of one shape anywhere, which the GPU's batch
+ * launches take by their pointers. */
+bool ih_views_one_shape(const imghist_view *v, const imghist_view *masks, size_t count);
 
 /* The loaders' limits, for the I/O module. */
 imghist_status ih_check_pixel_limit(imghist_ctx *ctx, const char *name, uint64_t w, uint64_t h);

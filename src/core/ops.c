@@ -742,25 +742,12 @@ static imghist_status check_masks_apart(imghist_ctx *ctx, const imghist_view *ma
     return st;
 }
 
-/* Whether count views are of v[0]'s shape (pitch too), each at v[0]'s
- * 16-byte phase. */
-static bool in_phase(const imghist_view *v, size_t count)
+bool ih_views_one_shape(const imghist_view *v, const imghist_view *masks, size_t count)
 {
     const uintptr_t v0 = (uintptr_t)v[0].data;
     for (size_t i = 0; i < count; i++) {
-        if (!same_shape(&v[i], &v[0]) || (((uintptr_t)v[i].data - v0) & 15) != 0) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Whether count masks are all of masks[0]'s pitch (their sizes are their
- * images'). */
-static bool one_pitch(const imghist_view *masks, size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        if (masks[i].pitch != masks[0].pitch) {
+        if (!same_shape(&v[i], &v[0]) || (((uintptr_t)v[i].data - v0) & 15) != 0 ||
+            (masks != NULL && masks[i].pitch != masks[0].pitch)) {
             return false;
         }
     }
@@ -798,8 +785,8 @@ static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *s
     }
     /* Device views of one shape anywhere (a list of arrays): the same
      * launches, with the images' pointers. */
-    if (device && ctx->ops->equalize_views_each != NULL && in_phase(src, count) &&
-        in_phase(dst, count) && (masks == NULL || one_pitch(masks, count))) {
+    if (device && ctx->ops->equalize_views_each != NULL &&
+        ih_views_one_shape(src, masks, count) && ih_views_one_shape(dst, NULL, count)) {
         return ctx->ops->equalize_views_each(ctx, src, masks, dst, count, hists);
     }
     /* Image by image (host images on the CUDA backend, each with the
@@ -819,6 +806,7 @@ static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *s
             st = ih_fail(ctx, st, "batch image %zu: %s", i, why);
         }
     }
+    ctx->params.batch_route = IH_ROUTE_EACH;
     return st;
 }
 

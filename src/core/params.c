@@ -45,6 +45,8 @@ static const param_info params[] = {
      offsetof(ih_params, batch_tiny)},
     {IMGHIST_P_EXP_HIST16_GLOBAL, "IMGHIST_P_EXP_HIST16_GLOBAL", -1, INT32_MAX, 0,
      offsetof(ih_params, hist16_global)},
+    {IMGHIST_P_EXP_BATCH_ROUTE, "IMGHIST_P_EXP_BATCH_ROUTE", 0, 3, 0,
+     offsetof(ih_params, batch_route)},
 };
 
 static const param_info *find(imghist_param id)

@@ -45,7 +45,7 @@ static imghist_status launch(imghist_ctx *ctx, const ih_wide_band &band, const i
     if (hist16_global(*job, band.width, band.rows)) {
         IH_CUDA_TRY(ctx, "histogram launch",
                     ih_launch_hist16_batch(band.base, 0, band.pitch, band.mask, 0, band.mask_pitch,
-                                           band.width, band.rows, target, 1, s->sm_count,
+                                           band.width, band.rows, target, 1, NULL, s->sm_count,
                                            s->stream));
         return IMGHIST_OK;
     }
@@ -335,22 +335,21 @@ static bool uniform_masks(const imghist_view *m, size_t count, long long *stride
 }
 
 /* Whether count views of one shape (masks NULL or one a view, of one
- * pitch) lie anywhere, each with view 0's 16-byte phase: the batch kernels
- * then take each image's rows from an array of pointers. *mask_phase: 0
- * where every mask keeps mask 0's phase in units of `unit` bytes (the flat
- * masked walk's need), else 1 (ih_wide_batchable's mask stride rule). */
+ * pitch) lie anywhere, each with view 0's 16-byte phase (ih_views_one_shape):
+ * the batch kernels then take each image's rows from an array of pointers.
+ * *mask_phase: 0 where every mask keeps mask 0's phase in units of `unit`
+ * bytes (the flat masked walk's need), else 1 (ih_wide_batchable's mask
+ * stride rule). */
 static bool one_shape(const imghist_view *v, const imghist_view *m, size_t count, size_t unit,
                       long long *mask_phase)
 {
-    const uintptr_t v0 = (uintptr_t)v[0].data, m0 = m != NULL ? (uintptr_t)m[0].data : 0;
+    if (!ih_views_one_shape(v, m, count)) {
+        return false;
+    }
+    const uintptr_t m0 = m != NULL ? (uintptr_t)m[0].data : 0;
     bool in_step = true;
-    for (size_t i = 0; i < count; i++) {
-        if (v[i].width != v[0].width || v[i].height != v[0].height ||
-            v[i].pitch != v[0].pitch || (((uintptr_t)v[i].data - v0) & 15) != 0 ||
-            (m != NULL && m[i].pitch != m[0].pitch)) {
-            return false;
-        }
-        in_step = in_step && (m == NULL || ((uintptr_t)m[i].data - m0) % unit == 0);
+    for (size_t i = 0; m != NULL && i < count; i++) {
+        in_step = in_step && ((uintptr_t)m[i].data - m0) % unit == 0;
     }
     *mask_phase = in_step ? 0 : 1;
     return true;
@@ -398,11 +397,12 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
      * than the global atomics at every size measured, 64 x 64 to 1448 x
      * 1448 on an H100); else, up to 2^20 samples an image, one launch of
      * global atomics rather than the launches per image below (about 11.5 us
-     * each for a 64 x 64 image). IMGHIST_P_EXP_HIST16_GLOBAL > 0 puts the
+     * each for a 64 x 64 image); views of one shape anywhere as the tensor
+     * (0.3.12: their pointers). IMGHIST_P_EXP_HIST16_GLOBAL > 0 puts the
      * global atomics first up to that many samples; -1: never as one
      * launch. */
     const int64_t knob = ctx->params.hist16_global;
-    const bool fits16 = tensor && knob >= 0 &&
+    const bool fits16 = (tensor || scattered) && knob >= 0 &&
                         hist16_global(job, first->width, first->height,
                                       knob > 0 ? (uint64_t)knob : IH_HIST16_GLOBAL_MAX);
     const bool one = (tensor || scattered) && !(fits16 && knob > 0) &&
@@ -414,24 +414,27 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     if (st != IMGHIST_OK) {
         return st;
     }
+    ctx->params.batch_route = one || global16 ? IH_ROUTE_BATCH : IH_ROUTE_EACH;
+    const unsigned long long *ptrs = NULL;
+    if ((one || global16) && scattered) {
+        /* image i's first row, then its mask's (0 for none) */
+        st = ih_desc_pointers(ctx, &s->wide_desc, views, masks, count, &ptrs);
+        if (st != IMGHIST_OK) {
+            return deliver(ctx, n, job_in->accumulate, out, st, 0);
+        }
+    }
     if (global16) {
         const cudaError_t e = ih_launch_hist16_batch(
             (const uint8_t *)first->data, (ptrdiff_t)stride, first->pitch,
             mask != NULL ? (const uint8_t *)mask->data : NULL, (ptrdiff_t)mask_stride,
             mask != NULL ? mask->pitch : 0, first->width, first->height, target,
-            (uint32_t)count, s->sm_count, s->stream);
+            (uint32_t)count, ptrs, s->sm_count, s->stream);
         st = e == cudaSuccess ? IMGHIST_OK : ih_cuda_error(ctx, "histogram launch", e);
         return deliver(ctx, n, job_in->accumulate, out, st, 0);
     }
     if (one) {
-        const unsigned long long *ptrs = NULL;
-        /* image i's first row, then its mask's (0 for none) */
-        st = scattered ? ih_desc_pointers(ctx, &s->wide_desc, views, masks, count, &ptrs)
-                       : IMGHIST_OK;
-        const cudaError_t e =
-            st != IMGHIST_OK ? cudaSuccess
-                             : ih_wide_launch_batch(band, count, stride, mask_stride, job, plan,
-                                                    ih_tiny_limit(ctx), target, s->stream, ptrs);
+        const cudaError_t e = ih_wide_launch_batch(band, count, stride, mask_stride, job, plan,
+                                                   ih_tiny_limit(ctx), target, s->stream, ptrs);
         st = e == cudaSuccess ? st : ih_cuda_error(ctx, "histogram launch", e);
     }
     for (size_t i = 0; !one && i < count && st == IMGHIST_OK; i++) {
