@@ -794,8 +794,12 @@ cudaError_t ih_launch_equalize16_small(const uint8_t *src, ptrdiff_t src_stride,
 
 bool ih_equalize16_small_fits(uint64_t width, uint64_t height)
 {
-    bool fits = false;
-    return width * height <= IH_EQ16_SMALL_MAX && lut16_fits(fits) == cudaSuccess && fits;
+    int dev = 0, optin = 0;
+    /* the counts, and the kernel's few words of its own */
+    return width * height <= IH_EQ16_SMALL_MAX && cudaGetDevice(&dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) ==
+               cudaSuccess &&
+           (size_t)optin >= LUT16_BYTES + 1024;
 }
 
 cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,

@@ -480,7 +480,7 @@ enum wide_layout {
  * counts: a 256 x 256 image of one value fills 65536). */
 static int one_value;
 
-/* Whether a block of the GPU may have 128 KiB of shared memory (sm_80,
+/* Whether a block of the GPU may have 129 KiB of shared memory (sm_80,
  * sm_90): then the one-block 16-bit kernel is there. */
 static int smem_128k;
 
@@ -829,7 +829,7 @@ int main(void)
     cudaGetDevice(&dev);
     cudaGetDeviceProperties(&prop, dev);
     printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-    smem_128k = prop.sharedMemPerBlockOptin >= 65536 * 2;
+    smem_128k = prop.sharedMemPerBlockOptin >= 65536 * 2 + 1024;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_mixed, reset),
         cmocka_unit_test_teardown(test_all_small_and_all_large, reset),
