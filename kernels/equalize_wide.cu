@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 #include "equalize_rules.cuh"
-
 #include "equalize_wide.cuh"
 #include "granules.cuh"
 
