@@ -536,7 +536,11 @@ __global__ void __launch_bounds__(256)
  * image alone). Tensors try the S16 batch kernels first (0.3.10); this
  * takes those they do not and single images of up to 2^20 samples.
  * Lanes of a warp with the same sample add once (__match_any_sync), so that
- * flat regions do not queue on one address. mask: NULL, or image i's at
+ * flat regions do not queue on one address (without it a flat 1024 x 1024
+ * image took 7 times as long, while the match cost nothing measurable on
+ * other data: bench/results-2026-11-27-h100-hist16-match.txt; the
+ * one-block kernel below, whose atomics are in shared memory, is the
+ * other way round). mask: NULL, or image i's at
  * mask + i * mask_stride, a sample counted where its byte is not 0; with
  * ptrs, image i and its mask at ptrs[2 i] and ptrs[2 i + 1].
  */
@@ -660,7 +664,9 @@ __global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
             for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
                 /* a warp of one value (flat regions) adds once; others a
                  * sample at a time (__match_any_sync to merge equal lanes
-                 * made the kernel 1.5-2 times slower on an H100) */
+                 * made the kernel 1.5-2 times slower on an H100, where
+                 * shared atomics on one address cost little:
+                 * bench/results-2026-11-27-h100-eq16-match.txt) */
                 const uint32_t key = in[j] ? v[j] : 0x10000u;
                 const uint32_t k0v = __shfl_sync(0xffffffffu, key, 0);
                 if (__all_sync(0xffffffffu, key == k0v)) {
