@@ -613,12 +613,13 @@ __device__ __forceinline__ uint32_t lut16_entry(uint32_t v, uint32_t cdf, uint32
 }
 
 __global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
-    eq16_small_kernel(const uint8_t *src, long long src_stride, size_t src_pitch,
-                      const uint8_t *mask, long long mask_stride, size_t mask_pitch,
-                      uint8_t *dst, long long dst_stride, size_t dst_pitch, uint32_t width,
-                      uint32_t samples, ih_fastdiv row_div, uint32_t count,
+    eq16_small_kernel(const uint8_t *src, long long src_stride, size_t src_pitch0,
+                      const uint8_t *mask, long long mask_stride, size_t mask_pitch0,
+                      uint8_t *dst, long long dst_stride, size_t dst_pitch0, uint32_t width0,
+                      uint32_t samples0, ih_fastdiv row_div0, uint32_t count,
                       const unsigned long long *__restrict__ sd,
-                      const unsigned long long *__restrict__ mp)
+                      const unsigned long long *__restrict__ mp,
+                      const ih_eq16_view *__restrict__ views)
 {
     extern __shared__ __align__(16) uint32_t h[]; /* level v's count: half v & 1 of word v / 2 */
     __shared__ uint32_t s_sum[EQ16_SMALL_THREADS / 32], s_min[EQ16_SMALL_THREADS / 32];
@@ -628,10 +629,30 @@ __global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
     for (uint32_t img = blockIdx.x; img < count; img += gridDim.x) {
         const uint8_t *s = src;
         uint8_t *d = dst;
-        image_at(sd, img, s, src_stride, d, dst_stride);
-        const uint8_t *m = mask == nullptr ? nullptr
-                           : mp != nullptr  ? reinterpret_cast<const uint8_t *>(mp[2 * (size_t)img + 1])
-                                            : mask + (long long)img * mask_stride;
+        const uint8_t *m;
+        uint32_t width = width0, samples = samples0;
+        size_t src_pitch = src_pitch0, dst_pitch = dst_pitch0, mask_pitch = mask_pitch0;
+        ih_fastdiv row_div = row_div0;
+        if (views != nullptr) {
+            /* views of shapes of their own (ih_eq16_describe) */
+            const ih_eq16_view e = views[img];
+            s = reinterpret_cast<const uint8_t *>(e.src);
+            d = reinterpret_cast<uint8_t *>(e.dst);
+            m = reinterpret_cast<const uint8_t *>(e.mask);
+            src_pitch = e.src_pitch;
+            dst_pitch = e.dst_pitch;
+            mask_pitch = e.mask_pitch;
+            width = e.width;
+            samples = e.samples;
+            row_div.d = e.width;
+            row_div.mul = e.div_mul;
+            row_div.shift = e.div_shift;
+        } else {
+            image_at(sd, img, s, src_stride, d, dst_stride);
+            m = mask == nullptr ? nullptr
+                : mp != nullptr ? reinterpret_cast<const uint8_t *>(mp[2 * (size_t)img + 1])
+                                : mask + (long long)img * mask_stride;
+        }
         const bool sa = (((uintptr_t)s | src_pitch) & 1) == 0;
         const bool da = (((uintptr_t)d | dst_pitch) & 1) == 0;
         __syncthreads(); /* the previous image's lookups are done */
@@ -793,7 +814,43 @@ cudaError_t ih_launch_equalize16_small(const uint8_t *src, ptrdiff_t src_stride,
     const unsigned grid = (unsigned)(count < (uint32_t)sm_count ? count : (uint32_t)sm_count);
     eq16_small_kernel<<<grid, EQ16_SMALL_THREADS, smem, stream>>>(
         src, src_stride, src_pitch, mask, mask_stride, mask_pitch, dst, dst_stride, dst_pitch,
-        width, (uint32_t)samples, ih_make_fastdiv(width), count, sd, mp);
+        width, (uint32_t)samples, ih_make_fastdiv(width), count, sd, mp, nullptr);
+    return cudaGetLastError();
+}
+
+void ih_eq16_describe(ih_eq16_view *v, const void *src, size_t src_pitch, const void *mask,
+                      size_t mask_pitch, void *dst, size_t dst_pitch, uint32_t width,
+                      uint32_t height)
+{
+    const ih_fastdiv f = ih_make_fastdiv(width);
+    v->src = (unsigned long long)(uintptr_t)src;
+    v->dst = (unsigned long long)(uintptr_t)dst;
+    v->mask = (unsigned long long)(uintptr_t)mask;
+    v->src_pitch = src_pitch;
+    v->dst_pitch = dst_pitch;
+    v->mask_pitch = mask_pitch;
+    v->width = width;
+    v->samples = width * height; /* at most IH_EQ16_SMALL_MAX (checked) */
+    v->div_mul = f.mul;
+    v->div_shift = f.shift;
+}
+
+cudaError_t ih_launch_equalize16_views(const ih_eq16_view *views, uint32_t count, int sm_count,
+                                       cudaStream_t stream)
+{
+    if (count == 0) {
+        return cudaErrorInvalidValue;
+    }
+    cudaError_t e = cudaFuncSetAttribute(eq16_small_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)LUT16_BYTES);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    const unsigned grid = (unsigned)(count < (uint32_t)sm_count ? count : (uint32_t)sm_count);
+    eq16_small_kernel<<<grid, EQ16_SMALL_THREADS, LUT16_BYTES, stream>>>(
+        nullptr, 0, 0, nullptr, 0, 0, nullptr, 0, 0, 0, 0, ih_fastdiv{1, 0, 0}, count, nullptr,
+        nullptr, views);
     return cudaGetLastError();
 }
 

@@ -75,6 +75,23 @@ cudaError_t ih_launch_equalize16_small(const uint8_t *src, ptrdiff_t src_stride,
  * on the current device. */
 bool ih_equalize16_small_fits(uint64_t width, uint64_t height);
 
+/* One image of a batch of views of shapes of their own for
+ * ih_launch_equalize16_views (device addresses; mask 0: none); made by
+ * ih_eq16_describe. */
+typedef struct ih_eq16_view {
+    unsigned long long src, dst, mask;
+    unsigned long long src_pitch, dst_pitch, mask_pitch;
+    uint32_t width, samples, div_mul, div_shift; /* the rows' fast division */
+} ih_eq16_view;
+void ih_eq16_describe(ih_eq16_view *v, const void *src, size_t src_pitch, const void *mask,
+                      size_t mask_pitch, void *dst, size_t dst_pitch, uint32_t width,
+                      uint32_t height);
+/* ih_launch_equalize16_small's work on `count` images described in device
+ * memory (views: count of them, each of at most IH_EQ16_SMALL_MAX samples,
+ * none empty), a block an image. (0.3.12) */
+cudaError_t ih_launch_equalize16_views(const ih_eq16_view *views, uint32_t count, int sm_count,
+                                       cudaStream_t stream);
+
 /* dst_i = lut_i[src_i] for `count` images of width x height samples (8-bit
  * for 256 levels, 16-bit for 65536), image i at src + i * src_stride and dst
  * + i * dst_stride bytes, its LUT the i-th of luts (as

@@ -480,6 +480,9 @@ enum wide_layout {
  * counts: a 256 x 256 image of one value fills 65536). */
 static int one_value;
 
+/* The largest width and height of check_wide_batch_of's W_VIEWS images. */
+static uint32_t views_w = 700, views_h = 300;
+
 /* Whether a block of the GPU may have 129 KiB of shared memory (sm_80,
  * sm_90): then the one-block 16-bit kernel is there. */
 static int smem_128k;
@@ -549,8 +552,8 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
     pitch1 = (uint64_t)tw * th >= (1u << 16) ? (pitch1 + 15) / 16 * 16 : pitch1;
     const size_t phase = z * tu_below(&rng, 8);
     for (size_t i = 0; i < n; i++) {
-        ws[i] = tensor || one_shape ? tw : 1 + tu_below(&rng, 700);
-        hts[i] = tensor || one_shape ? th : 1 + tu_below(&rng, 300);
+        ws[i] = tensor || one_shape ? tw : 1 + tu_below(&rng, views_w);
+        hts[i] = tensor || one_shape ? th : 1 + tu_below(&rng, views_h);
         pitch[i] = tensor ? tw * z : one_shape ? pitch1 : (ws[i] + tu_below(&rng, 9)) * z;
         offs[i] = total + (tensor ? 0 : one_shape ? phase + 16 * tu_below(&rng, 3)
                                                   : z * tu_below(&rng, 8));
@@ -648,15 +651,21 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
                 IH_OK(gpu, imghist_equalize_batch(gpu, ds, dd, n, NULL));
             }
             /* 16-bit images of up to 2^15 samples, or 24 and more of up to
-             * 2^16, a block an image where a block holds 128 KiB */
-            const uint64_t smp = (uint64_t)tw * th;
-            const int blocks = z == 2 && smem_128k && smp <= (UINT64_C(1) << 16) &&
-                               (smp <= (UINT64_C(1) << 15) || n >= 24);
-            if (layout != W_VIEWS && blocks && route() != 3) {
-                fail_msg("16-bit %zu images of %ux%u without histograms went route %lld, not "
-                         "a block an image", n, tw, th, (long long)route());
-            } else if (!blocks || layout == W_VIEWS) {
-                expect_route(layout, z, masked, smp, n);
+             * 2^16, a block an image where a block holds 129 KiB (views of
+             * any shapes too) */
+            uint64_t most = 0;
+            for (size_t i = 0; i < n; i++) {
+                const uint64_t smp = (uint64_t)ws[i] * hts[i];
+                most = smp > most ? smp : most;
+            }
+            const int blocks = z == 2 && smem_128k && most <= (UINT64_C(1) << 16) &&
+                               (most <= (UINT64_C(1) << 15) || n >= 24);
+            if (blocks && route() != 3) {
+                fail_msg("16-bit %s batch of %zu images of up to %llu samples without "
+                         "histograms went route %lld, not a block an image",
+                         layout_name[layout], n, (unsigned long long)most, (long long)route());
+            } else if (!blocks) {
+                expect_route(layout, z, masked, most, n);
             }
         } else if (form == 1) {
             /* 0: image 0's mask for all (not where image `empty` keeps its
@@ -793,6 +802,21 @@ static void test_u16_and_masked_batches(void **state)
         check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 3, -1, 255, 257); /* the launches */
         check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 5, 1, 128, 128); /* an empty mask */
     }
+    /* views of shapes of their own (0.3.12: a block an image, without
+     * histograms): all of at most 64 x 64 (any count), of up to 300 x 218
+     * (30 images; 5: only where all are of at most 2^15 samples), and
+     * an empty mask */
+    views_w = 64;
+    views_h = 64;
+    check_wide_batch_of(IMGHIST_U16, 0, W_VIEWS, 9, -1, 0, 0);
+    check_wide_batch_of(IMGHIST_U16, 1, W_VIEWS, 7, 2, 0, 0);
+    views_w = 300;
+    views_h = 218;
+    check_wide_batch_of(IMGHIST_U16, 1, W_VIEWS, 30, -1, 0, 0);
+    check_wide_batch_of(IMGHIST_U16, 1, W_VIEWS, 31, 4, 0, 0);
+    check_wide_batch_of(IMGHIST_U16, 0, W_VIEWS, 5, -1, 0, 0);
+    views_w = 700;
+    views_h = 300;
     /* either side of the one-block kernel's limits: 2^15 + 1 samples, 23
      * and 24 images of 2^16, 2^16 + 1 */
     check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, 4, -1, 32769, 1);

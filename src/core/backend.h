@@ -116,6 +116,16 @@ struct ih_backend_ops {
      * src); lut is 256 host bytes. NULL without device memory. */
     imghist_status (*apply_lut)(imghist_ctx *ctx, const imghist_view *src,
                                 const imghist_view *dst, const uint8_t *lut);
+    /* Equalization of count one-channel U16 device views src[i] into dst[i]
+     * of any shapes, pitches and alignments, masks NULL or one an image (any
+     * pitch), without histograms, as equalize does each (an empty mask: a
+     * copy). Checked by the core (overlaps too). *done 0: the backend does
+     * not take these (too large, too few, or no room on this GPU) and wrote
+     * nothing; the core goes image by image. NULL: never. (0.3.12) */
+    imghist_status (*equalize16_small_views)(imghist_ctx *ctx, const imghist_view *src,
+                                             const imghist_view *masks,
+                                             const imghist_view *dst, size_t count,
+                                             int *done);
 };
 
 /* A new context on `ops`, parameters at their defaults; NULL when out of memory. */

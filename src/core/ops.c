@@ -789,6 +789,16 @@ static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *s
         ih_views_one_shape(src, masks, count) && ih_views_one_shape(dst, NULL, count)) {
         return ctx->ops->equalize_views_each(ctx, src, masks, dst, count, hists);
     }
+    /* Small 16-bit device views of any shapes without histograms: one
+     * launch, a block an image, where the backend takes them (0.3.12). */
+    if (src[0].mem == IMGHIST_MEM_DEVICE && levels == 65536 && hists == NULL &&
+        ctx->ops->equalize16_small_views != NULL) {
+        int done = 0;
+        st = ctx->ops->equalize16_small_views(ctx, src, masks, dst, count, &done);
+        if (st != IMGHIST_OK || done) {
+            return st;
+        }
+    }
     /* Image by image (host images on the CUDA backend, each with the
      * fallback of a single call; 16-bit or masked images anywhere). */
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {

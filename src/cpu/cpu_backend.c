@@ -941,4 +941,5 @@ const ih_backend_ops ih_cpu_backend = {
     .equalize_each = cpu_equalize_each,
     .clahe = NULL,
     .apply_lut = NULL,
+    .equalize16_small_views = NULL,
 };

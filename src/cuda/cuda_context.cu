@@ -371,6 +371,16 @@ static imghist_status cuda_equalize_views_each(imghist_ctx *ctx, const imghist_v
     return ih_cuda_equalize_views_each(ctx, src, masks, dst, count, hists);
 }
 
+static imghist_status cuda_equalize16_small_views(imghist_ctx *ctx, const imghist_view *src,
+                                                  const imghist_view *masks,
+                                                  const imghist_view *dst, size_t count,
+                                                  int *done)
+{
+    *done = 0;
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_equalize16_small_views(ctx, src, masks, dst, count, done);
+}
+
 extern "C" const ih_backend_ops ih_cuda_backend = {
     IMGHIST_BACKEND_CUDA,
     1,
@@ -392,4 +402,5 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     NULL, /* equalize_each: the core goes image by image */
     cuda_clahe,
     cuda_apply_lut,
+    cuda_equalize16_small_views,
 };

@@ -39,6 +39,7 @@ struct ih_joint_state {
     void *eq_luts;          /* its LUTs, then the 16-bit LUTs' scratch */
     size_t eq_luts_cap;
     ih_desc_cache eq_desc;  /* equalize_views_each: a chunk's source and destination pointers */
+    ih_desc_cache eq16_desc; /* equalize16_small_views: the images' ih_eq16_view */
 };
 
 void ih_cuda_joint_close(ih_cuda_state *s)
@@ -54,6 +55,7 @@ void ih_cuda_joint_close(ih_cuda_state *s)
     cudaFree(j->eq_counts);
     cudaFree(j->eq_luts);
     ih_desc_close(&j->eq_desc);
+    ih_desc_close(&j->eq16_desc);
     free(j);
     s->joint = NULL;
 }
@@ -552,6 +554,69 @@ static imghist_status equalize16_small(imghist_ctx *ctx, ih_joint_state *j, cons
                     im->dst->pitch, im->src->width, im->src->height, (uint32_t)count, sd, mp,
                     s->sm_count, s->stream));
     ctx->params.batch_route = IH_ROUTE_BLOCKS;
+    return IMGHIST_OK;
+}
+
+imghist_status ih_cuda_equalize16_small_views(imghist_ctx *ctx, const imghist_view *src,
+                                              const imghist_view *masks, const imghist_view *dst,
+                                              size_t count, int *done)
+{
+    *done = 0;
+    uint64_t most = 0;
+    for (size_t i = 0; i < count; i++) {
+        const uint64_t n = (uint64_t)src[i].width * src[i].height;
+        if (n > IH_EQ16_SMALL_MAX) {
+            return IMGHIST_OK; /* image by image */
+        }
+        most = n > most ? n : most;
+    }
+    if ((most > EQ16_SMALL_ANY && count < EQ16_SMALL_MIN_BATCH) ||
+        !ih_equalize16_small_fits(1, most)) {
+        return IMGHIST_OK;
+    }
+    ih_cuda_state *s = ih_cuda(ctx);
+    ih_joint_state *j = NULL;
+    imghist_status st = joint_state(ctx, &j);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    /* the descriptors, unless they are the last call's (sources, then
+     * destinations, then masks compared) */
+    const size_t n_views = (masks != NULL ? 3 : 2) * count;
+    imghist_view *all = (imghist_view *)malloc(n_views * sizeof *all);
+    if (all == NULL) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", n_views);
+    }
+    memcpy(all, src, count * sizeof *all);
+    memcpy(all + count, dst, count * sizeof *all);
+    if (masks != NULL) {
+        memcpy(all + 2 * count, masks, count * sizeof *all);
+    }
+    uint64_t plan = 0;
+    if (!ih_desc_cached(&j->eq16_desc, all, NULL, n_views, count, &plan, sizeof plan)) {
+        const size_t bytes = count * sizeof(ih_eq16_view);
+        uint8_t *host = NULL;
+        st = ih_desc_buffer(ctx, &j->eq16_desc, bytes, &host);
+        for (size_t i = 0; st == IMGHIST_OK && i < count; i++) {
+            const imghist_view *m = masks != NULL ? &masks[i] : NULL;
+            ih_eq16_describe((ih_eq16_view *)host + i, src[i].data, src[i].pitch,
+                             m != NULL ? m->data : NULL, m != NULL ? m->pitch : 0, dst[i].data,
+                             dst[i].pitch, src[i].width, src[i].height);
+        }
+        if (st == IMGHIST_OK) {
+            st = ih_desc_upload(ctx, &j->eq16_desc, bytes, all, NULL, n_views, count, &plan,
+                                sizeof plan);
+        }
+    }
+    free(all);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    IH_CUDA_TRY(ctx, "equalization launch",
+                ih_launch_equalize16_views((const ih_eq16_view *)j->eq16_desc.dev,
+                                           (uint32_t)count, s->sm_count, s->stream));
+    ctx->params.batch_route = IH_ROUTE_BLOCKS;
+    *done = 1;
     return IMGHIST_OK;
 }
 

@@ -332,6 +332,10 @@ imghist_status ih_cuda_equalize_strided_each(imghist_ctx *ctx, const imghist_vie
                                              ptrdiff_t mask_stride, const imghist_view *dst,
                                              ptrdiff_t dst_stride, size_t count,
                                              const imghist_counts *hists);
+/* ih_backend_ops.equalize16_small_views (cuda_joint_ops.cu). */
+imghist_status ih_cuda_equalize16_small_views(imghist_ctx *ctx, const imghist_view *src,
+                                              const imghist_view *masks, const imghist_view *dst,
+                                              size_t count, int *done);
 /* ih_backend_ops.equalize_views_each: the same for views anywhere (their
  * pointers uploaded for the lookups). */
 imghist_status ih_cuda_equalize_views_each(imghist_ctx *ctx, const imghist_view *src,

@@ -1,0 +1,198 @@
+/*
+ * imghist_bench_views16: 16-bit equalization batches of device views of
+ * shapes of their own (sizes, pitches and 2-byte phases drawn per image),
+ * with and without masks, no histograms asked for: one
+ * imghist_equalize_batch(_masked) call against a loop of
+ * imghist_equalize(_masked) calls, and against a copy of the batch's bytes
+ * times 1.5 (an estimate of reading the images twice and writing them once).
+ *
+ *   imghist_bench_views16 [--runs N]
+ *
+ * Times are medians of CUDA-event timings on the context's stream after
+ * warm-up (ms). The batch's
+ * pixels are checked equal to the loop's before timing (a mismatch prints
+ * FAIL and makes the exit status 1). The route column is
+ * IMGHIST_P_EXP_BATCH_ROUTE after the batch call (0.3.12: 3 is one launch
+ * of a block an image; "-" for a library without the parameter).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "imghist.h"
+
+namespace {
+
+#define CK(x)                                                                          \
+    do {                                                                               \
+        cudaError_t e_ = (x);                                                          \
+        if (e_ != cudaSuccess) {                                                       \
+            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
+            exit(2);                                                                   \
+        }                                                                              \
+    } while (0)
+
+uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+uint32_t below(uint32_t n)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)((rng_state >> 33) % n);
+}
+
+/* Events on `stream`: the context's, where its calls queue their work. */
+double median_ms(const std::function<void()> &f, int runs, cudaStream_t stream)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = 0; i < 3; i++) f();
+    std::vector<float> t;
+    for (int i = 0; i < runs; i++) {
+        CK(cudaEventRecord(a, stream));
+        f();
+        CK(cudaEventRecord(b, stream));
+        CK(cudaEventSynchronize(b));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return t[t.size() / 2];
+}
+
+struct Case {
+    uint32_t count, max_w, max_h;
+    bool masked;
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    int runs = 15;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+            runs = atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: imghist_bench_views16 [--runs N]\n");
+            return 2;
+        }
+    }
+    imghist_ctx *gpu = NULL;
+    if (imghist_create(IMGHIST_BACKEND_CUDA, &gpu) != IMGHIST_OK) {
+        fprintf(stderr, "imghist_bench_views16: no CUDA context\n");
+        return 2;
+    }
+    imghist_stream stream = NULL;
+    if (imghist_get_stream(gpu, &stream) != IMGHIST_OK) {
+        fprintf(stderr, "imghist_bench_views16: %s\n", imghist_last_error(gpu));
+        return 2;
+    }
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("imghist_bench_views16: %s, imghist %s, median of %d (ms)\n\n", prop.name,
+           imghist_version_string(), runs);
+    printf("| views | largest | mask | one call | route | a call per image | speed-up | "
+           "copy x 1.5 | same pixels |\n|---|---|---|---|---|---|---|---|---|\n");
+    const Case cases[] = {{256, 64, 64, false},  {256, 64, 64, true},   {64, 256, 256, false},
+                          {64, 256, 256, true},  {30, 300, 218, false}, {8, 180, 180, false},
+                          {8, 180, 180, true},   {1000, 32, 32, false}};
+    int status = 0;
+    for (const Case &c : cases) {
+        std::vector<imghist_view> src(c.count), dst(c.count), msk(c.count);
+        std::vector<size_t> off(c.count);
+        size_t total = 0, pixels = 0;
+        for (uint32_t i = 0; i < c.count; i++) {
+            const uint32_t w = 1 + below(c.max_w), h = 1 + below(c.max_h);
+            const size_t pitch = (w + below(5)) * 2;
+            off[i] = total + 2 * below(8);
+            total = off[i] + 2 * pitch * h + (size_t)w * h;
+            total = (total + 15) / 16 * 16;
+            pixels += (size_t)w * h;
+            src[i] = {NULL, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, pitch, 1};
+            dst[i] = src[i];
+            msk[i] = {NULL, IMGHIST_U8, IMGHIST_MEM_DEVICE, w, h, w, 1};
+        }
+        std::vector<uint8_t> host(total);
+        for (size_t k = 0; k < total; k += 2) {
+            const uint32_t v = below(65536);
+            host[k] = (uint8_t)((v * v) >> 16); /* skewed */
+            host[k + 1] = (uint8_t)((v * v) >> 24);
+        }
+        uint8_t *dev = NULL, *dev2 = NULL;
+        CK(cudaMalloc((void **)&dev, total));
+        CK(cudaMalloc((void **)&dev2, total));
+        for (uint32_t i = 0; i < c.count; i++) {
+            const size_t img = src[i].pitch * src[i].height;
+            src[i].data = dev + off[i];
+            dst[i].data = dev + off[i] + img;
+            msk[i].data = dev + off[i] + 2 * img;
+            /* masks: about 60 % of the pixels */
+            for (size_t k = 0; k < (size_t)src[i].width * src[i].height; k++) {
+                host[off[i] + 2 * img + k] = below(5) < 3 ? 1 : 0;
+            }
+        }
+        CK(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
+        const imghist_view *m = c.masked ? msk.data() : NULL;
+        auto batch = [&]() {
+            const imghist_status st =
+                m != NULL ? imghist_equalize_batch_masked(gpu, src.data(), m, dst.data(), c.count, NULL)
+                          : imghist_equalize_batch(gpu, src.data(), dst.data(), c.count, NULL);
+            if (st != IMGHIST_OK) {
+                fprintf(stderr, "batch: %s\n", imghist_last_error(gpu));
+                exit(1);
+            }
+        };
+        auto loop = [&]() {
+            for (uint32_t i = 0; i < c.count; i++) {
+                const imghist_status st =
+                    m != NULL ? imghist_equalize_masked(gpu, &src[i], &m[i], &dst[i], NULL)
+                              : imghist_equalize(gpu, &src[i], &dst[i], NULL);
+                if (st != IMGHIST_OK) {
+                    fprintf(stderr, "loop: %s\n", imghist_last_error(gpu));
+                    exit(1);
+                }
+            }
+        };
+        /* the check: the batch's pixels against the loop's */
+        CK(cudaMemset(dev2, 0, total));
+        imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, 0);
+        batch();
+        int64_t route = -1;
+        const bool has_route =
+            imghist_get_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, &route) == IMGHIST_OK;
+        CK(cudaDeviceSynchronize());
+        std::vector<uint8_t> a(total), b(total);
+        CK(cudaMemcpy(a.data(), dev, total, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
+        loop();
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(b.data(), dev, total, cudaMemcpyDeviceToHost));
+        const bool same = memcmp(a.data(), b.data(), total) == 0;
+        status |= same ? 0 : 1;
+        const double t_batch = median_ms(batch, runs, stream);
+        const double t_loop = median_ms(loop, runs, stream);
+        const size_t bytes = pixels * 2;
+        const double t_copy = median_ms([&]() {
+            CK(cudaMemcpyAsync(dev2, dev, bytes, cudaMemcpyDeviceToDevice, stream));
+        }, runs, stream) * 1.5;
+        char route_s[16];
+        snprintf(route_s, sizeof route_s, has_route ? "%lld" : "-", (long long)route);
+        printf("| %u | %ux%u | %s | %.3f | %s | %.3f | %.1fx | %.3f | %s |\n", c.count, c.max_w,
+               c.max_h, c.masked ? "60 %" : "-", t_batch, route_s, t_loop, t_loop / t_batch,
+               t_copy, same ? "ok" : "FAIL");
+        fflush(stdout);
+        CK(cudaFree(dev));
+        CK(cudaFree(dev2));
+    }
+    imghist_destroy(gpu);
+    return status;
+}
