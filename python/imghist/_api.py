@@ -6,7 +6,7 @@ import math
 import operator
 import os
 import warnings
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -498,6 +498,64 @@ def _image_out(a: A.Arr, out: Array):
     return o, o_res, olay
 
 
+def _list_views(items: List[A.Arr], lays) -> np.ndarray:
+    """A host array of imghist_view, one per (H, W) image of a list."""
+    v = np.zeros(len(items), _VIEW_DT)
+    for i, (a, lay) in enumerate(zip(items, lays)):
+        v[i] = (a.ptr, a.dt, a.mem, lay[4], lay[3], lay[6], 1)
+    return v
+
+
+def _equalize_list(xs, method: int, mask, out, backend):
+    """equalize of a list of (H, W) images of their own sizes: one batch
+    call (imghist_equalize_batch, or _masked with a mask each)."""
+    n = len(xs)
+    for what, lst in (("mask", mask), ("out", out)):
+        if lst is not None and (not isinstance(lst, (list, tuple)) or len(lst) != n):
+            raise ValueError(f"imghist: for a list of {n} images, {what} must be None or a "
+                             f"list of {n}")
+    if n == 0:
+        return []
+    srcs, lays, dsts, dlays, res, mas, mls = [], [], [], [], [], [], []
+    for i, x in enumerate(xs):
+        a = A.describe(x, f"x[{i}]")
+        if a.dt == L.F32 or a.is_bool:
+            raise TypeError(f"imghist: equalize takes uint8 or uint16, not {a.np_dtype}")
+        if len(a.shape) != 2:
+            raise ValueError(f"imghist: x[{i}] has shape {tuple(a.shape)}; a list holds "
+                             "(H, W) images")
+        a0 = srcs[0] if srcs else a
+        if (a.kind, a.mem, a.dev, a.dt) != (a0.kind, a0.mem, a0.dev, a0.dt):
+            raise TypeError("imghist: the images of a list must be of one library, memory, "
+                            "device and dtype")
+        a, lay = _image_layout(a, 2, f"x[{i}]")
+        o, o_res, olay = _image_out(a, None if out is None else out[i])
+        srcs.append(a)
+        lays.append(lay)
+        dsts.append(o)
+        dlays.append(olay)
+        res.append(o_res)
+        if mask is not None:
+            ma, ml = _mask(mask[i], a, (), lay[3], lay[4], None)
+            mas.append(ma)
+            mls.append(ml)
+    ctx = _context(srcs[0], backend)
+    ctx.set_method(method)
+    lib = L.lib
+    if not L.HAVE_EQ_BATCH_WIDE or not L.HAVE_EQUALIZE_BATCH:
+        raise ImghistError(f"imghist: equalizing a list needs a libimghist with "
+                           f"imghist_equalize_batch_masked (0.3.9); {L.library_path} is "
+                           f"{L.version_string}")
+    sv, dv = _list_views(srcs, lays), _list_views(dsts, dlays)
+    if mask is None:
+        ctx.check(lib.imghist_equalize_batch(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n, None))
+    else:
+        mv = _list_views(mas, mls)
+        ctx.check(lib.imghist_equalize_batch_masked(ctx.ptr, sv.ctypes.data, mv.ctypes.data,
+                                                    dv.ctypes.data, n, None))
+    return res
+
+
 def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = None, *,
              backend: Optional[str] = None):
     """Histogram equalization of a one-channel uint8 or uint16 image, or of
@@ -505,7 +563,10 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
 
     x: (H, W), or (N, H, W) and any leading dimensions: each (H, W) image
     equalized with its own histogram (a torchvision (N, C, H, W) tensor has
-    each channel equalized, as torchvision does). NumPy runs on the CPU,
+    each channel equalized, as torchvision does); or a list of (H, W)
+    images of their own sizes (regions of interest: one batch call, 0.3.12),
+    of one library, device and dtype, with mask and out None or lists of as
+    many, returning a list. NumPy runs on the CPU,
     PyTorch and CuPy GPU arrays on their GPU, queued on the current stream.
     A batch is one call: imghist_equalize_strided (or
     imghist_equalize_strided_masked) for arrays laid out as contiguous ones
@@ -516,7 +577,8 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     tensor) too, others image by image inside the library; from 0.3.12
     uint16 batches of images of up to 65536 pixels one launch, a block an
     image, where the images have at most 32768 pixels or number 24 or
-    more (on GPUs with 128 KiB of shared memory a block); NumPy batches
+    more (on GPUs with 128 KiB of shared memory a block), lists of them
+    too; NumPy batches
     spread over the CPU threads (0.3.9 for uint16 and masked batches;
     before, a call per image).
 
@@ -536,6 +598,8 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     m = _METHODS.get(method)
     if m is None:
         raise ValueError(f"imghist: method={method!r}; want 'opencv' or 'pil'")
+    if isinstance(x, (list, tuple)):
+        return _equalize_list(x, m, mask, out, backend)
     if mask is None and out is None and backend is None:
         p = A.plain(x)
         if p is not None and p[8]:

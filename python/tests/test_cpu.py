@@ -415,6 +415,46 @@ def test_equalize_masked_batches(rng):
     assert (out == 7).all()
 
 
+def test_equalize_list(rng):
+    """A list of images of their own sizes (0.3.12): one batch call, each
+    image as equalize(image) alone; masks and outs as lists; 8- and 16-bit."""
+    for hi, dt in ((255, np.uint8), (65535, np.uint16)):
+        xs = [(rng.beta(2, 5, (h, w)) * hi).astype(dt)
+              for h, w in ((1, 1), (17, 5), (40, 61), (3, 300), (64, 64))]
+        xs.append(np.full((9, 7), 3, dt))  # one value
+        xs.append((rng.beta(2, 5, (30, 80)) * hi).astype(dt)[::2, 3:71])  # strided
+        got = imghist.equalize(xs)
+        assert isinstance(got, list) and len(got) == len(xs)
+        for g, x in zip(got, xs):
+            np.testing.assert_array_equal(g, imghist.equalize(np.ascontiguousarray(x)))
+        ms = [rng.random(x.shape) < 0.5 for x in xs]
+        for m in ms:
+            m.flat[0] = True  # none empty
+        outs = [np.zeros_like(x) for x in xs]
+        assert imghist.equalize(xs, mask=ms, out=outs) == outs
+        for o, x, m in zip(outs, xs, ms):
+            np.testing.assert_array_equal(o, ref.equalize(np.ascontiguousarray(x), mask=m))
+    assert imghist.equalize([]) == []
+
+
+def test_equalize_list_errors(rng):
+    a, b = u8(rng, 10, 12), u8(rng, 7, 9)
+    with pytest.raises(ValueError, match="list of 2"):
+        imghist.equalize([a, b], mask=[a > 9])
+    with pytest.raises(ValueError, match="list of 2"):
+        imghist.equalize([a, b], out=np.zeros_like(a))
+    with pytest.raises(TypeError, match="one library"):
+        imghist.equalize([a, b.astype(np.uint16)])
+    with pytest.raises(ValueError, match=r"\(H, W\) images"):
+        imghist.equalize([a, u8(rng, 2, 7, 9)])
+    with pytest.raises(TypeError, match="uint8 or uint16"):
+        imghist.equalize([a.astype(np.float32)])
+    out = [np.full_like(a, 7), np.full_like(b, 7)]
+    with pytest.raises(imghist.ImghistArgumentError, match="batch mask 1 has no non-zero"):
+        imghist.equalize([a, b], mask=[a > 0, b > 255], out=out)
+    assert (out[0] == 7).all() and (out[1] == 7).all()
+
+
 @needs_cv2
 @needs_batch
 def test_equalize_batch(rng):

@@ -265,6 +265,31 @@ def test_equalize_u16_and_masked_batches(xp, rng):
     same(xp, e, want)
 
 
+def test_equalize_list(xp, rng):
+    """Lists of device images of their own sizes (0.3.12; 16-bit ones of at
+    most 65536 pixels in one launch, a block an image) against the CPU, with
+    masks (one of them empty on the device: a copy) and outs."""
+    for hi, dt in ((65535, np.uint16), (255, np.uint8)):
+        xs = [(rng.beta(2, 5, (h, w)) * hi).astype(dt)
+              for h, w in ((1, 1), (17, 5), (40, 61), (3, 300), (128, 200), (100, 90))]
+        xs.append(np.full((9, 7), 3, dt))
+        ds = [xp.dev(x) for x in xs]
+        ds.append(xp.dev((rng.beta(2, 5, (30, 80)) * hi).astype(dt))[::2, 3:71])
+        xs.append(xp.host(ds[-1]))
+        for g, x in zip(imghist.equalize(ds), xs):
+            same(xp, g, imghist.equalize(np.ascontiguousarray(x)))
+        ms = [rng.random(x.shape) < 0.5 for x in xs]
+        for m in ms:
+            m.flat[0] = True
+        outs = [xp.dev(np.zeros_like(x)) for x in xs]
+        dms = [xp.dev(m.astype(np.uint8)) for m in ms]
+        dms[2] = xp.dev(np.zeros(xs[2].shape, np.uint8))  # empty: a copy
+        assert imghist.equalize(ds, mask=dms, out=outs) is not None
+        for i, (o, x, m) in enumerate(zip(outs, xs, ms)):
+            want = x if i == 2 else imghist.equalize(np.ascontiguousarray(x), mask=m)
+            same(xp, o, want)
+
+
 @pytest.mark.skipif(not _lib.HAVE_PIL, reason="no imghist_equalize_lut_pil")
 def test_equalize_pil(xp, rng):
     x = (rng.beta(2, 5, (240, 320)) * 255).astype(np.uint8)
