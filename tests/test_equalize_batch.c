@@ -878,6 +878,112 @@ static void test_masked_batch_refusals(void **state)
     imghist_destroy(ctx);
 }
 
+/*
+ * 16-bit images of at most 32768 samples equalize without the passes over
+ * all 65536 levels (0.3.12: counts and a bitmap of the values present, the
+ * LUT at those alone; with a mask, the entries of values only unmasked
+ * pixels hold from the level below). Against the whole LUT made from the
+ * image's histogram (imghist_histogram and imghist_equalize_lut_u16) and
+ * applied here: random, skewed and two-valued samples, one value, the
+ * extreme values, 1 x 1, the 32768-sample limit and one past it, pitched
+ * rows, in place, alone and as batches of mixed sizes on 1 and 3 threads,
+ * without and with masks (half the pixels, or a single one).
+ */
+static void test_small_u16_against_the_whole_lut(void **state)
+{
+    (void)state;
+    static const uint32_t dims[][2] = {{1, 1}, {64, 64}, {7, 13}, {256, 128}, {32769, 1},
+                                       {181, 181}, {3, 10000}, {128, 256}};
+    enum { N = sizeof dims / sizeof dims[0], KINDS = 5 };
+    uint64_t *hist = malloc(65536 * sizeof *hist);
+    uint16_t *lut = malloc(65536 * sizeof *lut);
+    assert_true(hist && lut);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        imghist_ctx *ctx = cpu_ctx(threads, IMGHIST_EQ_OPENCV);
+        for (int kind = 0; kind < KINDS; kind++) {
+            for (int masked = 0; masked <= 2; masked++) { /* none, half, one pixel */
+                uint16_t *src[N], *want[N], *got[N], *batch[N];
+                uint8_t *msk[N];
+                imghist_view sv[N], dv[N], mv[N];
+                for (size_t i = 0; i < N; i++) {
+                    const uint32_t w = dims[i][0], h = dims[i][1];
+                    const size_t pitch = (size_t)w + (i % 3), n = pitch * h;
+                    src[i] = malloc(n * 2);
+                    want[i] = malloc(n * 2);
+                    got[i] = malloc(n * 2);
+                    batch[i] = malloc(n * 2);
+                    msk[i] = malloc((size_t)w * h);
+                    assert_true(src[i] && want[i] && got[i] && batch[i] && msk[i]);
+                    for (size_t k = 0; k < n; k++) {
+                        const uint32_t r = (uint32_t)(tu_next(&rng) >> 48);
+                        src[i][k] = (uint16_t)(kind == 0   ? r
+                                               : kind == 1 ? (r * r) >> 16
+                                               : kind == 2 ? (r & 1 ? 65535 : 0)
+                                               : kind == 3 ? 40000
+                                                           : (k % 7 == 0 ? 65535 : r & 0xff));
+                    }
+                    for (size_t k = 0; k < (size_t)w * h; k++) {
+                        msk[i][k] = (uint8_t)(masked == 2 ? k == (size_t)w * h / 2
+                                                          : (tu_next(&rng) >> 63) == 0);
+                    }
+                    msk[i][(size_t)w * h / 2] = 1; /* never empty */
+                    const imghist_view v = {src[i], IMGHIST_U16, IMGHIST_MEM_HOST, w, h,
+                                            pitch * 2, 1};
+                    const imghist_view m = {msk[i], IMGHIST_U8, IMGHIST_MEM_HOST, w, h, w, 1};
+                    const imghist_counts c = {hist, 65536, IMGHIST_MEM_HOST};
+                    IH_OK(ctx, imghist_histogram(ctx, &v, masked ? &m : NULL, NULL, &c));
+                    IH_OK(ctx, imghist_equalize_lut_u16(hist, lut));
+                    memcpy(want[i], src[i], n * 2);
+                    memcpy(got[i], src[i], n * 2);
+                    memcpy(batch[i], src[i], n * 2);
+                    for (uint32_t y = 0; y < h; y++) {
+                        for (uint32_t x = 0; x < w; x++) {
+                            want[i][y * pitch + x] = lut[src[i][y * pitch + x]];
+                        }
+                    }
+                    /* alone, into a copy of the source (padding kept) */
+                    imghist_view d = v;
+                    d.data = got[i];
+                    if (masked) {
+                        IH_OK(ctx, imghist_equalize_masked(ctx, &v, &m, &d, NULL));
+                    } else {
+                        IH_OK(ctx, imghist_equalize(ctx, &v, &d, NULL));
+                    }
+                    if (memcmp(got[i], want[i], n * 2) != 0) {
+                        fail_msg("kind %d, mask %d, %ux%u alone: differs from the whole LUT",
+                                 kind, masked, w, h);
+                    }
+                    sv[i] = v;
+                    sv[i].data = batch[i];
+                    dv[i] = sv[i]; /* in place */
+                    mv[i] = m;
+                }
+                if (masked) {
+                    IH_OK(ctx, imghist_equalize_batch_masked(ctx, sv, mv, dv, N, NULL));
+                } else {
+                    IH_OK(ctx, imghist_equalize_batch(ctx, sv, dv, N, NULL));
+                }
+                for (size_t i = 0; i < N; i++) {
+                    const size_t n = ((size_t)dims[i][0] + (i % 3)) * dims[i][1];
+                    if (memcmp(batch[i], want[i], n * 2) != 0) {
+                        fail_msg("kind %d, mask %d, image %zu (%ux%u) of a batch on %d "
+                                 "threads: differs from the whole LUT",
+                                 kind, masked, i, dims[i][0], dims[i][1], threads);
+                    }
+                    free(src[i]);
+                    free(want[i]);
+                    free(got[i]);
+                    free(batch[i]);
+                    free(msk[i]);
+                }
+            }
+        }
+        imghist_destroy(ctx);
+    }
+    free(hist);
+    free(lut);
+}
+
 int main(void)
 {
     tu_seed(&rng, tu_fresh_seed("test_equalize_batch"));
@@ -893,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_batch_u16_and_masked),
         cmocka_unit_test(test_strided_u16_and_masked),
         cmocka_unit_test(test_masked_batch_refusals),
+        cmocka_unit_test(test_small_u16_against_the_whole_lut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

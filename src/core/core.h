@@ -139,6 +139,13 @@ imghist_view *ih_strided_views(const imghist_view *first, size_t count, ptrdiff_
  * launches take by their pointers. */
 bool ih_views_one_shape(const imghist_view *v, const imghist_view *masks, size_t count);
 
+/* imghist_equalize_lut_u16's entries at the levels of an image's
+ * histogram that are not 0 alone (levels[0..n), ascending; count: 16-bit
+ * counts, total their sum, not 0): the CPU's 16-bit equalization of small
+ * images, whose lookups read no other entry (core/equalize_lut.c). */
+void ih_equalize_lut_u16_at(const uint16_t *count, const uint16_t *levels, size_t n,
+                            uint64_t total, uint16_t *lut);
+
 /* The loaders' limits, for the I/O module. */
 imghist_status ih_check_pixel_limit(imghist_ctx *ctx, const char *name, uint64_t w, uint64_t h);
 

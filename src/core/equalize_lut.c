@@ -80,6 +80,26 @@ imghist_status imghist_equalize_lut(const uint64_t hist[256], uint8_t lut[256])
     return make_lut(hist, 256, lut, NULL);
 }
 
+void ih_equalize_lut_u16_at(const uint16_t *count, const uint16_t *levels, size_t n,
+                            uint64_t total, uint16_t *lut)
+{
+    /* make_lut's operations at the levels present: below them all, between
+     * them, no count adds to the sum */
+    const uint32_t first = levels[0];
+    if (count[first] == total) {
+        lut[first] = (uint16_t)first; /* one value everywhere */
+        return;
+    }
+    const float top = 65535.0f;
+    const float scale = top / (float)(int64_t)(total - count[first]);
+    lut[first] = 0;
+    uint64_t sum = 0;
+    for (size_t k = 1; k < n; k++) {
+        sum += count[levels[k]];
+        lut[levels[k]] = (uint16_t)round_top((float)(int64_t)sum * scale, top);
+    }
+}
+
 imghist_status imghist_equalize_lut_u16(const uint64_t hist[65536], uint16_t lut[65536])
 {
     if (hist == NULL || lut == NULL) {
