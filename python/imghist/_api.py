@@ -536,6 +536,9 @@ def _equalize_list(xs, method: int, mask, out, backend):
         dlays.append(olay)
         res.append(o_res)
         if mask is not None:
+            if mask[i] is None:
+                raise ValueError(f"imghist: mask[{i}] is None; give every image of the list a "
+                                 "mask, or none")
             ma, ml = _mask(mask[i], a, (), lay[3], lay[4], None)
             mas.append(ma)
             mls.append(ml)

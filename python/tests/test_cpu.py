@@ -449,6 +449,8 @@ def test_equalize_list_errors(rng):
         imghist.equalize([a, u8(rng, 2, 7, 9)])
     with pytest.raises(TypeError, match="uint8 or uint16"):
         imghist.equalize([a.astype(np.float32)])
+    with pytest.raises(ValueError, match=r"mask\[1\] is None"):
+        imghist.equalize([a, b], mask=[a > 9, None])
     out = [np.full_like(a, 7), np.full_like(b, 7)]
     with pytest.raises(imghist.ImghistArgumentError, match="batch mask 1 has no non-zero"):
         imghist.equalize([a, b], mask=[a > 0, b > 255], out=out)
