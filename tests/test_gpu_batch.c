@@ -488,7 +488,7 @@ static uint32_t views_w = 700, views_h = 300;
 static int smem_128k;
 
 /* IMGHIST_P_EXP_BATCH_ROUTE of the GPU context: 1 a few launches for the
- * whole batch, 2 a launch an image. */
+ * whole batch, 2 a launch an image, 3 one launch of a block an image. */
 static int64_t route(void)
 {
     int64_t r = -1;
@@ -802,6 +802,7 @@ static void test_u16_and_masked_batches(void **state)
         check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 3, -1, 255, 257); /* the launches */
         check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 5, 1, 128, 128); /* an empty mask */
     }
+    one_value = 0;
     /* views of shapes of their own (0.3.12: a block an image, without
      * histograms): all of at most 64 x 64 (any count), of up to 300 x 218
      * (30 images; 5: only where all are of at most 2^15 samples), and
@@ -823,7 +824,6 @@ static void test_u16_and_masked_batches(void **state)
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 23, -1, 1024, 64);
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 24, -1, 64, 1024);
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 30, -1, 65537, 1);
-    one_value = 0;
 }
 
 static int reset(void **state)
