@@ -27,6 +27,10 @@ if [ "$what" != bench ]; then
     export IMGHIST_TEST_QUICK=1
     step memcheck_wide 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_wide"
     step memcheck_joint 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_joint"
+    step memcheck_batch 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_batch"
+    # the one-block 16-bit kernel's shared memory (0.3.12)
+    step racecheck_eq16 200 compute-sanitizer --tool racecheck --error-exitcode 9 \
+        --kernel-name kns=eq16_small "$B/tests/test_gpu_batch"
     unset IMGHIST_TEST_QUICK
     step cli_cuda 60 "$B/src/imghist" samples/moon.png --backend cuda --bins 64 --range 0:256 -v
 fi
@@ -34,5 +38,6 @@ if [ "$what" != tests ]; then
     step bench_wide 200 "$B/bench/imghist_bench_wide" --runs 15
     step bench_joint 200 "$B/bench/imghist_bench_joint" --runs 15
     step bench_u8 240 "$B/bench/imghist_bench" --no-npp
+    step bench_views16 120 "$B/bench/imghist_bench_views16" --runs 15
 fi
 cat "$sum"
