@@ -9,7 +9,7 @@
  *   imghist_bench_views16 [--runs N]
  *
  * Times are medians of CUDA-event timings on the context's stream after
- * warm-up (ms). The batch's
+ * warm-up (call_timer, inputs not flushed from L2; ms). The batch's
  * pixels are checked equal to the loop's before timing (a mismatch prints
  * FAIL and makes the exit status 1). The route column is
  * IMGHIST_P_EXP_BATCH_ROUTE after the batch call (0.3.12: 3 is one launch
@@ -19,53 +19,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <algorithm>
-#include <functional>
 #include <vector>
 
 #include <cuda_runtime.h>
 
+#include "bench_check.h"
+#include "bench_kernels.cuh"
 #include "imghist.h"
 
 namespace {
-
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            exit(2);                                                                   \
-        }                                                                              \
-    } while (0)
 
 uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 uint32_t below(uint32_t n)
 {
     rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
     return (uint32_t)((rng_state >> 33) % n);
-}
-
-/* Events on `stream`: the context's, where its calls queue their work. */
-double median_ms(const std::function<void()> &f, int runs, cudaStream_t stream)
-{
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    for (int i = 0; i < 3; i++) f();
-    std::vector<float> t;
-    for (int i = 0; i < runs; i++) {
-        CK(cudaEventRecord(a, stream));
-        f();
-        CK(cudaEventRecord(b, stream));
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return t[t.size() / 2];
 }
 
 struct Case {
@@ -91,13 +59,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "imghist_bench_views16: no CUDA context\n");
         return 2;
     }
-    imghist_stream stream = NULL;
-    if (imghist_get_stream(gpu, &stream) != IMGHIST_OK) {
-        fprintf(stderr, "imghist_bench_views16: %s\n", imghist_last_error(gpu));
-        return 2;
-    }
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    /* the context queues its work on the timer's stream, whose events time
+     * it; inputs are not flushed from L2 (flush = false below) */
+    call_timer timer;
+    call_timer_init(timer, prop);
+    timer.runs = runs;
+    IH_CHECK(gpu, imghist_set_stream(gpu, timer.stream));
+    const cudaStream_t stream = timer.stream;
     printf("imghist_bench_views16: %s, imghist %s, median of %d (ms)\n\n", prop.name,
            imghist_version_string(), runs);
     printf("| views | largest | mask | one call | route | a call per image | speed-up | "
@@ -128,8 +98,8 @@ int main(int argc, char **argv)
             host[k + 1] = (uint8_t)((v * v) >> 24);
         }
         uint8_t *dev = NULL, *dev2 = NULL;
-        CK(cudaMalloc((void **)&dev, total));
-        CK(cudaMalloc((void **)&dev2, total));
+        CUDA_CHECK(cudaMalloc((void **)&dev, total));
+        CUDA_CHECK(cudaMalloc((void **)&dev2, total));
         for (uint32_t i = 0; i < c.count; i++) {
             const size_t img = src[i].pitch * src[i].height;
             src[i].data = dev + off[i];
@@ -140,58 +110,51 @@ int main(int argc, char **argv)
                 host[off[i] + 2 * img + k] = below(5) < 3 ? 1 : 0;
             }
         }
-        CK(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
         const imghist_view *m = c.masked ? msk.data() : NULL;
         auto batch = [&]() {
-            const imghist_status st =
-                m != NULL ? imghist_equalize_batch_masked(gpu, src.data(), m, dst.data(), c.count, NULL)
-                          : imghist_equalize_batch(gpu, src.data(), dst.data(), c.count, NULL);
-            if (st != IMGHIST_OK) {
-                fprintf(stderr, "batch: %s\n", imghist_last_error(gpu));
-                exit(1);
-            }
+            IH_CHECK(gpu, m != NULL ? imghist_equalize_batch_masked(gpu, src.data(), m,
+                                                                   dst.data(), c.count, NULL)
+                                    : imghist_equalize_batch(gpu, src.data(), dst.data(),
+                                                             c.count, NULL));
         };
         auto loop = [&]() {
             for (uint32_t i = 0; i < c.count; i++) {
-                const imghist_status st =
-                    m != NULL ? imghist_equalize_masked(gpu, &src[i], &m[i], &dst[i], NULL)
-                              : imghist_equalize(gpu, &src[i], &dst[i], NULL);
-                if (st != IMGHIST_OK) {
-                    fprintf(stderr, "loop: %s\n", imghist_last_error(gpu));
-                    exit(1);
-                }
+                IH_CHECK(gpu, m != NULL
+                                  ? imghist_equalize_masked(gpu, &src[i], &m[i], &dst[i], NULL)
+                                  : imghist_equalize(gpu, &src[i], &dst[i], NULL));
             }
         };
         /* the check: the batch's pixels against the loop's */
-        CK(cudaMemset(dev2, 0, total));
+        CUDA_CHECK(cudaMemset(dev2, 0, total));
         imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, 0);
         batch();
         int64_t route = -1;
         const bool has_route =
             imghist_get_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, &route) == IMGHIST_OK;
-        CK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaDeviceSynchronize());
         std::vector<uint8_t> a(total), b(total);
-        CK(cudaMemcpy(a.data(), dev, total, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(a.data(), dev, total, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
         loop();
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(b.data(), dev, total, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(b.data(), dev, total, cudaMemcpyDeviceToHost));
         const bool same = memcmp(a.data(), b.data(), total) == 0;
         status |= same ? 0 : 1;
-        const double t_batch = median_ms(batch, runs, stream);
-        const double t_loop = median_ms(loop, runs, stream);
+        const double t_batch = call_timer_ms(timer, batch, false);
+        const double t_loop = call_timer_ms(timer, loop, false);
         const size_t bytes = pixels * 2;
-        const double t_copy = median_ms([&]() {
-            CK(cudaMemcpyAsync(dev2, dev, bytes, cudaMemcpyDeviceToDevice, stream));
-        }, runs, stream) * 1.5;
+        const double t_copy = call_timer_ms(timer, [&]() {
+            CUDA_CHECK(cudaMemcpyAsync(dev2, dev, bytes, cudaMemcpyDeviceToDevice, stream));
+        }, false) * 1.5;
         char route_s[16];
         snprintf(route_s, sizeof route_s, has_route ? "%lld" : "-", (long long)route);
         printf("| %u | %ux%u | %s | %.3f | %s | %.3f | %.1fx | %.3f | %s |\n", c.count, c.max_w,
                c.max_h, c.masked ? "60 %" : "-", t_batch, route_s, t_loop, t_loop / t_batch,
                t_copy, same ? "ok" : "FAIL");
         fflush(stdout);
-        CK(cudaFree(dev));
-        CK(cudaFree(dev2));
+        CUDA_CHECK(cudaFree(dev));
+        CUDA_CHECK(cudaFree(dev2));
     }
     imghist_destroy(gpu);
     return status;
