@@ -2243,6 +2243,15 @@ int walk_of(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan
     return simple ? W_SIMPLE : W_GENERAL;
 }
 
+/* Whether the natural 16-bit histogram, flat, counts in the split layouts
+ * (PAR_WORDS words of shared memory a block) where the device has room for
+ * them: 192 KiB on Hopper, not the A100's 163 (+ split_of's static word). */
+bool split_fits(int walk, const ih_hist_job &job, const ih_wide_plan_t &plan, int optin)
+{
+    return walk == W_FLAT && job.dtype == IMGHIST_U16 && job.natural &&
+           plan.store == IH_WIDE_S16 && (size_t)optin >= (size_t)PAR_WORDS * 4 + 256;
+}
+
 /* Whether a launch counts in the plain layout (u8_channels_kernel): 8-bit
  * channels, one bin per value; PLAIN_FLAT for a flat run (walk), PLAIN_ROWS
  * for rows (the general walk), PLAIN_MASKED for rows with a mask, else 0.
@@ -2357,11 +2366,7 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     a.phys = phys_of(job, plan.store, a.copies);
     const wide_fn fn = plain ? plain_kernel(plain, false) : pick(job, plan, walk, 0);
     size_t smem = plan.smem;
-    /* The natural 16-bit histogram, flat: room for the split layouts where
-     * the device has it (192 KiB: Hopper, not the A100's 163). */
-    if (walk == W_FLAT && job.dtype == IMGHIST_U16 && a.natural && plan.store == IH_WIDE_S16 &&
-        a.cnt_off == 0 &&
-        (size_t)optin >= (size_t)PAR_WORDS * 4 + 256) { /* + split_of's static word */
+    if (split_fits(walk, job, plan, optin) && a.natural && a.cnt_off == 0) {
         a.natural = 2;
         a.phys = PAR_WORDS;
         smem = (size_t)PAR_WORDS * 4;
@@ -2495,10 +2500,8 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     if (fn == nullptr) {
         return cudaErrorInvalidValue; /* not ih_wide_batchable */
     }
-    /* The natural 16-bit histogram, flat: room for the split layouts, as
-     * ih_wide_launch gives a single image. */
-    const bool split = walk == W_FLAT && job.dtype == IMGHIST_U16 && job.natural &&
-                       plan.store == IH_WIDE_S16 && (size_t)optin >= (size_t)PAR_WORDS * 4 + 256;
+    /* room for the split layouts, as ih_wide_launch gives a single image */
+    const bool split = split_fits(walk, job, plan, optin);
     if (split) {
         plan.smem = (size_t)PAR_WORDS * 4;
     }
