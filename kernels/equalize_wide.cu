@@ -588,10 +588,10 @@ __global__ void __launch_bounds__(256)
  * where the batch path writes and reads 65536 64-bit counts an image and a
  * 128 KiB LUT. At most 65536 samples an image: every count but that of the
  * first sample counted (kept aside when its mask keeps it) fits 16 bits.
- * Image img's source and destination as image_at says (sd: their pointers),
- * its mask (NULL: none) at mask + img * mask_stride or, with mp, at
- * mp[2 img + 1]. Bits as the LUT kernels' (ih_lut_opencv; an empty mask
- * gives a copy).
+ * Image img's source, mask (NULL: none) and destination at their strides
+ * from src, mask and dst, or as views[img] says (views of shapes of their
+ * own). Bits as the LUT kernels' (ih_lut_opencv; an empty mask gives a
+ * copy).
  */
 constexpr int EQ16_SMALL_THREADS = LUT_THREADS; /* block_levels' block */
 constexpr int EQ16_SMALL_UNROLL = 8; /* samples a thread has in flight */
@@ -617,8 +617,6 @@ __global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
                       const uint8_t *mask, long long mask_stride, size_t mask_pitch0,
                       uint8_t *dst, long long dst_stride, size_t dst_pitch0, uint32_t width0,
                       uint32_t samples0, ih_fastdiv row_div0, uint32_t count,
-                      const unsigned long long *__restrict__ sd,
-                      const unsigned long long *__restrict__ mp,
                       const ih_eq16_view *__restrict__ views)
 {
     extern __shared__ __align__(16) uint32_t h[]; /* level v's count: half v & 1 of word v / 2 */
@@ -648,10 +646,8 @@ __global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
             row_div.mul = e.div_mul;
             row_div.shift = e.div_shift;
         } else {
-            image_at(sd, img, s, src_stride, d, dst_stride);
-            m = mask == nullptr ? nullptr
-                : mp != nullptr ? reinterpret_cast<const uint8_t *>(mp[2 * (size_t)img + 1])
-                                : mask + (long long)img * mask_stride;
+            image_at(nullptr, img, s, src_stride, d, dst_stride);
+            m = mask != nullptr ? mask + (long long)img * mask_stride : nullptr;
         }
         const bool sa = (((uintptr_t)s | src_pitch) & 1) == 0;
         const bool da = (((uintptr_t)d | dst_pitch) & 1) == 0;
@@ -792,29 +788,40 @@ cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, siz
     return cudaGetLastError();
 }
 
+namespace {
+
+/* The one-block kernel's shared memory, and its grid for count images: a
+ * block an SM (128 KiB each), each taking images in turn. */
+cudaError_t eq16_grid(uint32_t count, int sm_count, unsigned &grid)
+{
+    static_assert(IH_EQ16_SMALL_MAX <= 65536, "16-bit counts with one sample aside");
+    grid = (unsigned)(count < (uint32_t)sm_count ? count : (uint32_t)sm_count);
+    return count == 0 ? cudaErrorInvalidValue
+                      : cudaFuncSetAttribute(eq16_small_kernel,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)LUT16_BYTES);
+}
+
+} // namespace
+
 cudaError_t ih_launch_equalize16_small(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
                                        const uint8_t *mask, ptrdiff_t mask_stride,
                                        size_t mask_pitch, uint8_t *dst, ptrdiff_t dst_stride,
                                        size_t dst_pitch, uint32_t width, uint32_t height,
-                                       uint32_t count, const unsigned long long *sd,
-                                       const unsigned long long *mp, int sm_count,
-                                       cudaStream_t stream)
+                                       uint32_t count, int sm_count, cudaStream_t stream)
 {
     const uint64_t samples = (uint64_t)width * height;
-    if (samples == 0 || samples > IH_EQ16_SMALL_MAX || count == 0) {
+    unsigned grid = 0;
+    if (samples == 0 || samples > IH_EQ16_SMALL_MAX) {
         return cudaErrorInvalidValue;
     }
-    static_assert(IH_EQ16_SMALL_MAX <= 65536, "16-bit counts with one sample aside");
-    const size_t smem = LUT16_BYTES;
-    cudaError_t e = cudaFuncSetAttribute(eq16_small_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaError_t e = eq16_grid(count, sm_count, grid);
     if (e != cudaSuccess) {
         return e;
     }
-    const unsigned grid = (unsigned)(count < (uint32_t)sm_count ? count : (uint32_t)sm_count);
-    eq16_small_kernel<<<grid, EQ16_SMALL_THREADS, smem, stream>>>(
+    eq16_small_kernel<<<grid, EQ16_SMALL_THREADS, LUT16_BYTES, stream>>>(
         src, src_stride, src_pitch, mask, mask_stride, mask_pitch, dst, dst_stride, dst_pitch,
-        width, (uint32_t)samples, ih_make_fastdiv(width), count, sd, mp, nullptr);
+        width, (uint32_t)samples, ih_make_fastdiv(width), count, nullptr);
     return cudaGetLastError();
 }
 
@@ -838,19 +845,13 @@ void ih_eq16_describe(ih_eq16_view *v, const void *src, size_t src_pitch, const 
 cudaError_t ih_launch_equalize16_views(const ih_eq16_view *views, uint32_t count, int sm_count,
                                        cudaStream_t stream)
 {
-    if (count == 0) {
-        return cudaErrorInvalidValue;
-    }
-    cudaError_t e = cudaFuncSetAttribute(eq16_small_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)LUT16_BYTES);
+    unsigned grid = 0;
+    cudaError_t e = eq16_grid(count, sm_count, grid);
     if (e != cudaSuccess) {
         return e;
     }
-    const unsigned grid = (unsigned)(count < (uint32_t)sm_count ? count : (uint32_t)sm_count);
     eq16_small_kernel<<<grid, EQ16_SMALL_THREADS, LUT16_BYTES, stream>>>(
-        nullptr, 0, 0, nullptr, 0, 0, nullptr, 0, 0, 0, 0, ih_fastdiv{1, 0, 0}, count, nullptr,
-        nullptr, views);
+        nullptr, 0, 0, nullptr, 0, 0, nullptr, 0, 0, 0, 0, ih_fastdiv{1, 0, 0}, count, views);
     return cudaGetLastError();
 }
 

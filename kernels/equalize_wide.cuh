@@ -59,18 +59,15 @@ cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, siz
  * of width x height samples, at most IH_EQ16_SMALL_MAX, a block an image:
  * histogram, LUT and lookups in shared memory, no counts or LUTs in global
  * memory. Image i at src + i * src_stride, dst + i * dst_stride, its mask
- * (NULL: none) at mask + i * mask_stride; with sd (device memory) image i's
- * source and destination at sd[2 i] and sd[2 i + 1], with mp its mask at
- * mp[2 i + 1]. An empty mask copies the image. Needs 128 KiB of shared
- * memory a block (ih_equalize16_small_fits). dst may be src. (0.3.12) */
+ * (NULL: none) at mask + i * mask_stride. An empty mask copies the image.
+ * Needs more than 128 KiB of shared memory a block
+ * (ih_equalize16_small_fits). dst may be src. (0.3.12) */
 #define IH_EQ16_SMALL_MAX (UINT64_C(1) << 16)
 cudaError_t ih_launch_equalize16_small(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
                                        const uint8_t *mask, ptrdiff_t mask_stride,
                                        size_t mask_pitch, uint8_t *dst, ptrdiff_t dst_stride,
                                        size_t dst_pitch, uint32_t width, uint32_t height,
-                                       uint32_t count, const unsigned long long *sd,
-                                       const unsigned long long *mp, int sm_count,
-                                       cudaStream_t stream);
+                                       uint32_t count, int sm_count, cudaStream_t stream);
 /* Whether images of width x height samples take ih_launch_equalize16_small
  * on the current device. */
 bool ih_equalize16_small_fits(uint64_t width, uint64_t height);

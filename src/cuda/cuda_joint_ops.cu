@@ -529,59 +529,37 @@ typedef struct eq_images {
 constexpr uint64_t EQ16_SMALL_ANY = UINT64_C(1) << 15;
 constexpr size_t EQ16_SMALL_MIN_BATCH = 24;
 
-static imghist_status equalize16_small(imghist_ctx *ctx, ih_joint_state *j, const eq_images *im,
-                                       size_t count)
+/* Whether count images whose largest has `most` samples take it. */
+static bool small16_takes(uint64_t most, size_t count)
+{
+    return most <= IH_EQ16_SMALL_MAX && (most <= EQ16_SMALL_ANY || count >= EQ16_SMALL_MIN_BATCH) &&
+           ih_equalize16_small_fits(1, most);
+}
+
+/* A tensor (image i's source, mask and destination at their strides). */
+static imghist_status equalize16_small(imghist_ctx *ctx, const eq_images *im, size_t count)
 {
     ih_cuda_state *s = ih_cuda(ctx);
-    const unsigned long long *sd = NULL, *mp = NULL;
-    imghist_status st = IMGHIST_OK;
-    if (im->views) {
-        st = ih_desc_pointers(ctx, &j->eq_desc, im->src, im->dst, count, &sd);
-        if (st == IMGHIST_OK && im->mask != NULL) {
-            /* image i, then its mask: the histogram views' cache */
-            st = ih_desc_pointers(ctx, &s->wide_desc, im->src, im->mask, count, &mp);
-        }
-        if (st != IMGHIST_OK) {
-            return st;
-        }
-    }
     const imghist_view *m = im->mask;
     IH_CUDA_TRY(ctx, "equalization launch",
                 ih_launch_equalize16_small(
                     (const uint8_t *)im->src->data, im->src_stride, im->src->pitch,
                     m != NULL ? (const uint8_t *)m->data : NULL, im->mask_stride,
                     m != NULL ? m->pitch : 0, (uint8_t *)im->dst->data, im->dst_stride,
-                    im->dst->pitch, im->src->width, im->src->height, (uint32_t)count, sd, mp,
+                    im->dst->pitch, im->src->width, im->src->height, (uint32_t)count,
                     s->sm_count, s->stream));
     ctx->params.batch_route = IH_ROUTE_BLOCKS;
     return IMGHIST_OK;
 }
 
-imghist_status ih_cuda_equalize16_small_views(imghist_ctx *ctx, const imghist_view *src,
-                                              const imghist_view *masks, const imghist_view *dst,
-                                              size_t count, int *done)
+/* Views anywhere, of any shapes (each image's ih_eq16_view, uploaded unless
+ * they are the last call's: sources, then destinations, then masks
+ * compared). */
+static imghist_status equalize16_small_views(imghist_ctx *ctx, ih_joint_state *j,
+                                             const imghist_view *src, const imghist_view *masks,
+                                             const imghist_view *dst, size_t count)
 {
-    *done = 0;
-    uint64_t most = 0;
-    for (size_t i = 0; i < count; i++) {
-        const uint64_t n = (uint64_t)src[i].width * src[i].height;
-        if (n > IH_EQ16_SMALL_MAX) {
-            return IMGHIST_OK; /* image by image */
-        }
-        most = n > most ? n : most;
-    }
-    if ((most > EQ16_SMALL_ANY && count < EQ16_SMALL_MIN_BATCH) ||
-        !ih_equalize16_small_fits(1, most)) {
-        return IMGHIST_OK;
-    }
     ih_cuda_state *s = ih_cuda(ctx);
-    ih_joint_state *j = NULL;
-    imghist_status st = joint_state(ctx, &j);
-    if (st != IMGHIST_OK) {
-        return st;
-    }
-    /* the descriptors, unless they are the last call's (sources, then
-     * destinations, then masks compared) */
     const size_t n_views = (masks != NULL ? 3 : 2) * count;
     imghist_view *all = (imghist_view *)malloc(n_views * sizeof *all);
     if (all == NULL) {
@@ -592,6 +570,7 @@ imghist_status ih_cuda_equalize16_small_views(imghist_ctx *ctx, const imghist_vi
     if (masks != NULL) {
         memcpy(all + 2 * count, masks, count * sizeof *all);
     }
+    imghist_status st = IMGHIST_OK;
     uint64_t plan = 0;
     if (!ih_desc_cached(&j->eq16_desc, all, NULL, n_views, count, &plan, sizeof plan)) {
         const size_t bytes = count * sizeof(ih_eq16_view);
@@ -616,8 +595,27 @@ imghist_status ih_cuda_equalize16_small_views(imghist_ctx *ctx, const imghist_vi
                 ih_launch_equalize16_views((const ih_eq16_view *)j->eq16_desc.dev,
                                            (uint32_t)count, s->sm_count, s->stream));
     ctx->params.batch_route = IH_ROUTE_BLOCKS;
-    *done = 1;
     return IMGHIST_OK;
+}
+
+imghist_status ih_cuda_equalize16_small_views(imghist_ctx *ctx, const imghist_view *src,
+                                              const imghist_view *masks, const imghist_view *dst,
+                                              size_t count, int *done)
+{
+    *done = 0;
+    uint64_t most = 0;
+    for (size_t i = 0; i < count; i++) {
+        const uint64_t n = (uint64_t)src[i].width * src[i].height;
+        most = n > most ? n : most;
+    }
+    if (!small16_takes(most, count)) {
+        return IMGHIST_OK; /* image by image */
+    }
+    ih_joint_state *j = NULL;
+    imghist_status st = joint_state(ctx, &j);
+    if (st == IMGHIST_OK) st = equalize16_small_views(ctx, j, src, masks, dst, count);
+    *done = st == IMGHIST_OK;
+    return st;
 }
 
 /* equalize_strided_each and equalize_views_each: per chunk of images the
@@ -634,11 +632,10 @@ static imghist_status equalize_each(imghist_ctx *ctx, const eq_images *im, size_
         return st;
     }
     const size_t levels = job.bin.bins;
-    const uint64_t samples = (uint64_t)im->src->width * im->src->height;
     if (levels == 65536 && hists == NULL &&
-        (samples <= EQ16_SMALL_ANY || count >= EQ16_SMALL_MIN_BATCH) &&
-        ih_equalize16_small_fits(im->src->width, im->src->height)) {
-        return equalize16_small(ctx, j, im, count);
+        small16_takes((uint64_t)im->src->width * im->src->height, count)) {
+        return im->views ? equalize16_small_views(ctx, j, im->src, im->mask, im->dst, count)
+                         : equalize16_small(ctx, im, count);
     }
     const size_t lut_size = levels == 256 ? 1 : 2;
     const size_t chunk = levels == 256 ? EQ_CHUNK_U8 : EQ_CHUNK_U16;
