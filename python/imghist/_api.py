@@ -498,6 +498,12 @@ def _image_out(a: A.Arr, out: Array):
     return o, o_res, olay
 
 
+def _integer_images(a: A.Arr, what: str) -> None:
+    """equalize's and clahe's refusal of float and bool images."""
+    if a.dt == L.F32 or a.is_bool:
+        raise TypeError(f"imghist: {what} takes uint8 or uint16, not {a.np_dtype}")
+
+
 def _list_views(items: List[A.Arr], lays) -> np.ndarray:
     """A host array of imghist_view, one per (H, W) image of a list."""
     v = np.zeros(len(items), _VIEW_DT)
@@ -519,8 +525,7 @@ def _equalize_list(xs, method: int, mask, out, backend):
     srcs, lays, dsts, dlays, res, mas, mls = [], [], [], [], [], [], []
     for i, x in enumerate(xs):
         a = A.describe(x, f"x[{i}]")
-        if a.dt == L.F32 or a.is_bool:
-            raise TypeError(f"imghist: equalize takes uint8 or uint16, not {a.np_dtype}")
+        _integer_images(a, "equalize")
         if len(a.shape) != 2:
             raise ValueError(f"imghist: x[{i}] has shape {tuple(a.shape)}; a list holds "
                              "(H, W) images")
@@ -608,8 +613,7 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
         if p is not None and p[8]:
             return _plain_equalize(x, p, m)
     a = A.describe(x)
-    if a.dt == L.F32 or a.is_bool:
-        raise TypeError(f"imghist: equalize takes uint8 or uint16, not {a.np_dtype}")
+    _integer_images(a, "equalize")
     ctx = _context(a, backend)
     ctx.set_method(m)
     a, lay = _image_layout(a, 2)
@@ -705,8 +709,7 @@ def clahe(x: Array, clip_limit: float = 40.0, tiles: Tuple[int, int] = (8, 8),
     except (TypeError, ValueError, IndexError):
         raise ValueError(f"imghist: tiles={tiles!r}; want (columns, rows)") from None
     a = A.describe(x)
-    if a.dt == L.F32 or a.is_bool:
-        raise TypeError(f"imghist: clahe takes uint8 or uint16, not {a.np_dtype}")
+    _integer_images(a, "clahe")
     ctx = _context(a, backend)
     a, lay = _image_layout(a, 2)
     _, lead, lst, H, W, C, pitch = lay
