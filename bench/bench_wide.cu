@@ -37,8 +37,8 @@
 
 namespace {
 
-enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Band16, Band16Hot, Low12, FUniform, FNormal, FConstant,
-                 FGrid255 };
+enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Mult64x8Hot, Band16, Band16Hot, Band1000Hot, WideHot,
+                 WideHot160, Low12, FUniform, FNormal, FConstant, FGrid255 };
 
 const char *pat_name(Pat p)
 {
@@ -48,8 +48,12 @@ const char *pat_name(Pat p)
     case Pat::High12: return "12-bit in high bits";
     case Pat::Mult64x8: return "8 values x64";
     case Pat::Odd64x8: return "8 values x64 + 1";
+    case Pat::Mult64x8Hot: return "8 values x64, 1 in 256 at 40001";
     case Pat::Band16: return "16 values from 1000";
     case Pat::Band16Hot: return "16 values from 1000, 1 in 256 at 40000";
+    case Pat::Band1000Hot: return "uniform [1000,2000), 1 in 256 at 40000";
+    case Pat::WideHot: return "uniform [20000,44000), 1 in 256 at 60000";
+    case Pat::WideHot160: return "uniform [20000,44000), 1 in 160 at 60000";
     case Pat::Low12: return "12-bit [0,4096)";
     case Pat::FUniform: return "uniform [0,1)";
     case Pat::FNormal: return "normal(0.5, 0.1)";
@@ -80,8 +84,17 @@ __global__ void fill_u16(uint16_t *d, size_t n, Pat p)
         case Pat::High12: v = (uint16_t)((r & 0xfff) << 4); break;
         case Pat::Mult64x8: v = (uint16_t)((r & 7) * 64); break;
         case Pat::Odd64x8: v = (uint16_t)((r & 7) * 64 + 1); break;
+        case Pat::Mult64x8Hot: v = (r >> 40) % 256 == 0 ? 40001 : (uint16_t)((r & 7) * 64); break;
         case Pat::Band16: v = (uint16_t)(1000 + (r & 15)); break;
         case Pat::Band16Hot: v = ((r >> 8) & 255) == 0 ? 40000 : (uint16_t)(1000 + (r & 15)); break;
+        case Pat::Band1000Hot:
+            v = (r >> 40) % 256 == 0 ? 40000 : (uint16_t)(1000 + (r & 0xffff) % 1000);
+            break;
+        case Pat::WideHot:
+        case Pat::WideHot160:
+            v = (r >> 40) % (p == Pat::WideHot ? 256 : 160) == 0 ? 60000
+                                                                 : (uint16_t)(20000 + (r & 0xffff) % 24000);
+            break;
         default: v = (uint16_t)(r & 0xfff); break;
         }
         d[i] = v;
@@ -533,7 +546,8 @@ int main(int argc, char **argv)
     const imghist_histspec u16_4096 = {4096, 0, 4096, 0};
     const imghist_histspec f32_10000 = {10000, 0, 1, 0};
     for (Pat p : {Pat::Uniform, Pat::Constant, Pat::High12, Pat::Low12, Pat::Mult64x8, Pat::Odd64x8,
-                  Pat::Band16, Pat::Band16Hot}) {
+                  Pat::Mult64x8Hot, Pat::Band16, Pat::Band16Hot, Pat::Band1000Hot, Pat::WideHot,
+                  Pat::WideHot160}) {
         run_case(b, IMGHIST_U16, u16_65536, p, 0, "u16, 65536 bins");
     }
     /* 16-bit batches into 65536 bins an image: the library's choice, and

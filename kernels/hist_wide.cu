@@ -1127,12 +1127,20 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
  * turns: with 8 values a multiple of 64 a warp's 32 adds went to 8 words,
  * and the H200 counted at 47 % of its read rate (the H100 at 68 %; 96 % in
  * this layout). A block takes a split layout when at most 2 of the 1024
- * granules split_of samples hold a value outside its P: a warp with one
- * takes every sample through split_add, about twice the shared layout's
- * cost, and at 2 in 1024 that is about 1 warp step in 16. split_run then
- * folds the block's counters.
+ * granules split_of samples hold a value outside its P, or at most
+ * SPLIT_OUTSIDE_MAX (64) where the shared layout's lanes would queue on a
+ * few words (crowded). A warp with a value outside P takes every sample
+ * through split_add, about twice the shared layout's cost, which pays only
+ * where that queueing costs more: a band of 16 values with 1 sample in 256
+ * elsewhere (hot pixels or stars on a sky background: 3 % of granules) went
+ * from 67 % of an H100's read rate in the shared layout to 86 % in this one
+ * (0.3.13), while a band of 1000 values with as many outliers, which the
+ * shared layout reads at 96 %, ran at 86 % in it (bench/RESULTS.md, session
+ * 26). split_run then folds the block's counters.
  */
 constexpr uint32_t PAR_P = 32768, PAR_WORDS = 32768 + 16384;
+constexpr int SPLIT_OUTSIDE_MAX = 64;
+constexpr uint32_t SPLIT_CROWDED = 16;
 enum SplitKind { SPLIT_NONE, SPLIT_PARITY, SPLIT_WINDOW };
 
 /* P: the values of parity `par`, index v >> 1; S: the others, index v >> 1. */
@@ -1227,10 +1235,41 @@ __device__ __forceinline__ void split_granule(uint32_t *cnt, const Args &a, cons
         }
         return;
     }
+    /* Some lane holds a value outside P: every sample through split_add.
+     * (Each word's halves apart, those in P by the literal increments above
+     * and only the others through split_add, was slower: a band with 1 in
+     * 256 samples elsewhere 77 % of an H100's read rate against 86 %,
+     * bench/RESULTS.md, session 26.) */
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         split_add(cnt, a, m, (uint32_t)sample_of<uint16_t>(v, j), 1u);
     }
+}
+
+/* Whether the shared layout's adds would queue on few words: among each 32
+ * lanes' samples of the block's sampled granules (thread t's v: its first
+ * and fifth samples, which lie in different words; MATCH is slow), fewer
+ * than SPLIT_CROWDED distinct counter words on average (every thread calls
+ * it). A band of 16 values has about 8, one of 1000 values about 31. */
+__device__ __forceinline__ bool crowded(const uint4 &v)
+{
+    const int lane = (int)(threadIdx.x & 31u);
+    const uint32_t m0 = __match_any_sync(FULL, (uint32_t)sample_of<uint16_t>(v, 0) >> 1);
+    const uint32_t m4 = __match_any_sync(FULL, (uint32_t)sample_of<uint16_t>(v, 4) >> 1);
+    const uint32_t total =
+        (uint32_t)__syncthreads_count((__ffs((int)m0) - 1) == lane) +
+        (uint32_t)__syncthreads_count((__ffs((int)m4) - 1) == lane);
+    return total < SPLIT_CROWDED * 2u * (blockDim.x / 32u);
+}
+
+/* Whether a block whose sampled granules hold `outside` with values outside
+ * P takes a split layout (every thread calls it). */
+__device__ __forceinline__ bool split_takes(const uint4 &v, int outside)
+{
+    if (outside <= 2) {
+        return true;
+    }
+    return outside <= SPLIT_OUTSIDE_MAX && crowded(v);
 }
 
 /* The block's split layout (kind, and the parity or the window's base), or
@@ -1252,7 +1291,7 @@ __device__ __forceinline__ uint2 split_of(const Args &a, uint32_t chunk)
     for (uint32_t par = 0; par < 2; par++) {
         const ParityMap pm{par};
         const uint32_t out = pm.outside(v.x) | pm.outside(v.y) | pm.outside(v.z) | pm.outside(v.w);
-        if (__syncthreads_count(out != 0) <= 2) {
+        if (split_takes(v, __syncthreads_count(out != 0))) {
             return make_uint2(SPLIT_PARITY, par);
         }
     }
@@ -1276,7 +1315,7 @@ __device__ __forceinline__ uint2 split_of(const Args &a, uint32_t chunk)
     const uint32_t mean = s_sum / (8u * blockDim.x);
     const WindowMap wm{(mean - 0x4000u) & 0xffffu};
     const uint32_t out = wm.outside(v.x) | wm.outside(v.y) | wm.outside(v.z) | wm.outside(v.w);
-    if (__syncthreads_count(out != 0) <= 2) {
+    if (split_takes(v, __syncthreads_count(out != 0))) {
         return make_uint2(SPLIT_WINDOW, wm.base);
     }
     return make_uint2(SPLIT_NONE, 0);

@@ -494,15 +494,30 @@ static void test_large_wraps(void **state)
 }
 
 /* Sample i of a 16-bit image of pattern pat (i counted from the image's
- * start, where its chunks start): 0-9 test_split_layouts' (patterns 0-5:
- * the sampled granules' parity), 10 a constant, 11 two values in runs of 7
- * (test_s16_batches). */
+ * start, where its chunks start): 0-9 and 12-15 test_split_layouts' (patterns
+ * 0-5: the sampled granules' parity), 10 a constant, 11 two values in runs
+ * of 7 (test_s16_batches). */
 static uint16_t s16_sample(int pat, size_t i)
 {
     const uint32_t par = pat < 3 ? 0 : 1;
     const int sampled = (i * 2) % 65536 < 16384;
     if (pat == 10) return 12345;
     if (pat == 11) return (uint16_t)(4000 + ((i / 7) & 1));
+    if (pat == 12) { /* a band, 1 sample in 256 far off, everywhere */
+        return (uint16_t)(tu_below(&rng, 256) == 0 ? 40000 + tu_below(&rng, 25000)
+                                                   : 1000 + tu_below(&rng, 16));
+    }
+    if (pat == 13) { /* 8 values x64, 1 in 200 odd anywhere */
+        return (uint16_t)(tu_below(&rng, 200) == 0 ? 2 * tu_below(&rng, 32768) + 1
+                                                   : 64 * tu_below(&rng, 8));
+    }
+    if (pat == 15) { /* a wide band, 1 in 256 elsewhere: too wide for a split layout */
+        return (uint16_t)(tu_below(&rng, 256) == 0 ? 60000 : 20000 + tu_below(&rng, 24000));
+    }
+    if (pat == 14) { /* a wide band, 1 in 40 elsewhere: too many for a split layout */
+        return (uint16_t)(tu_below(&rng, 40) == 0 ? tu_below(&rng, 65536)
+                                                  : 20000 + tu_below(&rng, 24000));
+    }
     if (pat == 2 || pat == 5) return (uint16_t)(64 * (uint32_t)(tu_next(&rng) & 7) + par);
     if (pat == 8) return (uint16_t)(1000 + (uint32_t)(tu_next(&rng) & 15));
     if (pat == 9) return (uint16_t)(tu_next(&rng) & 0xfff);
@@ -531,18 +546,28 @@ static uint16_t s16_sample(int pat, size_t i)
  * 132-SM GPU (one block per SM), so that their 16-bit halves wrap. The
  * widths are odd: the run ends in a partial granule. Also data of one set
  * only: 8 values, multiples of 64, and those plus 1; 16 values from 1000;
- * 12-bit data.
+ * 12-bit data. And data whose sampled granules hold values outside P
+ * (0.3.13: up to 64 of 1024 such granules take a split layout where the
+ * shared layout's adds would queue on few words): a band of 16 values with
+ * 1 sample in 256 elsewhere (hot pixels: the window), 8 values x64 with 1
+ * in 200 odd anywhere (the parity), and for the shared layout a wide band
+ * with 1 in 40 elsewhere (too many) and with 1 in 256 elsewhere (not
+ * crowded).
  */
 static void split_layouts_of(uint32_t w, uint32_t h)
 {
     const imghist_histspec specs[] = {{0, 0, 0, 0}, {0, 0, 0, IMGHIST_ACCUMULATE}};
-    static const char *const names[10] = {
+    static const char *const names[16] = {
         "parity 0, other parity sample by sample", "parity 0, other parity one value",
         "8 values x64",                            "parity 1, other parity sample by sample",
         "parity 1, other parity one value",        "8 values x64 + 1",
         "window, others sample by sample",         "window, others one value",
-        "16 values from 1000",                     "12-bit data"};
-    for (int pat = 0; pat < 10; pat++) {
+        "16 values from 1000",                     "12-bit data",
+        NULL,                                      NULL,
+        "band, 1 in 256 elsewhere",                "8 values x64, 1 in 200 odd",
+        "wide band, 1 in 40 elsewhere",            "wide band, 1 in 256 elsewhere"};
+    for (int pat = 0; pat < 16; pat++) {
+        if (pat == 10 || pat == 11) continue; /* test_s16_batches' */
         img_t im = make_image(IMGHIST_U16, w, h, 1, 0, 0, NULL, 0, FILL_CONSTANT);
         uint16_t *p = (uint16_t *)im.host;
         for (size_t i = 0; i < (size_t)w * h; i++) {
