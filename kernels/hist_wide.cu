@@ -1014,17 +1014,29 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
     }
     const auto granule = [&](const uint4 &v, uint32_t gi, auto vote, const uint4 &mk) {
         if constexpr (PLAIN) {
-            u8_channels_granule<false>(col4, a, v, a.channels == 3 ? mod3(gi) : 0u);
+            /* MASKED: mk.x the granule's pixels' mask bits; lut: channel_keep's
+             * tables (only three channels use them) */
+            u8_channels_granule<false, MASKED>(col4, a, v, a.channels == 3 ? mod3(gi) : 0u, mk.x,
+                                               lut);
         } else {
             lean_granule<KIND, STORE, decltype(vote)::value, NAT, T, MULTI, MASKED>(
                 cnt, cnt_lane, a, lut, tab, v, gi, mk);
         }
     };
     /* MASKED: the mask bytes of granule gi (16 / sizeof(T) of them, from a
-     * mask as packed and as aligned as the samples' pixels). */
+     * mask as packed and as aligned as the samples' pixels); PLAIN (two or
+     * four channels, each granule 16 / channels whole pixels): the bits of
+     * its pixels' mask bytes that are not 0, in m.x. */
     const auto mask_of = [&](uint32_t gi) {
         uint4 m = uint4{};
-        if constexpr (MASKED) {
+        if constexpr (MASKED && PLAIN) {
+            if (a.channels == 4) {
+                m.x = nonzero_bytes(__ldcs(reinterpret_cast<const unsigned int *>(a.mask) + gi));
+            } else {
+                const uint2 h = __ldcs(reinterpret_cast<const uint2 *>(a.mask) + gi);
+                m.x = nonzero_bytes(h.x) | (nonzero_bytes(h.y) << 4);
+            }
+        } else if constexpr (MASKED) {
             constexpr uint32_t N = 16 / (uint32_t)sizeof(T);
             const uint8_t *p = a.mask + (size_t)gi * N;
             if constexpr (N == 16) {
@@ -1098,7 +1110,7 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
         for (uint32_t off = full * 16u + threadIdx.x * (uint32_t)sizeof(T); off < a.g.width;
              off += THREADS * (uint32_t)sizeof(T)) {
             uint32_t b;
-            if (MASKED && a.mask[off / (uint32_t)sizeof(T)] == 0) {
+            if (MASKED && a.mask[MULTI ? off / a.channels : off / (uint32_t)sizeof(T)] == 0) {
                 continue;
             }
             if (tail_slot<KIND, NAT, T, MULTI>(a, lut, tab, a.g.base, off, b)) {
@@ -1717,7 +1729,6 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S16, 2>::n) lean_masked16_kern
 template <bool BATCH, bool ROWS, bool MASKED = false>
 __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_kernel(Args a)
 {
-    static_assert(ROWS || !MASKED, "masks take the row walk");
     if constexpr (BATCH) {
         batch_image(a);
     }
@@ -1768,8 +1779,10 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_ker
                 [&](uint4 v, uint32_t r, uint32_t x) { on_vec(v, r, x, 0u); }, on_byte);
         }
     } else {
-        lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true>(cnt, cnt + (threadIdx.x & 31u), a,
-                                                                nullptr, nullptr);
+        /* MASKED: two or four channels, the mask as packed as the pixels
+         * and aligned with the granules (plain_of) */
+        lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true, MASKED>(
+            cnt, cnt + (threadIdx.x & 31u), a, spread, nullptr);
     }
     __syncthreads();
     /* Counter s: its 32 copies in 8 loads of four, each thread starting at a
@@ -2298,15 +2311,28 @@ bool split_fits(int walk, const ih_hist_job &job, const ih_wide_plan_t &plan, in
  * copies of the counters where they fit a block, even at one block an SM
  * (four channels, 129 KiB: 92-97 % of an H100's read rate, against 74 % with
  * the 16 copies that leave two blocks; bench/RESULTS.md, session 20). */
-enum { PLAIN_FLAT = 1, PLAIN_ROWS = 2, PLAIN_MASKED = 3 };
+enum { PLAIN_FLAT = 1, PLAIN_ROWS = 2, PLAIN_MASKED = 3, PLAIN_FLAT_MASKED = 4 };
 
 int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_plan_t &plan, int walk,
-             int optin)
+             int optin, long long mask_stride = 0)
 {
     if ((walk != W_FLAT_CHANNELS && walk != W_GENERAL) || job.dtype != IMGHIST_U8 ||
         job.channels < 2 || !job.natural || job.stride != 256 || plan.store != IH_WIDE_S32) {
         return 0;
     }
+    /* PLAIN_FLAT_MASKED: two or four channels with a mask as packed as the
+     * pixels (rows back to back, mask byte i: pixel i) and aligned with the
+     * granules (16 / channels pixels each): a flat walk with the granule's
+     * mask bytes loaded beside it (a batch's masks each so aligned). The row
+     * walk read packed RGBA with a mask at 54 % of an H100's read rate. */
+    const uint32_t ch = job.channels;
+    const size_t row_bytes = (size_t)band.width * ch;
+    const bool flat_masked = band.mask != nullptr && (ch == 2 || ch == 4) &&
+                             ((uintptr_t)band.base & 15) == 0 &&
+                             ((uintptr_t)band.mask & (16 / ch - 1)) == 0 &&
+                             mask_stride % (long long)(16 / ch) == 0 &&
+                             (band.rows == 1 ||
+                              (band.pitch == row_bytes && band.mask_pitch == band.width));
     const size_t smem = 1024 + round_up(job.len, 32) * 4 * 32; /* the table's room, counters */
     if (plan.copies < 32 && smem <= (size_t)optin) {
         plan.copies = 32;
@@ -2314,21 +2340,24 @@ int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_plan_t &p
     }
     return plan.copies != 32              ? 0
            : walk == W_FLAT_CHANNELS      ? PLAIN_FLAT
-           : band.mask != nullptr         ? PLAIN_MASKED
-                                          : PLAIN_ROWS;
+           : band.mask == nullptr         ? PLAIN_ROWS
+           : flat_masked                  ? PLAIN_FLAT_MASKED
+                                          : PLAIN_MASKED;
 }
 
 /* The plain layout's kernel (plain: plain_of's answer). */
 wide_fn plain_kernel(int plain, bool batch)
 {
     if (batch) {
-        return plain == PLAIN_FLAT     ? u8_channels_kernel<true, false>
-               : plain == PLAIN_ROWS   ? u8_channels_kernel<true, true>
-                                       : u8_channels_kernel<true, true, true>;
+        return plain == PLAIN_FLAT          ? u8_channels_kernel<true, false>
+               : plain == PLAIN_ROWS        ? u8_channels_kernel<true, true>
+               : plain == PLAIN_FLAT_MASKED ? u8_channels_kernel<true, false, true>
+                                            : u8_channels_kernel<true, true, true>;
     }
-    return plain == PLAIN_FLAT     ? u8_channels_kernel<false, false>
-           : plain == PLAIN_ROWS   ? u8_channels_kernel<false, true>
-                                   : u8_channels_kernel<false, true, true>;
+    return plain == PLAIN_FLAT          ? u8_channels_kernel<false, false>
+           : plain == PLAIN_ROWS        ? u8_channels_kernel<false, true>
+           : plain == PLAIN_FLAT_MASKED ? u8_channels_kernel<false, false, true>
+                                        : u8_channels_kernel<false, true, true>;
 }
 
 /* The geometry of `rows` rows from base (flat: one run of bytes). */
@@ -2394,13 +2423,14 @@ cudaError_t ih_wide_launch(const ih_wide_band &band, const ih_hist_job &job,
     }
 
     const int walk = walk_of(band, job, plan, row_bytes);
-    const bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS || walk == W_FLAT_MASKED;
     int per_sm = 0, sms = 0, optin = 0;
     cudaError_t e = device_facts(sms, optin);
     if (e != cudaSuccess) {
         return e;
     }
     const int plain = plain_of(band, job, plan, walk, optin); /* may change the plan */
+    const bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS || walk == W_FLAT_MASKED ||
+                      plain == PLAIN_FLAT_MASKED;
     job_args(band, job, plan, target, a);
     a.phys = phys_of(job, plan.store, a.copies);
     const wide_fn fn = plain ? plain_kernel(plain, false) : pick(job, plan, walk, 0);
@@ -2516,7 +2546,7 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
     const size_t row_bytes = (size_t)band.width * job.channels * size;
     ih_wide_plan_t plan = plan_in;
     const int walk = batch_walk(band, job, plan, mask_stride);
-    const bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS || walk == W_FLAT_MASKED;
+    bool flat = walk == W_FLAT || walk == W_FLAT_CHANNELS || walk == W_FLAT_MASKED;
     int per_sm = 0, sms = 0, optin = 0;
     cudaError_t e = device_facts(sms, optin);
     if (e != cudaSuccess) {
@@ -2534,7 +2564,8 @@ cudaError_t ih_wide_launch_batch(const ih_wide_band &band, size_t count, long lo
             return launch_tiny(fn, a, smem, count, sms, stream);
         }
     }
-    const int plain = plain_of(band, job, plan, walk, optin);
+    const int plain = plain_of(band, job, plan, walk, optin, mask_stride);
+    flat = flat || plain == PLAIN_FLAT_MASKED;
     const wide_fn fn = plain ? plain_kernel(plain, true) : pick(job, plan, walk, 1);
     if (fn == nullptr) {
         return cudaErrorInvalidValue; /* not ih_wide_batchable */

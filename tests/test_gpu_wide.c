@@ -1035,6 +1035,60 @@ static void test_masked_flat(void **state)
     printf("masked flat: %u comparisons\n", cases);
 }
 
+/*
+ * 8-bit channels with a mask as packed as the pixels (0.3.13: two and four
+ * channels whose mask is aligned with the granules, 16 / channels pixels
+ * each, take the plain layout's flat masked walk; three channels, and masks
+ * off that alignment, the row walk): one row, a few rows, many blocks' worth;
+ * widths whose rows end inside a granule; masks random, all zero and all
+ * set, aligned or one byte off; device and host views and counts; batches
+ * as a tensor and as views out of order.
+ */
+static void test_masked_channels_flat(void **state)
+{
+    (void)state;
+    unsigned cases = 0;
+    const imghist_histspec s = {0, 0, 0, 0};
+    for (uint32_t ch = 2; ch <= 4; ch++) {
+        for (int shape = 0; shape < 4; shape++) {
+            const uint32_t w = shape == 0 ? 1 + tu_below(&rng, 3000)
+                               : shape == 3 ? 1024 + 2 * tu_below(&rng, 300)
+                                            : 37 + tu_below(&rng, 700);
+            const uint32_t h = shape == 0 ? 1 : shape == 1 ? 3 + tu_below(&rng, 20)
+                                                           : (quick ? 200 : 600) + tu_below(&rng, 300);
+            img_t im = make_image(IMGHIST_U8, w, h, ch, 0, 16 * tu_below(&rng, 3), &s, 256,
+                                  shape == 2 ? FILL_CONSTANT : FILL_MIXED);
+            const enum fill mf[4] = {FILL_MASK_RANDOM, FILL_MASK_ZERO, FILL_MASK_ONE,
+                                     FILL_MASK_RANDOM};
+            for (int mi = 0; mi < 4; mi++) {
+                /* aligned with the granules' pixels, or (mi 3) one byte off */
+                const size_t moff = mi == 3 ? 1 : (16 / ch) * tu_below(&rng, 4);
+                img_t m = make_image(IMGHIST_U8, w, h, 1, 0, moff, NULL, 0, mf[mi]);
+                imghist_histspec c = s;
+                c.flags = tu_below(&rng, 2) ? IMGHIST_ACCUMULATE : 0;
+                compare(&im, &m, &c, DEV_DEV, "channels, packed mask");
+                compare(&im, &m, &c, DEV_HOST, "channels, packed mask");
+                compare(&im, &m, &c, HOST_HOST, "channels, packed mask, staged");
+                free_image(&m);
+                cases += 3;
+            }
+            free_image(&im);
+        }
+        const imghist_histspec n = {0, 0, 0, 0};
+        check_batch_masked(IMGHIST_U8, 200 + tu_below(&rng, 300), 50 + tu_below(&rng, 100), ch,
+                           2 + tu_below(&rng, 5), L_PACKED, &n, (int)tu_below(&rng, 2),
+                           FILL_MIXED, 3);
+        check_batch_masked(IMGHIST_U8, 100 + tu_below(&rng, 300), 20 + tu_below(&rng, 100), ch,
+                           3 + tu_below(&rng, 5), L_VIEWS_SWAPPED, &n, (int)tu_below(&rng, 2),
+                           FILL_MIXED, 3);
+        check_batch_masked(IMGHIST_U8, 8 + tu_below(&rng, 30), 4 + tu_below(&rng, 20), ch,
+                           300 + tu_below(&rng, 300), L_PACKED, &n, (int)tu_below(&rng, 2),
+                           FILL_MIXED, 3);
+        cases += 3;
+    }
+    printf("masked channels, flat: %u comparisons\n", cases);
+}
+
 /* A flat image over 4 GiB with rows of an odd number of bytes, with and
  * without a mask: the lean kernels take it in launches of at most 4 GiB,
  * each starting on a 16-byte boundary (rows a multiple of 16). Row r holds
@@ -1240,7 +1294,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid),        cmocka_unit_test(test_flat),
         cmocka_unit_test(test_unaligned),   cmocka_unit_test(test_channel_rows),
-        cmocka_unit_test(test_masked_flat), cmocka_unit_test(test_huge_flat),
+        cmocka_unit_test(test_masked_flat), cmocka_unit_test(test_masked_channels_flat),
+        cmocka_unit_test(test_huge_flat),
         cmocka_unit_test(test_tiny_shapes), cmocka_unit_test(test_edges_exact),
         cmocka_unit_test(test_large_wraps), cmocka_unit_test(test_split_layouts),
         cmocka_unit_test(test_s16_batches),
