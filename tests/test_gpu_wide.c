@@ -268,6 +268,20 @@ static void compare(const img_t *im, const img_t *mask, const imghist_histspec *
     free(got);
 }
 
+/* An image with a mask, s fresh or (at random) accumulated: device view into
+ * device and host counts, and host views (staged: packed, the mask's rows
+ * after them); the comparisons made. */
+static unsigned compare_masked(const img_t *im, const img_t *m, const imghist_histspec *s,
+                               const char *what)
+{
+    imghist_histspec c = *s;
+    c.flags = tu_below(&rng, 2) ? IMGHIST_ACCUMULATE : 0;
+    compare(im, m, &c, DEV_DEV, what);
+    compare(im, m, &c, DEV_HOST, what);
+    compare(im, m, &c, HOST_HOST, what);
+    return 3;
+}
+
 /* ---- the grid ---- */
 
 static void test_grid(void **state)
@@ -1012,14 +1026,8 @@ static void test_masked_flat(void **state)
                 for (int mi = 0; mi < 3; mi++) {
                     img_t m = make_image(IMGHIST_U8, w, h, 1, 0, 16 * tu_below(&rng, 3), NULL, 0,
                                          mf[mi]);
-                    imghist_histspec c = s;
-                    c.flags = tu_below(&rng, 2) ? IMGHIST_ACCUMULATE : 0;
-                    compare(&im, &m, &c, DEV_DEV, "flat masked");
-                    compare(&im, &m, &c, DEV_HOST, "flat masked");
-                    /* host views: staged packed, the mask's rows after them */
-                    compare(&im, &m, &c, HOST_HOST, "flat masked, staged");
+                    cases += compare_masked(&im, &m, &s, "flat masked");
                     free_image(&m);
-                    cases += 3;
                 }
                 free_image(&im);
             }
@@ -1064,13 +1072,8 @@ static void test_masked_channels_flat(void **state)
                 /* aligned with the granules' pixels, or (mi 3) one byte off */
                 const size_t moff = mi == 3 ? 1 : (16 / ch) * tu_below(&rng, 4);
                 img_t m = make_image(IMGHIST_U8, w, h, 1, 0, moff, NULL, 0, mf[mi]);
-                imghist_histspec c = s;
-                c.flags = tu_below(&rng, 2) ? IMGHIST_ACCUMULATE : 0;
-                compare(&im, &m, &c, DEV_DEV, "channels, packed mask");
-                compare(&im, &m, &c, DEV_HOST, "channels, packed mask");
-                compare(&im, &m, &c, HOST_HOST, "channels, packed mask, staged");
+                cases += compare_masked(&im, &m, &s, "channels, packed mask");
                 free_image(&m);
-                cases += 3;
             }
             free_image(&im);
         }
