@@ -754,21 +754,14 @@ __device__ __forceinline__ uint32_t nonzero_bytes(uint32_t w)
     return (h * 0x00204081u) >> 28; /* bits 7, 15, 23, 31 to 28..31 */
 }
 
-/* The mask bits of the granule at byte x of row r, whose byte 0 is of
- * channel c0 (bit k: its k-th pixel's mask byte is not 0): the granule
- * touches pixels (x - c0) / ch to that + (c0 + 15) / ch, at most 9, each a
- * byte of the mask row (px: the row's pixels). Inside the row, the two
- * aligned 8-byte words that hold them (at most 7 + 9 bytes from the first's
- * start); at a row's ends (the words would reach bytes outside the mask
- * view: other rows' padding, or past its end) byte by byte. */
-__device__ __forceinline__ uint32_t channel_mask_bits(const Args &a, uint32_t r, uint32_t x,
-                                                     uint32_t c0, uint32_t ch, uint32_t px)
+/* Bit k: m[k] is not 0, for n (at most 9) mask bytes from m, byte p of a run
+ * of px mask bytes: inside the run, the two aligned 8-byte words that hold
+ * them (at most 7 + 9 bytes from the first's start); at the run's ends
+ * (the words would reach bytes outside it: other rows' padding, or past the
+ * view's end) byte by byte. */
+__device__ __forceinline__ uint32_t mask_bits_at(const uint8_t *m, uint32_t p, uint32_t n,
+                                                 uint32_t px)
 {
-    /* (x - c0) is a multiple of ch: for 3, exact division by the inverse */
-    const uint32_t p = ch == 3 ? (x - c0) * 0xaaaaaaabu : x >> (ch >> 1);
-    const uint8_t *row = a.mask + (size_t)r * a.mask_pitch;
-    const uint8_t *m = row + p;
-    const uint32_t n = pixel_of(c0, 15u, ch) + 1u;
     const uint32_t off = (uint32_t)(uintptr_t)m & 7u;
     if (p >= off && p - off + 16u <= px) {
         const uint2 *w = reinterpret_cast<const uint2 *>(m - off);
@@ -785,6 +778,19 @@ __device__ __forceinline__ uint32_t channel_mask_bits(const Args &a, uint32_t r,
         }
     }
     return pix;
+}
+
+/* The mask bits of the granule at byte x of row r, whose byte 0 is of
+ * channel c0 (bit k: its k-th pixel's mask byte is not 0): the granule
+ * touches pixels (x - c0) / ch to that + (c0 + 15) / ch, at most 9, each a
+ * byte of the mask row (px: the row's pixels). */
+__device__ __forceinline__ uint32_t channel_mask_bits(const Args &a, uint32_t r, uint32_t x,
+                                                     uint32_t c0, uint32_t ch, uint32_t px)
+{
+    /* (x - c0) is a multiple of ch: for 3, exact division by the inverse */
+    const uint32_t p = ch == 3 ? (x - c0) * 0xaaaaaaabu : x >> (ch >> 1);
+    const uint8_t *row = a.mask + (size_t)r * a.mask_pitch;
+    return mask_bits_at(row + p, p, pixel_of(c0, 15u, ch) + 1u, px);
 }
 
 /* u8_channels_granule's bases: col4[k] the lane's counter of (channel of
@@ -999,9 +1005,10 @@ __device__ __forceinline__ bool tail_slot(const Args &a, const uint32_t *lut, co
 
 /* A block's share of the flat run. NAT: U16 with one bin per value; MULTI:
  * interleaved channels; PLAIN: 8-bit channels in the plain layout
- * (u8_channels_granule). */
+ * (u8_channels_granule); MCH: PLAIN and MASKED, the channels (2, 3 or 4: a
+ * copy of the walk each, so that each loads its masks straight). */
 template <int KIND, int STORE, bool NAT, typename T, bool MULTI = false, bool PLAIN = false,
-          bool MASKED = false>
+          bool MASKED = false, int MCH = 0>
 __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
                                          const uint32_t *lut, const float *tab)
 {
@@ -1024,17 +1031,23 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
         }
     };
     /* MASKED: the mask bytes of granule gi (16 / sizeof(T) of them, from a
-     * mask as packed and as aligned as the samples' pixels); PLAIN (two or
-     * four channels, each granule 16 / channels whole pixels): the bits of
-     * its pixels' mask bytes that are not 0, in m.x. */
+     * mask as packed and as aligned as the samples' pixels); PLAIN (a mask
+     * as packed as the pixels): the bits of the granule's pixels' mask bytes
+     * that are not 0, in m.x (two or four channels: 16 / channels whole
+     * pixels, their bytes one aligned word; three: up to 6 pixels from the
+     * one byte 0 is of, as the row walk's channel_mask_bits). */
     const auto mask_of = [&](uint32_t gi) {
         uint4 m = uint4{};
         if constexpr (MASKED && PLAIN) {
-            if (a.channels == 4) {
+            static_assert(MCH >= 2 && MCH <= 4, "the masked plain walk's channels");
+            if constexpr (MCH == 4) {
                 m.x = nonzero_bytes(__ldcs(reinterpret_cast<const unsigned int *>(a.mask) + gi));
-            } else {
+            } else if constexpr (MCH == 2) {
                 const uint2 h = __ldcs(reinterpret_cast<const uint2 *>(a.mask) + gi);
                 m.x = nonzero_bytes(h.x) | (nonzero_bytes(h.y) << 4);
+            } else {
+                const uint32_t c0 = mod3(gi), p = (16u * gi - c0) * 0xaaaaaaabu;
+                m.x = mask_bits_at(a.mask + p, p, pixel_of(c0, 15u, 3u) + 1u, a.g.width / 3u);
             }
         } else if constexpr (MASKED) {
             constexpr uint32_t N = 16 / (uint32_t)sizeof(T);
@@ -1779,10 +1792,24 @@ __global__ void __launch_bounds__(Threads<IH_WIDE_S32, 1>::n, 2) u8_channels_ker
                 [&](uint4 v, uint32_t r, uint32_t x) { on_vec(v, r, x, 0u); }, on_byte);
         }
     } else {
-        /* MASKED: two or four channels, the mask as packed as the pixels
-         * and aligned with the granules (plain_of) */
-        lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true, MASKED>(
-            cnt, cnt + (threadIdx.x & 31u), a, spread, nullptr);
+        uint32_t *lane = cnt + (threadIdx.x & 31u);
+        if constexpr (MASKED) {
+            /* the mask as packed as the pixels (for two and four channels
+             * aligned with the granules: plain_of) */
+            if (a.channels == 3) {
+                lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true, true, 3>(cnt, lane, a,
+                                                                                  spread, nullptr);
+            } else if (a.channels == 4) {
+                lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true, true, 4>(cnt, lane, a,
+                                                                                  spread, nullptr);
+            } else {
+                lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true, true, 2>(cnt, lane, a,
+                                                                                  spread, nullptr);
+            }
+        } else {
+            lean_run<K_LUT8, IH_WIDE_S32, true, uint8_t, true, true>(cnt, lane, a, nullptr,
+                                                                    nullptr);
+        }
     }
     __syncthreads();
     /* Counter s: its 32 copies in 8 loads of four, each thread starting at a
@@ -2320,17 +2347,18 @@ int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_plan_t &p
         job.channels < 2 || !job.natural || job.stride != 256 || plan.store != IH_WIDE_S32) {
         return 0;
     }
-    /* PLAIN_FLAT_MASKED: two or four channels with a mask as packed as the
-     * pixels (rows back to back, mask byte i: pixel i) and aligned with the
-     * granules (16 / channels pixels each): a flat walk with the granule's
-     * mask bytes loaded beside it (a batch's masks each so aligned). The row
-     * walk read packed RGBA with a mask at 54 % of an H100's read rate. */
+    /* PLAIN_FLAT_MASKED: a mask as packed as the pixels (rows back to back,
+     * mask byte i: pixel i): a flat walk with the granule's mask bytes
+     * loaded beside it. Two and four channels need the mask aligned with the
+     * granules (16 / channels pixels each; a batch's masks each so aligned),
+     * three do not. The row walk read packed RGBA with a mask at 54 % of an
+     * H100's read rate, RGB at 74 %. */
     const uint32_t ch = job.channels;
     const size_t row_bytes = (size_t)band.width * ch;
-    const bool flat_masked = band.mask != nullptr && (ch == 2 || ch == 4) &&
-                             ((uintptr_t)band.base & 15) == 0 &&
-                             ((uintptr_t)band.mask & (16 / ch - 1)) == 0 &&
-                             mask_stride % (long long)(16 / ch) == 0 &&
+    const uint32_t align = ch == 3 ? 1u : 16u / ch;
+    const bool flat_masked = band.mask != nullptr && ch <= 4 && ((uintptr_t)band.base & 15) == 0 &&
+                             ((uintptr_t)band.mask & (align - 1)) == 0 &&
+                             mask_stride % (long long)align == 0 &&
                              (band.rows == 1 ||
                               (band.pitch == row_bytes && band.mask_pitch == band.width));
     const size_t smem = 1024 + round_up(job.len, 32) * 4 * 32; /* the table's room, counters */

@@ -1044,10 +1044,10 @@ static void test_masked_flat(void **state)
 }
 
 /*
- * 8-bit channels with a mask as packed as the pixels (0.3.13: two and four
- * channels whose mask is aligned with the granules, 16 / channels pixels
- * each, take the plain layout's flat masked walk; three channels, and masks
- * off that alignment, the row walk): one row, a few rows, many blocks' worth;
+ * 8-bit channels with a mask as packed as the pixels (0.3.13: the plain
+ * layout's flat masked walk; for two and four channels only where the mask
+ * is aligned with the granules, 16 / channels pixels each, else the row
+ * walk): one row, a few rows, many blocks' worth;
  * widths whose rows end inside a granule; masks random, all zero and all
  * set, aligned or one byte off; device and host views and counts; batches
  * as a tensor and as views out of order.
