@@ -620,13 +620,13 @@ static void test_split_layouts(void **state)
  * views' pointers); masks in step with the samples or not (the flat masked
  * walk, or the general one a launch an image);
  * outlier counters; a shift binning that is not one bin per value; device
- * and host counts; against the CPU image by image.
+ * and host counts; against the CPU image by image. With more images than
+ * SMs of fewer than 65536 samples, a block an image stores its counters
+ * instead of adding them to zeroed ones.
  */
-static void test_s16_batches(void **state)
+static void s16_batches(size_t n, uint32_t w, uint32_t h)
 {
-    (void)state;
-    const uint32_t w = 1031, h = 1030; /* odd: each flat run ends in a partial granule */
-    const size_t n = quick ? 12 : 26, row = (size_t)w * 2;
+    const size_t row = (size_t)w * 2;
     const size_t img = (row * h + 15) / 16 * 16 + 16;
     /* masks as packed as the images, w * h bytes apart (out of step with
      * the samples' 8-byte groups: the general walk, a launch an image) or
@@ -730,7 +730,19 @@ static void test_s16_batches(void **state)
     CUDA_OK(cudaFree(d));
     CUDA_OK(cudaFree(dev));
     CUDA_OK(cudaFree(mdev));
-    printf("S16 batches: %u comparisons of %zu images\n", cases, n);
+    printf("S16 batches: %u comparisons of %zu images of %ux%u\n", cases, n, w, h);
+}
+
+static void test_s16_batches(void **state)
+{
+    (void)state;
+    /* odd sizes: each flat run ends in a partial granule */
+    s16_batches(quick ? 12 : 26, 1031, 1030);
+    /* More images than SMs, of fewer than 65536 samples: a block an image,
+     * which stores all its counters (0.3.13; the constant image puts 65535
+     * in one 16-bit half) */
+    s16_batches(300, 255, 257);
+    s16_batches(quick ? 150 : 400, 181, 181);
 }
 
 /* Host images through staging in bands (IMGHIST_P_STAGING_BYTES), masks too. */
