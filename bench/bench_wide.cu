@@ -37,7 +37,7 @@
 
 namespace {
 
-enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Mult64x8Hot, Band16, Band16Hot, Band1000Hot, WideHot,
+enum class Pat { Uniform, Constant, High12, Mult64x8, Odd64x8, Mult64x8Hot, Mult64x8Hot160, Mult64x8Hot128, Band16, Band16Hot, Band1000Hot, WideHot,
                  WideHot160, Low12, FUniform, FNormal, FConstant, FGrid255 };
 
 const char *pat_name(Pat p)
@@ -49,6 +49,8 @@ const char *pat_name(Pat p)
     case Pat::Mult64x8: return "8 values x64";
     case Pat::Odd64x8: return "8 values x64 + 1";
     case Pat::Mult64x8Hot: return "8 values x64, 1 in 256 at 40001";
+    case Pat::Mult64x8Hot160: return "8 values x64, 1 in 160 at 40001";
+    case Pat::Mult64x8Hot128: return "8 values x64, 1 in 128 at 40001";
     case Pat::Band16: return "16 values from 1000";
     case Pat::Band16Hot: return "16 values from 1000, 1 in 256 at 40000";
     case Pat::Band1000Hot: return "uniform [1000,2000), 1 in 256 at 40000";
@@ -85,6 +87,8 @@ __global__ void fill_u16(uint16_t *d, size_t n, Pat p)
         case Pat::Mult64x8: v = (uint16_t)((r & 7) * 64); break;
         case Pat::Odd64x8: v = (uint16_t)((r & 7) * 64 + 1); break;
         case Pat::Mult64x8Hot: v = (r >> 40) % 256 == 0 ? 40001 : (uint16_t)((r & 7) * 64); break;
+        case Pat::Mult64x8Hot160: v = (r >> 40) % 160 == 0 ? 40001 : (uint16_t)((r & 7) * 64); break;
+        case Pat::Mult64x8Hot128: v = (r >> 40) % 128 == 0 ? 40001 : (uint16_t)((r & 7) * 64); break;
         case Pat::Band16: v = (uint16_t)(1000 + (r & 15)); break;
         case Pat::Band16Hot: v = ((r >> 8) & 255) == 0 ? 40000 : (uint16_t)(1000 + (r & 15)); break;
         case Pat::Band1000Hot:
@@ -546,7 +550,9 @@ int main(int argc, char **argv)
     const imghist_histspec u16_4096 = {4096, 0, 4096, 0};
     const imghist_histspec f32_10000 = {10000, 0, 1, 0};
     for (Pat p : {Pat::Uniform, Pat::Constant, Pat::High12, Pat::Low12, Pat::Mult64x8, Pat::Odd64x8,
-                  Pat::Mult64x8Hot, Pat::Band16, Pat::Band16Hot, Pat::Band1000Hot, Pat::WideHot,
+                  Pat::Mult64x8Hot, Pat::Mult64x8Hot160, Pat::Mult64x8Hot128, Pat::Band16,
+                  Pat::Band16Hot,
+                  Pat::Band1000Hot, Pat::WideHot,
                   Pat::WideHot160}) {
         run_case(b, IMGHIST_U16, u16_65536, p, 0, "u16, 65536 bins");
     }
