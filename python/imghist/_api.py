@@ -522,6 +522,10 @@ def _equalize_list(xs, method: int, mask, out, backend):
                              f"list of {n}")
     if n == 0:
         return []
+    if not L.HAVE_EQ_BATCH_WIDE or not L.HAVE_EQUALIZE_BATCH:
+        raise ImghistError(f"imghist: equalizing a list needs a libimghist with "
+                           f"imghist_equalize_batch_masked (0.3.9); {L.library_path} is "
+                           f"{L.version_string}")
     srcs, lays, dsts, dlays, res, mas, mls = [], [], [], [], [], [], []
     for i, x in enumerate(xs):
         a = A.describe(x, f"x[{i}]")
@@ -550,10 +554,6 @@ def _equalize_list(xs, method: int, mask, out, backend):
     ctx = _context(srcs[0], backend)
     ctx.set_method(method)
     lib = L.lib
-    if not L.HAVE_EQ_BATCH_WIDE or not L.HAVE_EQUALIZE_BATCH:
-        raise ImghistError(f"imghist: equalizing a list needs a libimghist with "
-                           f"imghist_equalize_batch_masked (0.3.9); {L.library_path} is "
-                           f"{L.version_string}")
     sv, dv = _list_views(srcs, lays), _list_views(dsts, dlays)
     if mask is None:
         ctx.check(lib.imghist_equalize_batch(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n, None))
