@@ -33,7 +33,7 @@ int main(int argc, char **argv)
     const char *out = argc > 2 ? argv[2] : NULL;
 
     imghist_ctx *ctx = NULL;
-    if (imghist_create(IMGHIST_BACKEND_CUDA, &ctx) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_CUDA, -1, &ctx) != IMGHIST_OK) {
         fprintf(stderr, "device_api_demo: %s\n", imghist_last_error(ctx));
         imghist_destroy(ctx);
         return 1;
@@ -67,8 +67,8 @@ int main(int argc, char **argv)
     const imghist_counts dcounts = {.data = d_hist, .len = BINS, .mem = IMGHIST_MEM_DEVICE};
     uint64_t hist[BINS];
     /* In place: dst is the source view itself. */
-    if (imghist_histogram(ctx, &dimg, NULL, NULL, &dcounts) != IMGHIST_OK ||
-        imghist_equalize(ctx, &dimg, &dimg, NULL) != IMGHIST_OK) {
+    if (imghist_histogram(ctx, &dimg, NULL, &dcounts) != IMGHIST_OK ||
+        imghist_equalize(ctx, &dimg, &dimg, IMGHIST_EQ_OPENCV, NULL) != IMGHIST_OK) {
         fprintf(stderr, "device_api_demo: %s\n", imghist_last_error(ctx));
         return 1;
     }

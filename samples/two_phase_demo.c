@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     }
 
     imghist_ctx *ctx = NULL;
-    if (imghist_create(IMGHIST_BACKEND_AUTO, &ctx) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_AUTO, -1, &ctx) != IMGHIST_OK) {
         fprintf(stderr, "two_phase_demo: %s\n", imghist_last_error(ctx));
         imghist_destroy(ctx);
         return 1;
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
                                     .mem = IMGHIST_MEM_HOST, .width = (uint32_t)len,
                                     .height = 1, .pitch = (size_t)len};
         const imghist_counts counts = {.data = local, .len = 256, .mem = IMGHIST_MEM_HOST};
-        if (imghist_histogram(ctx, &share, NULL, NULL, &counts) != IMGHIST_OK) {
+        if (imghist_histogram(ctx, &share, NULL, &counts) != IMGHIST_OK) {
             fprintf(stderr, "two_phase_demo: %s\n", imghist_last_error(ctx));
             rc = 1;
             break;

@@ -24,7 +24,7 @@ imghist_status imghist_device_count(int *count)
     return IMGHIST_OK;
 }
 
-/* device: -1 for the calling thread's current GPU (imghist_create). */
+/* device: -1 for the calling thread's current GPU. */
 static imghist_status create(imghist_backend backend, int device, imghist_ctx **out)
 {
     if (out == NULL) {
@@ -81,18 +81,15 @@ static imghist_status create(imghist_backend backend, int device, imghist_ctx **
     return st;
 }
 
-imghist_status imghist_create(imghist_backend backend, imghist_ctx **out)
+imghist_status imghist_create(imghist_backend backend, int device, imghist_ctx **out)
 {
-    return create(backend, -1, out);
-}
-
-imghist_status imghist_create_on(imghist_backend backend, int device, imghist_ctx **out)
-{
-    if (device < 0) {
+    if (device < -1) {
         imghist_status st = create(IMGHIST_BACKEND_CPU, -1, out);
         return st != IMGHIST_OK ? st
                                 : ih_fail(*out, IMGHIST_E_INVALID_ARG,
-                                          "device %d: a GPU index is 0 or more", device);
+                                          "device %d: a GPU index is 0 or more, or -1 for "
+                                          "the current one",
+                                          device);
     }
     return create(backend, device, out);
 }

@@ -202,7 +202,7 @@ static void process(worker *w, const ih_cli_args *a, const ih_file *f, result *r
     ctx = counting_ctx(w, &img->view);
     r->width = img->view.width;
     r->height = img->view.height;
-    r->truncated = (imghist_image_flags(img) & IMGHIST_IMAGE_TRUNCATED) != 0;
+    r->truncated = (img->flags & IMGHIST_IMAGE_TRUNCATED) != 0;
     char why[600];
     r->status = ih_measure(ctx, a, &img->view, NULL, a->equalize_out ? &img->view : NULL,
                            &r->hist, why, sizeof why); /* equalized in place */

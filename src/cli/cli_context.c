@@ -63,8 +63,7 @@ int ih_make_context_on(const ih_cli_args *a, unsigned cpu_threads, int device, i
 {
     imghist_ctx *ctx = NULL;
     *out = NULL;
-    imghist_status st = device >= 0 ? imghist_create_on(a->backend, device, &ctx)
-                                    : imghist_create(a->backend, &ctx);
+    imghist_status st = imghist_create(a->backend, device >= 0 ? device : -1, &ctx);
     if (st != IMGHIST_OK) {
         if (device >= 0) {
             ih_say("--backend %s on GPU %d: %s", imghist_backend_name(a->backend),

@@ -47,7 +47,7 @@ int ih_one_image_on_cpu(const ih_cli_args *a);
  * after saying why (*ctx NULL).
  */
 int ih_make_context(const ih_cli_args *a, unsigned cpu_threads, imghist_ctx **ctx);
-/* The same on GPU `device` (imghist_create_on); -1: imghist_create's choice.
+/* The same on GPU `device`; -1: the current GPU, as imghist_create takes it.
  * ih_make_context uses the first GPU of --gpus, if given. */
 int ih_make_context_on(const ih_cli_args *a, unsigned cpu_threads, int device,
                        imghist_ctx **ctx);

@@ -47,11 +47,12 @@ static void from_ycrcb(int Y, int cr, int cb, uint8_t *rgb)
 static imghist_status transform(imghist_ctx *ctx, const ih_cli_args *a, uint8_t *plane,
                                 uint32_t w, uint32_t h)
 {
-    const imghist_view v = {plane, IMGHIST_U8, IMGHIST_MEM_HOST, w, h, w, 1};
+    const imghist_view v = {.data = plane, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+                            .width = w, .height = h, .pitch = w, .channels = 1};
     if (a->clahe) {
         return imghist_clahe(ctx, &v, &v, a->clip, a->tiles_x, a->tiles_y);
     }
-    return imghist_equalize(ctx, &v, &v, NULL);
+    return imghist_equalize(ctx, &v, &v, IMGHIST_EQ_OPENCV, NULL);
 }
 
 imghist_status ih_color_equalize(imghist_ctx *ctx, const ih_cli_args *a, const imghist_view *in,

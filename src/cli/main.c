@@ -289,7 +289,9 @@ static int run_joint(imghist_ctx *ctx, const ih_cli_args *a, const char *name,
     }
     const imghist_counts jc = {cells, (size_t)n_cells + 1, IMGHIST_MEM_HOST};
     double r[2] = {0, 0};
-    st = imghist_histogram2d(ctx, &img->view, &other->view, mask, &sa, &sb, &jc);
+    imghist_view a_masked = img->view;
+    a_masked.mask = mask;
+    st = imghist_histogram2d(ctx, &a_masked, &other->view, &sa, &sb, &jc);
     if (st == IMGHIST_OK) {
         st = imghist_mutual_information(ctx, &jc, sa.bins, sb.bins, r, IMGHIST_MEM_HOST);
     }
@@ -378,7 +380,7 @@ static int match_reference(imghist_ctx *ctx, const char *path, uint64_t ref[256]
             return fail_lib(ctx, st);
         }
         const imghist_counts c = {.data = ref, .len = 256, .mem = IMGHIST_MEM_HOST};
-        st = imghist_histogram(ctx, &img->view, NULL, NULL, &c);
+        st = imghist_histogram(ctx, &img->view, NULL, &c);
         imghist_image_free(img);
         if (st != IMGHIST_OK) {
             return fail_lib(ctx, st);
@@ -428,7 +430,7 @@ static int run_one(const ih_cli_args *a)
                                                                     : fail_lib(ctx, st);
         goto done;
     }
-    if ((imghist_image_flags(img) & IMGHIST_IMAGE_TRUNCATED) && ih_verbosity >= 0) {
+    if ((img->flags & IMGHIST_IMAGE_TRUNCATED) && ih_verbosity >= 0) {
         ih_say("warning: %s: %s", a->input, IH_TRUNCATED_WARNING);
     }
     const imghist_view *mask = NULL;
@@ -624,7 +626,7 @@ int main(int argc, char **argv)
             rc = fail("--match maps one image; a folder is a batch run");
         } else if (ih_is_batch(&a) && a.clahe) {
             rc = fail("--clahe transforms one image; a folder is a batch run (use the library's "
-                      "imghist_clahe_batch or imghist.clahe on a stack)");
+                      "imghist_clahe on a view of several images, or imghist.clahe on a stack)");
         } else {
             rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
         }

@@ -33,7 +33,9 @@ imghist_status ih_cli_spec(imghist_ctx *ctx, const ih_cli_args *a, uint32_t defa
         if (!a->has_range) {
             /* numpy.histogram's default: the finite extremes, the max in the
              * last bin; a constant image gets [v - 0.5, v + 0.5]. */
-            imghist_status st = imghist_range(ctx, img, mask, &lo, &hi);
+            imghist_view masked = *img;
+            masked.mask = mask;
+            imghist_status st = imghist_range(ctx, &masked, &lo, &hi);
             if (st != IMGHIST_OK) {
                 return lib_fail(ctx, st, msg, msglen);
             }
@@ -96,14 +98,16 @@ imghist_status ih_measure(imghist_ctx *ctx, const ih_cli_args *a, const imghist_
         return IMGHIST_E_NOMEM;
     }
     const imghist_counts counts = {out->counts, stride * channels, IMGHIST_MEM_HOST};
+    imghist_view masked = *img;
+    masked.mask = mask;
     if (eq != NULL && out->natural) {
         /* One pass counts and equalizes; the histogram has no outliers. */
         const imghist_counts levels = {out->counts, out->bins, IMGHIST_MEM_HOST};
-        st = imghist_equalize_masked(ctx, img, mask, eq, &levels);
+        st = imghist_equalize(ctx, &masked, eq, IMGHIST_EQ_OPENCV, &levels);
     } else {
-        st = imghist_histogram(ctx, img, mask, &spec, &counts);
+        st = imghist_histogram(ctx, &masked, &spec, &counts);
         if (st == IMGHIST_OK && eq != NULL) {
-            st = imghist_equalize_masked(ctx, img, mask, eq, NULL);
+            st = imghist_equalize(ctx, &masked, eq, IMGHIST_EQ_OPENCV, NULL);
         }
     }
     if (st != IMGHIST_OK) {

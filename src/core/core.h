@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "imghist.h"
+#include "imghist_experimental.h"
 #include "binning.h"
 
 #ifdef __cplusplus
@@ -30,18 +31,21 @@ typedef struct ih_params {
     int64_t png_level;          /* zlib level of PNG output */
     int64_t load_depth;         /* 0: U8; 1: the file's depth */
     int64_t load_channels;      /* 0: gray; 1: the file's channels */
-    int64_t equalize_method;    /* imghist_eq_method */
     int64_t load_truncated;     /* 1: JPEGs that end early are read */
     int64_t hist_blocks_per_sm; /* experimental; 0: automatic */
     int64_t batch_run;          /* experimental; 0: automatic */
     int64_t eq_batch_small;     /* experimental; 0: automatic */
     int64_t batch_tiny;         /* experimental; 0: automatic, -1: never */
     int64_t hist16_global;      /* experimental; 0: automatic, -1: never */
-    int64_t batch_route;        /* experimental, written by the library: IH_ROUTE_* */
 } ih_params;
 
-/* IMGHIST_P_EXP_BATCH_ROUTE's values: how a batch call on the GPU went. */
-enum { IH_ROUTE_NONE = 0, IH_ROUTE_BATCH = 1, IH_ROUTE_EACH = 2, IH_ROUTE_BLOCKS = 3 };
+/* How a batch call on the GPU went (imghist_exp_last_route). */
+enum {
+    IH_ROUTE_NONE = IMGHIST_ROUTE_NONE,
+    IH_ROUTE_BATCH = IMGHIST_ROUTE_BATCH,
+    IH_ROUTE_EACH = IMGHIST_ROUTE_EACH,
+    IH_ROUTE_BLOCKS = IMGHIST_ROUTE_BLOCKS
+};
 
 void ih_params_default(ih_params *p);
 
@@ -55,6 +59,8 @@ struct imghist_ctx {
                                         backend opens, -1 (the thread's current one)
                                         or the one imghist_create_on asked for */
     ih_params params;
+    imghist_method eq_method;        /* the equalization call in progress's rule */
+    int batch_route;                 /* IH_ROUTE_*: how the last batch call went */
     int faulted;                     /* latched: the GPU faulted under this context */
     char fault[320];                 /* what the fault was */
     char err[512];
@@ -139,7 +145,14 @@ imghist_view *ih_strided_views(const imghist_view *first, size_t count, ptrdiff_
  * launches take by their pointers. */
 bool ih_views_one_shape(const imghist_view *v, const imghist_view *masks, size_t count);
 
-/* imghist_equalize_lut_u16's entries at the levels of an image's
+/* The equalization tables imghist_equalize_lut makes: OpenCV's rule at 256
+ * and 65536 levels, PIL's at 256 (core/equalize_lut.c). Arguments not NULL;
+ * an empty histogram is IMGHIST_E_INVALID_ARG. */
+imghist_status ih_equalize_lut_u8(const uint64_t hist[256], uint8_t lut[256]);
+imghist_status ih_equalize_lut_u16(const uint64_t hist[65536], uint16_t lut[65536]);
+imghist_status ih_equalize_lut_pil(const uint64_t hist[256], uint8_t lut[256]);
+
+/* ih_equalize_lut_u16's entries at the levels of an image's
  * histogram that are not 0 alone (levels[0..n), ascending; count: 16-bit
  * counts, total their sum, not 0): the CPU's 16-bit equalization of small
  * images, whose lookups read no other entry (core/equalize_lut.c). */

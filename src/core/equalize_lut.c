@@ -72,11 +72,8 @@ static imghist_status make_lut(const uint64_t *hist, uint32_t levels, uint8_t *l
     return IMGHIST_OK;
 }
 
-imghist_status imghist_equalize_lut(const uint64_t hist[256], uint8_t lut[256])
+imghist_status ih_equalize_lut_u8(const uint64_t hist[256], uint8_t lut[256])
 {
-    if (hist == NULL || lut == NULL) {
-        return IMGHIST_E_INVALID_ARG;
-    }
     return make_lut(hist, 256, lut, NULL);
 }
 
@@ -100,19 +97,13 @@ void ih_equalize_lut_u16_at(const uint16_t *count, const uint16_t *levels, size_
     }
 }
 
-imghist_status imghist_equalize_lut_u16(const uint64_t hist[65536], uint16_t lut[65536])
+imghist_status ih_equalize_lut_u16(const uint64_t hist[65536], uint16_t lut[65536])
 {
-    if (hist == NULL || lut == NULL) {
-        return IMGHIST_E_INVALID_ARG;
-    }
     return make_lut(hist, 65536, NULL, lut);
 }
 
-imghist_status imghist_equalize_lut_pil(const uint64_t hist[256], uint8_t lut[256])
+imghist_status ih_equalize_lut_pil(const uint64_t hist[256], uint8_t lut[256])
 {
-    if (hist == NULL || lut == NULL) {
-        return IMGHIST_E_INVALID_ARG;
-    }
     uint64_t total = 0, top = 0; /* top: the count of the largest value present */
     for (uint32_t b = 0; b < 256; b++) {
         total += hist[b];
@@ -133,4 +124,17 @@ imghist_status imghist_equalize_lut_pil(const uint64_t hist[256], uint8_t lut[25
         n += hist[b];
     }
     return IMGHIST_OK;
+}
+
+imghist_status imghist_equalize_lut(const uint64_t *hist, uint32_t levels, imghist_method method,
+                                    void *lut)
+{
+    if (hist == NULL || lut == NULL || (levels != 256 && levels != 65536) ||
+        (method != IMGHIST_EQ_OPENCV && method != IMGHIST_EQ_PIL)) {
+        return IMGHIST_E_INVALID_ARG;
+    }
+    if (levels == 65536) {
+        return method == IMGHIST_EQ_PIL ? IMGHIST_E_UNSUPPORTED : ih_equalize_lut_u16(hist, lut);
+    }
+    return method == IMGHIST_EQ_PIL ? ih_equalize_lut_pil(hist, lut) : ih_equalize_lut_u8(hist, lut);
 }

@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "clahe.h"
 #include "cpu_hist.h"
+#include "ops.h"
 
 /* Device memory needs a backend that takes it. */
 static imghist_status check_memory(imghist_ctx *ctx, imghist_mem mem, const char *role)
@@ -51,7 +52,7 @@ static imghist_status dispatch_histogram(imghist_ctx *ctx, const imghist_view *s
     return st;
 }
 
-imghist_status imghist_histogram(imghist_ctx *ctx, const imghist_view *src,
+imghist_status ih_op_histogram_one(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_view *mask, const imghist_histspec *spec,
                                  const imghist_counts *out)
 {
@@ -176,14 +177,7 @@ static imghist_status check_batch_mask(imghist_ctx *ctx, const imghist_view *mas
     return IMGHIST_OK;
 }
 
-/* A masked call's refusal of a NULL mask argument (what: the message). */
-static imghist_status refuse_null(imghist_ctx *ctx, const char *what)
-{
-    const imghist_status st = ih_begin(ctx);
-    return st != IMGHIST_OK ? st : ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%s", what);
-}
-
-/* imghist_histogram_batch and imghist_histogram_batch_masked (masks NULL
+/* ih_op_histogram_views (masks NULL
  * for none). */
 static imghist_status batch_views(imghist_ctx *ctx, const imghist_view *src,
                                   const imghist_view *masks, size_t count,
@@ -222,24 +216,16 @@ static imghist_status batch_views(imghist_ctx *ctx, const imghist_view *src,
     return st == IMGHIST_OK ? run_batch(ctx, src, masks, count, &job, out) : st;
 }
 
-imghist_status imghist_histogram_batch(imghist_ctx *ctx, const imghist_view *src, size_t count,
-                                       const imghist_histspec *spec, const imghist_counts *out)
-{
-    return batch_views(ctx, src, NULL, count, spec, out);
-}
 
-imghist_status imghist_histogram_batch_masked(imghist_ctx *ctx, const imghist_view *src,
+imghist_status ih_op_histogram_views(imghist_ctx *ctx, const imghist_view *src,
                                               const imghist_view *masks, size_t count,
                                               const imghist_histspec *spec,
                                               const imghist_counts *out)
 {
-    if (masks == NULL) {
-        return refuse_null(ctx, "the batch's masks are NULL");
-    }
     return batch_views(ctx, src, masks, count, spec, out);
 }
 
-/* imghist_histogram_strided and imghist_histogram_strided_masked (mask NULL
+/* ih_op_histogram_tensor (mask NULL
  * for none). */
 static imghist_status batch_strided(imghist_ctx *ctx, const imghist_view *first, size_t count,
                                     ptrdiff_t stride, const imghist_view *mask,
@@ -277,26 +263,17 @@ static imghist_status batch_strided(imghist_ctx *ctx, const imghist_view *first,
     return st;
 }
 
-imghist_status imghist_histogram_strided(imghist_ctx *ctx, const imghist_view *first,
-                                         size_t count, ptrdiff_t stride,
-                                         const imghist_histspec *spec, const imghist_counts *out)
-{
-    return batch_strided(ctx, first, count, stride, NULL, 0, spec, out);
-}
 
-imghist_status imghist_histogram_strided_masked(imghist_ctx *ctx, const imghist_view *first,
+imghist_status ih_op_histogram_tensor(imghist_ctx *ctx, const imghist_view *first,
                                                 size_t count, ptrdiff_t stride,
                                                 const imghist_view *mask, ptrdiff_t mask_stride,
                                                 const imghist_histspec *spec,
                                                 const imghist_counts *out)
 {
-    if (mask == NULL) {
-        return refuse_null(ctx, "the batch's mask is NULL");
-    }
     return batch_strided(ctx, first, count, stride, mask, mask_stride, spec, out);
 }
 
-imghist_status imghist_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
+imghist_status ih_op_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
                              double *lo, double *hi)
 {
     imghist_status st = ih_begin(ctx);
@@ -325,7 +302,7 @@ imghist_status imghist_range(imghist_ctx *ctx, const imghist_view *src, const im
     return st;
 }
 
-imghist_status imghist_histogram2d(imghist_ctx *ctx, const imghist_view *a,
+imghist_status ih_op_histogram2d(imghist_ctx *ctx, const imghist_view *a,
                                    const imghist_view *b, const imghist_view *mask,
                                    const imghist_histspec *spec_a,
                                    const imghist_histspec *spec_b, const imghist_counts *out)
@@ -433,7 +410,7 @@ static imghist_status check_levels(imghist_ctx *ctx, const imghist_view *v, cons
                      "%s: equalization takes one channel of 8- or 16-bit samples", role);
     }
     if (st == IMGHIST_OK && v->dtype == IMGHIST_U16 &&
-        ctx->params.equalize_method == IMGHIST_EQ_PIL) {
+        ctx->eq_method == IMGHIST_EQ_PIL) {
         st = ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
                      "%s: PIL's equalization (IMGHIST_EQ_PIL) is defined for 8-bit samples "
                      "only; use IMGHIST_EQ_OPENCV for 16-bit images", role);
@@ -486,7 +463,7 @@ static imghist_status dispatch_equalize(imghist_ctx *ctx, const imghist_view *sr
     return st;
 }
 
-imghist_status imghist_equalize_masked(imghist_ctx *ctx, const imghist_view *src,
+imghist_status ih_op_equalize_one(imghist_ctx *ctx, const imghist_view *src,
                                        const imghist_view *mask, const imghist_view *dst,
                                        const imghist_counts *hist)
 {
@@ -522,11 +499,6 @@ imghist_status imghist_equalize_masked(imghist_ctx *ctx, const imghist_view *src
     return dispatch_equalize(ctx, src, mask, dst, hist);
 }
 
-imghist_status imghist_equalize(imghist_ctx *ctx, const imghist_view *src,
-                                const imghist_view *dst, const imghist_counts *hist)
-{
-    return imghist_equalize_masked(ctx, src, NULL, dst, hist);
-}
 
 /* Image i of an equalization batch: U8 or U16 of one channel (the first
  * image's type), dst[i] src[i]'s size, in the first image's memory. */
@@ -758,7 +730,7 @@ bool ih_views_one_shape(const imghist_view *v, const imghist_view *masks, size_t
  * the backend's batch; the others to the CPU backend's equalize_each, to
  * the CUDA backend's strided launches (device views laid out as a tensor)
  * or its launches for views of one shape anywhere, or image by image, each
- * as imghist_equalize_masked. */
+ * as ih_op_equalize_one. */
 static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *src,
                                          const imghist_view *masks, const imghist_view *dst,
                                          size_t count, const imghist_counts *hists,
@@ -773,7 +745,7 @@ static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *s
         return ctx->ops->equalize_each(ctx, src, masks, dst, count, hists);
     }
     /* Device views laid out as tensors (a batch tensor's images passed as
-     * views): the launches of imghist_equalize_strided(_masked) for all. */
+     * views): the launches of equalize_tensor(_masked) for all. */
     uintptr_t ss = 0, ds = 0, ms = 0;
     const bool device = src[0].mem == IMGHIST_MEM_DEVICE &&
                         (uint64_t)src[0].width * src[0].height < ((uint64_t)1 << 31);
@@ -816,11 +788,11 @@ static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *s
             st = ih_fail(ctx, st, "batch image %zu: %s", i, why);
         }
     }
-    ctx->params.batch_route = IH_ROUTE_EACH;
+    ctx->batch_route = IH_ROUTE_EACH;
     return st;
 }
 
-/* The checks of imghist_equalize_batch(_masked) (masks NULL for none): the
+/* The checks of equalize_views_plain(_masked) (masks NULL for none): the
  * views, overlaps, counts, and on host views a mask with no non-zero
  * sample; *levels: 256 or 65536. */
 static imghist_status check_equalize_views(imghist_ctx *ctx, const imghist_view *src,
@@ -871,7 +843,7 @@ static imghist_status check_equalize_views(imghist_ctx *ctx, const imghist_view 
     return st;
 }
 
-/* imghist_equalize_batch and imghist_equalize_batch_masked (masks NULL for
+/* ih_op_equalize_views (masks NULL for
  * none), after every check (on host views a mask with no non-zero sample
  * too) has passed: run_equalize_views. */
 static imghist_status equalize_views(imghist_ctx *ctx, const imghist_view *src,
@@ -886,24 +858,15 @@ static imghist_status equalize_views(imghist_ctx *ctx, const imghist_view *src,
     return run_equalize_views(ctx, src, masks, dst, count, hists, levels);
 }
 
-imghist_status imghist_equalize_batch(imghist_ctx *ctx, const imghist_view *src,
-                                      const imghist_view *dst, size_t count,
-                                      const imghist_counts *hists)
-{
-    return equalize_views(ctx, src, NULL, dst, count, hists);
-}
 
-imghist_status imghist_equalize_batch_masked(imghist_ctx *ctx, const imghist_view *src,
+imghist_status ih_op_equalize_views(imghist_ctx *ctx, const imghist_view *src,
                                              const imghist_view *masks, const imghist_view *dst,
                                              size_t count, const imghist_counts *hists)
 {
-    if (masks == NULL) {
-        return refuse_null(ctx, "the batch's masks are NULL");
-    }
     return equalize_views(ctx, src, masks, dst, count, hists);
 }
 
-/* imghist_equalize_strided and imghist_equalize_strided_masked (mask NULL
+/* ih_op_equalize_tensor (mask NULL
  * for none). */
 static imghist_status equalize_strided(imghist_ctx *ctx, const imghist_view *src,
                                        ptrdiff_t src_stride, const imghist_view *mask,
@@ -958,23 +921,13 @@ static imghist_status equalize_strided(imghist_ctx *ctx, const imghist_view *src
     return ctx->ops->equalize_strided(ctx, src, src_stride, dst, dst_stride, count, hists);
 }
 
-imghist_status imghist_equalize_strided(imghist_ctx *ctx, const imghist_view *src,
-                                        ptrdiff_t src_stride, const imghist_view *dst,
-                                        ptrdiff_t dst_stride, size_t count,
-                                        const imghist_counts *hists)
-{
-    return equalize_strided(ctx, src, src_stride, NULL, 0, dst, dst_stride, count, hists);
-}
 
-imghist_status imghist_equalize_strided_masked(imghist_ctx *ctx, const imghist_view *src,
+imghist_status ih_op_equalize_tensor(imghist_ctx *ctx, const imghist_view *src,
                                                ptrdiff_t src_stride, const imghist_view *mask,
                                                ptrdiff_t mask_stride, const imghist_view *dst,
                                                ptrdiff_t dst_stride, size_t count,
                                                const imghist_counts *hists)
 {
-    if (mask == NULL) {
-        return refuse_null(ctx, "the batch's mask is NULL");
-    }
     return equalize_strided(ctx, src, src_stride, mask, mask_stride, dst, dst_stride, count,
                             hists);
 }
@@ -1031,7 +984,7 @@ static imghist_status check_clahe_pair(imghist_ctx *ctx, const imghist_view *src
     return st;
 }
 
-imghist_status imghist_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+imghist_status ih_op_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
                              double clip_limit, uint32_t tiles_x, uint32_t tiles_y)
 {
     imghist_status st = ih_begin(ctx);
@@ -1043,7 +996,7 @@ imghist_status imghist_clahe(imghist_ctx *ctx, const imghist_view *src, const im
     return clahe_one(ctx, src, dst, clip_limit, tiles_x, tiles_y);
 }
 
-imghist_status imghist_clahe_batch(imghist_ctx *ctx, const imghist_view *src,
+imghist_status ih_op_clahe_views(imghist_ctx *ctx, const imghist_view *src,
                                    const imghist_view *dst, size_t count, double clip_limit,
                                    uint32_t tiles_x, uint32_t tiles_y)
 {
@@ -1071,7 +1024,7 @@ imghist_status imghist_clahe_batch(imghist_ctx *ctx, const imghist_view *src,
     return st;
 }
 
-imghist_status imghist_apply_lut(imghist_ctx *ctx, const imghist_view *src,
+imghist_status ih_op_apply_lut(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_view *dst, const uint8_t lut[256])
 {
     imghist_status st = ih_begin(ctx);
@@ -1095,4 +1048,60 @@ imghist_status imghist_apply_lut(imghist_ctx *ctx, const imghist_view *src,
     ih_cpu_apply_lut_u8(src->data, src->pitch, dst->data, dst->pitch, src->width, src->height,
                         lut);
     return IMGHIST_OK;
+}
+
+/* A tensor's images as views (*out, to be freed), after checking that they
+ * lie in the address space (role names them in the message). */
+static imghist_status tensor_views(imghist_ctx *ctx, const imghist_view *v, const char *role,
+                                   imghist_view **out)
+{
+    *out = NULL;
+    imghist_status st = check_stride(ctx, v, v->count, v->image_stride, role);
+    if (st == IMGHIST_OK) {
+        *out = ih_strided_views(v, v->count, v->image_stride);
+        if (*out == NULL) {
+            st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", v->count);
+        }
+    }
+    return st;
+}
+
+/* A source and a destination tensor as views, checked as views first. */
+static imghist_status tensor_pair(imghist_ctx *ctx, const imghist_view *src,
+                                  const imghist_view *dst, imghist_view **s, imghist_view **d)
+{
+    *s = *d = NULL;
+    imghist_status st = ih_begin(ctx);
+    if (st == IMGHIST_OK) st = ih_check_view(ctx, src, "source");
+    if (st == IMGHIST_OK) st = ih_check_view(ctx, dst, "destination");
+    if (st == IMGHIST_OK) st = tensor_views(ctx, src, "the sources", s);
+    if (st == IMGHIST_OK) st = tensor_views(ctx, dst, "the destinations", d);
+    return st;
+}
+
+imghist_status ih_op_clahe_tensor(imghist_ctx *ctx, const imghist_view *src,
+                                  const imghist_view *dst, double clip_limit, uint32_t tiles_x,
+                                  uint32_t tiles_y)
+{
+    imghist_view *s, *d;
+    imghist_status st = tensor_pair(ctx, src, dst, &s, &d);
+    if (st == IMGHIST_OK) {
+        st = ih_op_clahe_views(ctx, s, d, src->count, clip_limit, tiles_x, tiles_y);
+    }
+    free(s);
+    free(d);
+    return st;
+}
+
+imghist_status ih_op_apply_lut_tensor(imghist_ctx *ctx, const imghist_view *src,
+                                      const imghist_view *dst, const uint8_t lut[256])
+{
+    imghist_view *s, *d;
+    imghist_status st = tensor_pair(ctx, src, dst, &s, &d);
+    for (size_t i = 0; st == IMGHIST_OK && i < src->count; i++) {
+        st = ih_op_apply_lut(ctx, &s[i], &d[i], lut);
+    }
+    free(s);
+    free(d);
+    return st;
 }

@@ -31,8 +31,6 @@ static const param_info params[] = {
     {IMGHIST_P_LOAD_DEPTH, "IMGHIST_P_LOAD_DEPTH", 0, 1, 0, offsetof(ih_params, load_depth)},
     {IMGHIST_P_LOAD_CHANNELS, "IMGHIST_P_LOAD_CHANNELS", 0, 1, 0,
      offsetof(ih_params, load_channels)},
-    {IMGHIST_P_EQUALIZE_METHOD, "IMGHIST_P_EQUALIZE_METHOD", IMGHIST_EQ_OPENCV, IMGHIST_EQ_PIL,
-     IMGHIST_EQ_OPENCV, offsetof(ih_params, equalize_method)},
     {IMGHIST_P_LOAD_TRUNCATED, "IMGHIST_P_LOAD_TRUNCATED", 0, 1, 0,
      offsetof(ih_params, load_truncated)},
     {IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, "IMGHIST_P_EXP_HIST_BLOCKS_PER_SM", 0, 64, 0,
@@ -45,8 +43,6 @@ static const param_info params[] = {
      offsetof(ih_params, batch_tiny)},
     {IMGHIST_P_EXP_HIST16_GLOBAL, "IMGHIST_P_EXP_HIST16_GLOBAL", -1, INT32_MAX, 0,
      offsetof(ih_params, hist16_global)},
-    {IMGHIST_P_EXP_BATCH_ROUTE, "IMGHIST_P_EXP_BATCH_ROUTE", 0, 3, 0,
-     offsetof(ih_params, batch_route)},
 };
 
 static const param_info *find(imghist_param id)

@@ -643,8 +643,8 @@ static imghist_status cpu_histogram2d(imghist_ctx *ctx, const imghist_view *a,
 /* The 8-bit LUT by the context's rule (IMGHIST_P_EQUALIZE_METHOD). */
 static imghist_status lut_u8(const imghist_ctx *ctx, const uint64_t hist[256], uint8_t lut[256])
 {
-    return ctx->params.equalize_method == IMGHIST_EQ_PIL ? imghist_equalize_lut_pil(hist, lut)
-                                                         : imghist_equalize_lut(hist, lut);
+    return ctx->eq_method == IMGHIST_EQ_PIL ? ih_equalize_lut_pil(hist, lut)
+                                                         : ih_equalize_lut_u8(hist, lut);
 }
 
 /*
@@ -771,7 +771,7 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
     imghist_counts counts = {hist, levels, IMGHIST_MEM_HOST};
     if (st == IMGHIST_OK) st = cpu_histogram(ctx, src, mask, &job, &counts);
     if (st == IMGHIST_OK) {
-        st = wide ? imghist_equalize_lut_u16(hist, lut) : lut_u8(ctx, hist, lut);
+        st = wide ? ih_equalize_lut_u16(hist, lut) : lut_u8(ctx, hist, lut);
         if (st != IMGHIST_OK) { /* only an empty histogram: every mask sample zero */
             st = ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the mask has no non-zero sample");
         }
@@ -879,7 +879,7 @@ static void *eq_each_worker(void *arg)
         band_work w = {&cx, 0, cx.src->height, hist, 0.0, 0.0, 0};
         band_hist(&w);
         /* never empty: the core refused empty masks before any image */
-        (void)(wide ? imghist_equalize_lut_u16(hist, lut) : lut_u8(b->ctx, hist, lut));
+        (void)(wide ? ih_equalize_lut_u16(hist, lut) : lut_u8(b->ctx, hist, lut));
         band_apply(&w);
     }
     free(own);

@@ -230,7 +230,7 @@ static imghist_status run_eq_batch(imghist_ctx *ctx, const ih_eq_batch_launch *l
     l.small_bytes = p.small_bytes;
     l.n_large = p.n_large;
     l.per_image = p.per_image;
-    l.pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
+    l.pil = ctx->eq_method == IMGHIST_EQ_PIL;
     /* A tensor of tiny images: one warp an image (kernels/batch_tiny.cu). */
     const bool tiny = l.uniform && (uint64_t)l.one.src.total * 16 <= ih_tiny_limit(ctx);
     if (p.n_large > 0 && !tiny) {
@@ -308,7 +308,7 @@ imghist_status ih_cuda_equalize_one_small(imghist_ctx *ctx, const imghist_view *
     l.n_small = 1;
     l.small_bytes = l.one.src.total * 16;
     l.hists = hist;
-    l.pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
+    l.pil = ctx->eq_method == IMGHIST_EQ_PIL;
     IH_CUDA_TRY(ctx, "equalization launch", ih_launch_equalize_batch(l, s->stream));
     *done = 1;
     return IMGHIST_OK;

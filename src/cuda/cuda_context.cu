@@ -270,7 +270,7 @@ static imghist_status cuda_equalize_batch(imghist_ctx *ctx, const imghist_view *
                                           const imghist_counts *hists)
 {
     IH_ON_DEVICE(ctx);
-    ctx->params.batch_route = IH_ROUTE_BATCH; /* every 8-bit batch: a few launches */
+    ctx->batch_route = IH_ROUTE_BATCH; /* every 8-bit batch: a few launches */
     return ih_cuda_equalize_batch_device(ctx, src, dst, count, hists);
 }
 
@@ -282,7 +282,7 @@ static imghist_status cuda_histogram_batch(imghist_ctx *ctx, const imghist_view 
     if (masks != NULL || !u8_path(&src[0], NULL, job) || job->outliers) {
         return ih_cuda_hist_wide_batch(ctx, src, masks, count, job, out);
     }
-    ctx->params.batch_route = IH_ROUTE_BATCH;
+    ctx->batch_route = IH_ROUTE_BATCH;
     return ih_cuda_hist_batch_device(ctx, src, count, job, out);
 }
 
@@ -295,7 +295,7 @@ static imghist_status cuda_histogram_strided(imghist_ctx *ctx, const imghist_vie
     if (mask != NULL || !u8_path(first, NULL, job) || job->outliers) {
         return ih_cuda_hist_wide_strided(ctx, first, mask, count, stride, mask_stride, job, out);
     }
-    ctx->params.batch_route = IH_ROUTE_BATCH;
+    ctx->batch_route = IH_ROUTE_BATCH;
     return ih_cuda_hist_strided(ctx, first, count, stride, job, out);
 }
 
@@ -305,7 +305,7 @@ static imghist_status cuda_equalize_strided(imghist_ctx *ctx, const imghist_view
                                             const imghist_counts *hists)
 {
     IH_ON_DEVICE(ctx);
-    ctx->params.batch_route = IH_ROUTE_BATCH;
+    ctx->batch_route = IH_ROUTE_BATCH;
     return ih_cuda_equalize_strided(ctx, src, src_stride, dst, dst_stride, count, hists);
 }
 

@@ -63,7 +63,7 @@ imghist_status ih_cuda_count(imghist_ctx *ctx, const ih_dev_image *image,
         l.lut_out = lut_out;
         l.accumulate = accumulate != 0;
         l.finalize = last && ih_bands_last(&b);
-        l.pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
+        l.pil = ctx->eq_method == IMGHIST_EQ_PIL;
         IH_CUDA_TRY(ctx, "histogram launch", ih_launch_hist_u8(g, l, s->stream));
     }
     return IMGHIST_OK;

@@ -398,7 +398,7 @@ static imghist_status histogram_and_lut(imghist_ctx *ctx, ih_joint_state *j,
     void *lut = levels == 256 ? (void *)s->lut : (void *)(j->aux + AUX_LUT16);
     IH_CUDA_TRY(ctx, "LUT launch",
                 ih_launch_equalize_lut(hist_target, levels, lut, empty_flag,
-                                       ctx->params.equalize_method == IMGHIST_EQ_PIL,
+                                       ctx->eq_method == IMGHIST_EQ_PIL,
                                        (unsigned long long *)(j->aux + AUX_LUT_SCRATCH),
                                        s->stream));
     return IMGHIST_OK;
@@ -548,7 +548,7 @@ static imghist_status equalize16_small(imghist_ctx *ctx, const eq_images *im, si
                     m != NULL ? m->pitch : 0, (uint8_t *)im->dst->data, im->dst_stride,
                     im->dst->pitch, im->src->width, im->src->height, (uint32_t)count,
                     s->sm_count, s->stream));
-    ctx->params.batch_route = IH_ROUTE_BLOCKS;
+    ctx->batch_route = IH_ROUTE_BLOCKS;
     return IMGHIST_OK;
 }
 
@@ -594,7 +594,7 @@ static imghist_status equalize16_small_views(imghist_ctx *ctx, ih_joint_state *j
     IH_CUDA_TRY(ctx, "equalization launch",
                 ih_launch_equalize16_views((const ih_eq16_view *)j->eq16_desc.dev,
                                            (uint32_t)count, s->sm_count, s->stream));
-    ctx->params.batch_route = IH_ROUTE_BLOCKS;
+    ctx->batch_route = IH_ROUTE_BLOCKS;
     return IMGHIST_OK;
 }
 
@@ -652,7 +652,7 @@ static imghist_status equalize_each(imghist_ctx *ctx, const eq_images *im, size_
     if (st != IMGHIST_OK) {
         return st;
     }
-    const bool pil = ctx->params.equalize_method == IMGHIST_EQ_PIL;
+    const bool pil = ctx->eq_method == IMGHIST_EQ_PIL;
     const imghist_view *src = im->src, *dst = im->dst;
     for (size_t i0 = 0; i0 < count && st == IMGHIST_OK; i0 += chunk) {
         const size_t n = count - i0 < chunk ? count - i0 : chunk;

@@ -414,7 +414,7 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     if (st != IMGHIST_OK) {
         return st;
     }
-    ctx->params.batch_route = one || global16 ? IH_ROUTE_BATCH : IH_ROUTE_EACH;
+    ctx->batch_route = one || global16 ? IH_ROUTE_BATCH : IH_ROUTE_EACH;
     const unsigned long long *ptrs = NULL;
     if ((one || global16) && scattered) {
         /* image i's first row, then its mask's (0 for none) */

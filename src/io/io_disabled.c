@@ -29,12 +29,6 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
     return no_io(ctx);
 }
 
-unsigned imghist_image_flags(const imghist_image *img)
-{
-    (void)img;
-    return 0u;
-}
-
 void imghist_image_free(imghist_image *img)
 {
     if (img != NULL) {

@@ -19,7 +19,6 @@
  * allocation's. */
 typedef struct ih_image {
     imghist_image pub;
-    unsigned flags; /* IMGHIST_IMAGE_* */
 } ih_image;
 
 static imghist_status over_byte_limit(imghist_ctx *ctx, const char *name)
@@ -323,14 +322,9 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
     img->view.height = raw.height;
     img->view.pitch = (size_t)raw.width * (size_t)raw.channels * ih_dtype_size(raw.dtype);
     img->view.channels = (uint32_t)raw.channels;
-    full->flags = raw.truncated ? IMGHIST_IMAGE_TRUNCATED : 0u;
+    img->flags = raw.truncated ? IMGHIST_IMAGE_TRUNCATED : 0u;
     *out = img;
     return IMGHIST_OK;
-}
-
-unsigned imghist_image_flags(const imghist_image *img)
-{
-    return img == NULL ? 0u : ((const ih_image *)img)->flags;
 }
 
 void imghist_image_free(imghist_image *img)

@@ -1,0 +1,54 @@
+/*
+ * The operations behind the public calls (core/ops.c), each on the forms the
+ * backends take: one image with its mask, a list of views with their masks,
+ * a tensor of images `stride` bytes apart. core/api.c maps the public views
+ * onto them. Every one checks its arguments in full before it dispatches.
+ * Masks NULL: none.
+ */
+#ifndef IMGHIST_OPS_H
+#define IMGHIST_OPS_H
+
+#include "core.h"
+
+imghist_status ih_op_histogram_one(imghist_ctx *ctx, const imghist_view *src,
+                                   const imghist_view *mask, const imghist_histspec *spec,
+                                   const imghist_counts *out);
+imghist_status ih_op_histogram_views(imghist_ctx *ctx, const imghist_view *src,
+                                     const imghist_view *masks, size_t count,
+                                     const imghist_histspec *spec, const imghist_counts *out);
+imghist_status ih_op_histogram_tensor(imghist_ctx *ctx, const imghist_view *first, size_t count,
+                                      ptrdiff_t stride, const imghist_view *mask,
+                                      ptrdiff_t mask_stride, const imghist_histspec *spec,
+                                      const imghist_counts *out);
+imghist_status ih_op_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
+                           double *lo, double *hi);
+imghist_status ih_op_histogram2d(imghist_ctx *ctx, const imghist_view *a, const imghist_view *b,
+                                 const imghist_view *mask, const imghist_histspec *spec_a,
+                                 const imghist_histspec *spec_b, const imghist_counts *out);
+/* The equalizations use ctx->eq_method, which the caller sets. */
+imghist_status ih_op_equalize_one(imghist_ctx *ctx, const imghist_view *src,
+                                  const imghist_view *mask, const imghist_view *dst,
+                                  const imghist_counts *hist);
+imghist_status ih_op_equalize_views(imghist_ctx *ctx, const imghist_view *src,
+                                    const imghist_view *masks, const imghist_view *dst,
+                                    size_t count, const imghist_counts *hists);
+imghist_status ih_op_equalize_tensor(imghist_ctx *ctx, const imghist_view *src,
+                                     ptrdiff_t src_stride, const imghist_view *mask,
+                                     ptrdiff_t mask_stride, const imghist_view *dst,
+                                     ptrdiff_t dst_stride, size_t count,
+                                     const imghist_counts *hists);
+imghist_status ih_op_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+                           double clip_limit, uint32_t tiles_x, uint32_t tiles_y);
+imghist_status ih_op_clahe_views(imghist_ctx *ctx, const imghist_view *src,
+                                 const imghist_view *dst, size_t count, double clip_limit,
+                                 uint32_t tiles_x, uint32_t tiles_y);
+/* src->count and dst->count images, image_stride apart (count > 1). */
+imghist_status ih_op_clahe_tensor(imghist_ctx *ctx, const imghist_view *src,
+                                  const imghist_view *dst, double clip_limit, uint32_t tiles_x,
+                                  uint32_t tiles_y);
+imghist_status ih_op_apply_lut(imghist_ctx *ctx, const imghist_view *src,
+                               const imghist_view *dst, const uint8_t lut[256]);
+imghist_status ih_op_apply_lut_tensor(imghist_ctx *ctx, const imghist_view *src,
+                                      const imghist_view *dst, const uint8_t lut[256]);
+
+#endif
