@@ -1,5 +1,5 @@
 /* CLAHE's geometry and per-tile arithmetic, shared by the host code
- * (core/clahe.c) and the CUDA backend, which must give the same bits. */
+ * (cpu/cpu_clahe.c) and the CUDA backend, which must give the same bits. */
 #ifndef IMGHIST_CLAHE_H
 #define IMGHIST_CLAHE_H
 
@@ -28,9 +28,8 @@ void ih_clahe_clip_lut(const ih_clahe_geom *g, int32_t *hist, void *lut);
 /* The two tile columns and the weight of the second for column x (rows: y). */
 void ih_clahe_columns(const ih_clahe_geom *g, uint32_t x, int32_t *t1, int32_t *t2, float *a);
 void ih_clahe_rows(const ih_clahe_geom *g, uint32_t y, int32_t *t1, int32_t *t2, float *b);
-/* CLAHE of a host view into dst on IMGHIST_P_CPU_THREADS threads. */
-imghist_status ih_clahe_host(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
-                             const ih_clahe_geom *g);
+/* OpenCV's borderInterpolate for BORDER_REFLECT_101. */
+uint32_t ih_clahe_reflect101(int64_t p, int64_t len);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,6 @@
 
 #include "backend.h"
 #include "clahe.h"
-#include "cpu_hist.h"
 #include "ops.h"
 
 /* Device memory needs a backend that takes it. */
@@ -25,8 +24,7 @@ static imghist_status check_memory(imghist_ctx *ctx, imghist_mem mem, const char
     return IMGHIST_OK;
 }
 
-/* After IH_E_GPU_OOM: may the call run on the CPU instead? */
-static imghist_status on_cpu_instead(imghist_ctx *ctx, int all_host)
+imghist_status ih_on_cpu_instead(imghist_ctx *ctx, int all_host)
 {
     if (!all_host || ctx->fallback == NULL) {
         return ih_fail(ctx, IMGHIST_E_CUDA, "GPU out of memory for staging the image "
@@ -42,11 +40,12 @@ static imghist_status dispatch_histogram(imghist_ctx *ctx, const imghist_view *s
                                          const imghist_view *mask, const ih_hist_job *job,
                                          const imghist_counts *out)
 {
-    imghist_status st = ctx->ops->histogram(ctx, src, mask, job, out);
+    const ih_batch one = {.kind = IH_ONE, .count = 1, .src = src, .masks = mask};
+    imghist_status st = ctx->ops->histogram(ctx, &one, job, out);
     if (st == IH_E_GPU_OOM) {
-        st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
+        st = ih_on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
         if (st == IMGHIST_OK) {
-            st = ctx->fallback->histogram(ctx, src, mask, job, out);
+            st = ctx->fallback->histogram(ctx, &one, job, out);
         }
     }
     return st;
@@ -145,16 +144,20 @@ static imghist_status run_batch(imghist_ctx *ctx, const imghist_view *src,
                                 const imghist_view *masks, size_t count, const ih_hist_job *job,
                                 const imghist_counts *out)
 {
-    const bool batch_mem = src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory;
-    if (batch_mem && ctx->ops->histogram_batch != NULL) {
-        return ctx->ops->histogram_batch(ctx, src, masks, count, job, out);
-    }
+    const ih_batch list = {.kind = IH_LIST, .count = count, .src = src, .masks = masks};
+    return ctx->ops->histogram(ctx, &list, job, out);
+}
+
+imghist_status ih_histogram_each(imghist_ctx *ctx, const ih_batch *b, const ih_hist_job *job,
+                                 const imghist_counts *out)
+{
     imghist_status st = IMGHIST_OK;
-    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+    for (size_t i = 0; i < b->count && st == IMGHIST_OK; i++) {
         imghist_counts one = *out;
         one.data = out->data + i * job->len;
         one.len = job->len;
-        st = dispatch_histogram(ctx, &src[i], masks != NULL ? &masks[i] : NULL, job, &one);
+        st = dispatch_histogram(ctx, &b->src[i], b->masks != NULL ? &b->masks[i] : NULL, job,
+                                &one);
     }
     return st;
 }
@@ -244,23 +247,34 @@ static imghist_status batch_strided(imghist_ctx *ctx, const imghist_view *first,
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (first->mem == IMGHIST_MEM_DEVICE && ctx->ops->histogram_strided != NULL) {
-        return ctx->ops->histogram_strided(ctx, first, mask, count, stride, mask_stride, &job,
-                                           out);
+    const ih_batch tensor = {.kind = IH_TENSOR, .count = count, .src = first, .masks = mask,
+                             .src_stride = stride, .mask_stride = mask_stride};
+    return ctx->ops->histogram(ctx, &tensor, &job, out);
+}
+
+imghist_status ih_batch_as_list(imghist_ctx *ctx, const ih_batch *b, ih_batch *list)
+{
+    *list = (ih_batch){.kind = IH_LIST, .count = b->count};
+    imghist_view *src = ih_strided_views(b->src, b->count, b->src_stride);
+    imghist_view *dst = b->dst != NULL ? ih_strided_views(b->dst, b->count, b->dst_stride) : NULL;
+    imghist_view *masks =
+        b->masks != NULL ? ih_strided_views(b->masks, b->count, b->mask_stride) : NULL;
+    list->src = src;
+    list->dst = dst;
+    list->masks = masks;
+    if (src == NULL || (b->dst != NULL && dst == NULL) || (b->masks != NULL && masks == NULL)) {
+        ih_batch_free_list(list);
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", b->count);
     }
-    /* Its views, checked already: every one is first's shape (and every
-     * mask mask's). */
-    imghist_view *v = ih_strided_views(first, count, stride);
-    imghist_view *m = mask != NULL ? ih_strided_views(mask, count, mask_stride) : NULL;
-    if (v == NULL || (mask != NULL && m == NULL)) {
-        free(v);
-        free(m);
-        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", count);
-    }
-    st = run_batch(ctx, v, m, count, &job, out);
-    free(v);
-    free(m);
-    return st;
+    return IMGHIST_OK;
+}
+
+void ih_batch_free_list(ih_batch *list)
+{
+    free((void *)list->src);
+    free((void *)list->dst);
+    free((void *)list->masks);
+    list->src = list->dst = list->masks = NULL;
 }
 
 
@@ -289,7 +303,7 @@ imghist_status ih_op_range(imghist_ctx *ctx, const imghist_view *src, const imgh
     int found = 0;
     st = ctx->ops->range(ctx, src, mask, lo, hi, &found);
     if (st == IH_E_GPU_OOM) {
-        st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST);
+        st = ih_on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST);
         if (st == IMGHIST_OK) {
             st = ctx->fallback->range(ctx, src, mask, lo, hi, &found);
         }
@@ -349,7 +363,7 @@ imghist_status ih_op_histogram2d(imghist_ctx *ctx, const imghist_view *a,
     }
     st = ctx->ops->histogram2d(ctx, a, b, mask, &ja, &jb, out);
     if (st == IH_E_GPU_OOM) {
-        st = on_cpu_instead(ctx, a->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
+        st = ih_on_cpu_instead(ctx, a->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
         if (st == IMGHIST_OK) {
             st = ctx->fallback->histogram2d(ctx, a, b, mask, &ja, &jb, out);
         }
@@ -452,12 +466,14 @@ static imghist_status dispatch_equalize(imghist_ctx *ctx, const imghist_view *sr
                                         const imghist_view *mask, const imghist_view *dst,
                                         const imghist_counts *hist)
 {
-    imghist_status st = ctx->ops->equalize(ctx, src, mask, dst, hist);
+    const ih_batch one = {.kind = IH_ONE, .count = 1, .src = src, .dst = dst, .masks = mask};
+    const size_t levels = src->dtype == IMGHIST_U8 ? IH_U8_BINS : 65536;
+    imghist_status st = ctx->ops->equalize(ctx, &one, hist, levels);
     if (st == IH_E_GPU_OOM) {
-        st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST &&
+        st = ih_on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST &&
                                      (hist == NULL || hist->mem == IMGHIST_MEM_HOST));
         if (st == IMGHIST_OK) {
-            st = ctx->fallback->equalize(ctx, src, mask, dst, hist);
+            st = ctx->fallback->equalize(ctx, &one, hist, levels);
         }
     }
     return st;
@@ -528,9 +544,7 @@ static int by_start(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Whether the views are one shape at a fixed stride (a batch tensor's),
- * view i at view 0 + i * *stride bytes (same_shape checked them before). */
-static bool progression(const imghist_view *v, size_t count, uintptr_t *stride)
+bool ih_views_progression(const imghist_view *v, size_t count, uintptr_t *stride)
 {
     const uintptr_t v0 = (uintptr_t)v[0].data;
     const uintptr_t st = count > 1 ? (uintptr_t)v[1].data - v0 : 0;
@@ -579,7 +593,7 @@ static bool strided_apart(const imghist_view *s0, uintptr_t ss, const imghist_vi
 static bool tensors_apart(const imghist_view *src, const imghist_view *dst, size_t count)
 {
     uintptr_t ss, ds;
-    return progression(src, count, &ss) && progression(dst, count, &ds) &&
+    return ih_views_progression(src, count, &ss) && ih_views_progression(dst, count, &ds) &&
            strided_apart(&src[0], ss, &dst[0], ds, count);
 }
 
@@ -726,62 +740,30 @@ bool ih_views_one_shape(const imghist_view *v, const imghist_view *masks, size_t
     return true;
 }
 
-/* equalize_views' work, its checks passed: 8-bit images without masks to
- * the backend's batch; the others to the CPU backend's equalize_each, to
- * the CUDA backend's strided launches (device views laid out as a tensor)
- * or its launches for views of one shape anywhere, or image by image, each
- * as ih_op_equalize_one. */
+/* equalize_views' work, its checks passed: the backend's route for a list. */
 static imghist_status run_equalize_views(imghist_ctx *ctx, const imghist_view *src,
                                          const imghist_view *masks, const imghist_view *dst,
                                          size_t count, const imghist_counts *hists,
                                          size_t levels)
 {
+    const ih_batch list = {.kind = IH_LIST, .count = count, .src = src, .dst = dst,
+                           .masks = masks};
+    return ctx->ops->equalize(ctx, &list, hists, levels);
+}
+
+imghist_status ih_equalize_each(imghist_ctx *ctx, const ih_batch *b, const imghist_counts *hists,
+                                size_t levels)
+{
     imghist_status st = IMGHIST_OK;
-    if (masks == NULL && levels == IH_U8_BINS &&
-        (src[0].mem == IMGHIST_MEM_DEVICE || !ctx->ops->device_memory)) {
-        return ctx->ops->equalize_batch(ctx, src, dst, count, hists);
-    }
-    if (!ctx->ops->device_memory && ctx->ops->equalize_each != NULL) {
-        return ctx->ops->equalize_each(ctx, src, masks, dst, count, hists);
-    }
-    /* Device views laid out as tensors (a batch tensor's images passed as
-     * views): the launches of equalize_tensor(_masked) for all. */
-    uintptr_t ss = 0, ds = 0, ms = 0;
-    const bool device = src[0].mem == IMGHIST_MEM_DEVICE &&
-                        (uint64_t)src[0].width * src[0].height < ((uint64_t)1 << 31);
-    if (device && ctx->ops->equalize_strided_each != NULL && progression(src, count, &ss) &&
-        progression(dst, count, &ds) && (masks == NULL || progression(masks, count, &ms))) {
-        return ctx->ops->equalize_strided_each(ctx, &src[0], (ptrdiff_t)ss,
-                                               masks != NULL ? &masks[0] : NULL, (ptrdiff_t)ms,
-                                               &dst[0], (ptrdiff_t)ds, count, hists);
-    }
-    /* Device views of one shape anywhere (a list of arrays): the same
-     * launches, with the images' pointers. */
-    if (device && ctx->ops->equalize_views_each != NULL &&
-        ih_views_one_shape(src, masks, count) && ih_views_one_shape(dst, NULL, count)) {
-        return ctx->ops->equalize_views_each(ctx, src, masks, dst, count, hists);
-    }
-    /* Small 16-bit device views of any shapes without histograms: one
-     * launch, a block an image, where the backend takes them (0.3.12). */
-    if (src[0].mem == IMGHIST_MEM_DEVICE && levels == 65536 && hists == NULL &&
-        ctx->ops->equalize16_small_views != NULL) {
-        int done = 0;
-        st = ctx->ops->equalize16_small_views(ctx, src, masks, dst, count, &done);
-        if (st != IMGHIST_OK || done) {
-            return st;
-        }
-    }
-    /* Image by image (host images on the CUDA backend, each with the
-     * fallback of a single call; 16-bit or masked images anywhere). */
-    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
+    for (size_t i = 0; i < b->count && st == IMGHIST_OK; i++) {
         imghist_counts one;
         if (hists != NULL) {
             one = *hists;
             one.data = hists->data + i * levels;
             one.len = levels;
         }
-        st = dispatch_equalize(ctx, &src[i], masks != NULL ? &masks[i] : NULL, &dst[i],
-                               hists != NULL ? &one : NULL);
+        st = dispatch_equalize(ctx, &b->src[i], b->masks != NULL ? &b->masks[i] : NULL,
+                               &b->dst[i], hists != NULL ? &one : NULL);
         if (st != IMGHIST_OK) {
             char why[sizeof ctx->err];
             snprintf(why, sizeof why, "%s", ctx->err);
@@ -889,7 +871,7 @@ static imghist_status equalize_strided(imghist_ctx *ctx, const imghist_view *src
     }
     if (mask != NULL || src->dtype != IMGHIST_U8 ||
         !strided_apart(src, (uintptr_t)src_stride, dst, (uintptr_t)dst_stride, count) ||
-        src->mem != IMGHIST_MEM_DEVICE || ctx->ops->equalize_strided == NULL) {
+        src->mem != IMGHIST_MEM_DEVICE || !ctx->ops->device_memory) {
         /* As views: the image-by-image overlap check (interleaved tensors
          * pass it, overlapping ones get its message), the CPU's batch, the
          * masked and 16-bit batches. */
@@ -918,7 +900,9 @@ static imghist_status equalize_strided(imghist_ctx *ctx, const imghist_view *src
     if (st != IMGHIST_OK) {
         return st;
     }
-    return ctx->ops->equalize_strided(ctx, src, src_stride, dst, dst_stride, count, hists);
+    const ih_batch tensor = {.kind = IH_TENSOR, .count = count, .src = src, .dst = dst,
+                             .src_stride = src_stride, .dst_stride = dst_stride};
+    return ctx->ops->equalize(ctx, &tensor, hists, IH_U8_BINS);
 }
 
 
@@ -954,20 +938,14 @@ static imghist_status clahe_one(imghist_ctx *ctx, const imghist_view *src,
     ih_clahe_geom g;
     ih_clahe_geometry(src->width, src->height, tiles_x, tiles_y, clip_limit,
                       src->dtype == IMGHIST_U8 ? 256 : 65536, &g);
-    if (ctx->ops->clahe != NULL) {
-        imghist_status st = ctx->ops->clahe(ctx, src, dst, &g);
-        if (st != IH_E_GPU_OOM) {
-            return st;
-        }
-        st = on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST);
-        if (st != IMGHIST_OK) {
-            return st;
+    imghist_status st = ctx->ops->clahe(ctx, src, dst, &g);
+    if (st == IH_E_GPU_OOM) {
+        st = ih_on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST);
+        if (st == IMGHIST_OK) {
+            st = ctx->fallback->clahe(ctx, src, dst, &g);
         }
     }
-    if (src->mem == IMGHIST_MEM_DEVICE) {
-        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "CLAHE of device views needs the CUDA backend");
-    }
-    return ih_clahe_host(ctx, src, dst, &g);
+    return st;
 }
 
 /* Checks of one source / destination pair of a CLAHE call. */
@@ -1042,12 +1020,7 @@ imghist_status ih_op_apply_lut(imghist_ctx *ctx, const imghist_view *src,
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (src->mem == IMGHIST_MEM_DEVICE) {
-        return ctx->ops->apply_lut(ctx, src, dst, lut);
-    }
-    ih_cpu_apply_lut_u8(src->data, src->pitch, dst->data, dst->pitch, src->width, src->height,
-                        lut);
-    return IMGHIST_OK;
+    return ctx->ops->apply_lut(ctx, src, dst, lut);
 }
 
 /* A tensor's images as views (*out, to be freed), after checking that they

@@ -6,13 +6,14 @@
  * count.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 #include "bands.h"
+#include "cpu_clahe.h"
 #include "cpu_hist.h"
+#include "parallel.h"
 
 /* Below this many pixels per thread, starting a thread costs more than it saves. */
 #define MIN_PIXELS_PER_THREAD (UINT64_C(1) << 18)
@@ -50,11 +51,10 @@ struct band_work {
     int found;
 };
 
-static void *run_band(void *arg)
+static void run_band(void *arg, size_t band)
 {
-    band_work *w = arg;
+    band_work *w = (band_work *)arg + band;
     w->call->fn(w);
-    return NULL;
 }
 
 /* Threads worth starting for this image, given each needs `len` counters. */
@@ -87,14 +87,9 @@ static imghist_status run_bands(imghist_ctx *ctx, const band_call *call, uint64_
 {
     const uint32_t n = threads_for(ctx, call->src, call->len);
     band_work *work = calloc(n, sizeof *work);
-    pthread_t *tid = n == 1 ? NULL : calloc(n, sizeof *tid);
-    char *started = calloc(n, 1);
     uint64_t *counts = call->len > 0 ? calloc((size_t)n * call->len, sizeof *counts) : NULL;
-    if (work == NULL || started == NULL || (n > 1 && tid == NULL) ||
-        (call->len > 0 && counts == NULL)) {
+    if (work == NULL || (call->len > 0 && counts == NULL)) {
         free(work);
-        free(tid);
-        free(started);
         free(counts);
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for the counters of %u threads", n);
     }
@@ -105,18 +100,9 @@ static imghist_status run_bands(imghist_ctx *ctx, const band_call *call, uint64_
         work[i].row0 = b.row0;
         work[i].rows = b.rows;
         work[i].counts = counts != NULL ? counts + (size_t)i * call->len : NULL;
-        if (i > 0) {
-            started[i] = pthread_create(&tid[i], NULL, run_band, &work[i]) == 0;
-        }
         i++;
     }
-    for (uint32_t k = 0; k < i; k++) {
-        if (k == 0 || !started[k]) {
-            run_band(&work[k]);
-        } else {
-            pthread_join(tid[k], NULL);
-        }
-    }
+    ih_parallel_for(i, i, run_band, work);
     if (sum != NULL) {
         memcpy(sum, counts, call->len * sizeof *sum);
         for (uint32_t k = 1; k < i; k++) {
@@ -138,8 +124,6 @@ static imghist_status run_bands(imghist_ctx *ctx, const band_call *call, uint64_
         }
     }
     free(work);
-    free(tid);
-    free(started);
     free(counts);
     return IMGHIST_OK;
 }
@@ -810,22 +794,6 @@ static uint64_t batch_threads(const imghist_ctx *ctx, const imghist_view *src, s
     return n > 0 ? n : 1;
 }
 
-/* fn(arg) on n threads, this one among them (so the work gets done without
- * any other). */
-static void run_workers(uint64_t n, void *(*fn)(void *), void *arg)
-{
-    pthread_t tid[256]; /* IMGHIST_P_CPU_THREADS is at most 256 */
-    uint32_t started = 0;
-    for (uint64_t k = 1; k < n && k < 256; k++) {
-        if (pthread_create(&tid[started], NULL, fn, arg) == 0) {
-            started++;
-        }
-    }
-    fn(arg);
-    for (uint32_t k = 0; k < started; k++) {
-        pthread_join(tid[k], NULL);
-    }
-}
 
 /* A batch of 8- or 16-bit equalizations, with masks or not, whose images
  * the threads take in turn, each as cpu_equalize does one. */
@@ -839,8 +807,9 @@ typedef struct eq_each {
     int failed;                            /* a worker ran out of memory (atomic) */
 } eq_each;
 
-static void *eq_each_worker(void *arg)
+static void eq_each_worker(void *arg, size_t worker)
 {
+    (void)worker; /* workers take images from the shared counter */
     eq_each *b = arg;
     const size_t levels = b->job->len;
     const int wide = b->job->dtype == IMGHIST_U16;
@@ -854,7 +823,7 @@ static void *eq_each_worker(void *arg)
         free(own);
         free(lut);
         free(sp);
-        return NULL;
+        return;
     }
     band_call cx;
     memset(&cx, 0, sizeof cx);
@@ -885,7 +854,6 @@ static void *eq_each_worker(void *arg)
     free(own);
     free(lut);
     free(sp);
-    return NULL;
 }
 
 /*
@@ -915,7 +883,7 @@ static imghist_status cpu_equalize_each(imghist_ctx *ctx, const imghist_view *sr
     }
     /* one bin per value: band_hist counts it without a table */
     eq_each b = {ctx, src, masks, dst, &job, hists != NULL ? hists->data : NULL, count, 0, 0};
-    run_workers(n, eq_each_worker, &b);
+    ih_parallel_for(n, (unsigned)n, eq_each_worker, &b);
     if (b.failed) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for a %zu-level table", job.len);
     }
@@ -945,8 +913,9 @@ typedef struct hist_batch {
     uint32_t workers;      /* threads that took an `own` row (atomic) */
 } hist_batch;
 
-static void *hist_batch_worker(void *arg)
+static void hist_batch_worker(void *arg, size_t worker)
 {
+    (void)worker; /* workers take images from the shared counter */
     hist_batch *b = arg;
     const ih_hist_job *job = b->job;
     const size_t len = job->len;
@@ -963,7 +932,7 @@ static void *hist_batch_worker(void *arg)
     for (;;) {
         const size_t first = __atomic_fetch_add(&b->next, b->take, __ATOMIC_RELAXED);
         if (first >= b->count) {
-            return NULL;
+            return;
         }
         const size_t end = b->count - first < b->take ? b->count : first + b->take;
         for (size_t i = first; i < end; i++) {
@@ -1025,7 +994,7 @@ static imghist_status cpu_histogram_batch(imghist_ctx *ctx, const imghist_view *
     const size_t per = count / (n * 64);
     hist_batch b = {src,       masks, job, slot, float_table(job, samples), out->data, own,
                     count, per > 16 ? 16 : per > 0 ? per : 1, 0, 0};
-    run_workers(n, hist_batch_worker, &b);
+    ih_parallel_for(n, (unsigned)n, hist_batch_worker, &b);
     free(own);
     free(slot);
     free(b.ft.edges);
@@ -1037,6 +1006,52 @@ static void cpu_close(imghist_ctx *ctx)
     (void)ctx;
 }
 
+/* The CPU's routes: one image as it is; a list across the threads (8-bit
+ * equalizations without masks in bands when there are few images); a
+ * tensor as its list. */
+static imghist_status cpu_histogram_any(imghist_ctx *ctx, const ih_batch *b,
+                                        const ih_hist_job *job, const imghist_counts *out)
+{
+    if (b->kind == IH_ONE) {
+        return cpu_histogram(ctx, b->src, b->masks, job, out);
+    }
+    if (b->kind == IH_LIST) {
+        return cpu_histogram_batch(ctx, b->src, b->masks, b->count, job, out);
+    }
+    ih_batch list;
+    imghist_status st = ih_batch_as_list(ctx, b, &list);
+    if (st == IMGHIST_OK) st = cpu_histogram_any(ctx, &list, job, out);
+    ih_batch_free_list(&list);
+    return st;
+}
+
+static imghist_status cpu_equalize_any(imghist_ctx *ctx, const ih_batch *b,
+                                       const imghist_counts *hists, size_t levels)
+{
+    if (b->kind == IH_ONE) {
+        return cpu_equalize(ctx, b->src, b->masks, b->dst, hists);
+    }
+    if (b->kind == IH_LIST) {
+        return b->masks == NULL && levels == IH_U8_BINS
+                   ? cpu_equalize_batch(ctx, b->src, b->dst, b->count, hists)
+                   : cpu_equalize_each(ctx, b->src, b->masks, b->dst, b->count, hists);
+    }
+    ih_batch list;
+    imghist_status st = ih_batch_as_list(ctx, b, &list);
+    if (st == IMGHIST_OK) st = cpu_equalize_any(ctx, &list, hists, levels);
+    ih_batch_free_list(&list);
+    return st;
+}
+
+static imghist_status cpu_apply_lut(imghist_ctx *ctx, const imghist_view *src,
+                                    const imghist_view *dst, const uint8_t *lut)
+{
+    (void)ctx;
+    ih_cpu_apply_lut_u8(src->data, src->pitch, dst->data, dst->pitch, src->width, src->height,
+                        lut);
+    return IMGHIST_OK;
+}
+
 const ih_backend_ops ih_cpu_backend = {
     .id = IMGHIST_BACKEND_CPU,
     .device_memory = 0,
@@ -1044,19 +1059,11 @@ const ih_backend_ops ih_cpu_backend = {
     .close = cpu_close,
     .set_stream = NULL,
     .get_stream = NULL,
-    .histogram = cpu_histogram,
-    .histogram_batch = cpu_histogram_batch,
-    .histogram_strided = NULL,
+    .histogram = cpu_histogram_any,
     .range = cpu_range,
     .histogram2d = cpu_histogram2d,
     .mutual_information = NULL,
-    .equalize = cpu_equalize,
-    .equalize_batch = cpu_equalize_batch,
-    .equalize_strided = NULL,
-    .equalize_strided_each = NULL,
-    .equalize_views_each = NULL,
-    .equalize_each = cpu_equalize_each,
-    .clahe = NULL,
-    .apply_lut = NULL,
-    .equalize16_small_views = NULL,
+    .equalize = cpu_equalize_any,
+    .clahe = ih_cpu_clahe,
+    .apply_lut = cpu_apply_lut,
 };

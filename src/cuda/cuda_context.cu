@@ -381,6 +381,92 @@ static imghist_status cuda_equalize16_small_views(imghist_ctx *ctx, const imghis
     return ih_cuda_equalize16_small_views(ctx, src, masks, dst, count, done);
 }
 
+/* The GPU's routes for histograms: device tensors and lists in a few
+ * launches; host images one by one, each staged (or run on the CPU when
+ * the GPU has no memory for it). */
+static imghist_status cuda_histogram_any(imghist_ctx *ctx, const ih_batch *b,
+                                         const ih_hist_job *job, const imghist_counts *out)
+{
+    if (b->kind == IH_ONE) {
+        return cuda_histogram(ctx, b->src, b->masks, job, out);
+    }
+    if (b->kind == IH_TENSOR && b->src->mem == IMGHIST_MEM_DEVICE) {
+        return cuda_histogram_strided(ctx, b->src, b->masks, b->count, b->src_stride,
+                                      b->mask_stride, job, out);
+    }
+    if (b->kind == IH_LIST) {
+        return b->src[0].mem == IMGHIST_MEM_DEVICE
+                   ? cuda_histogram_batch(ctx, b->src, b->masks, b->count, job, out)
+                   : ih_histogram_each(ctx, b, job, out);
+    }
+    ih_batch list;
+    imghist_status st = ih_batch_as_list(ctx, b, &list);
+    if (st == IMGHIST_OK) st = ih_histogram_each(ctx, &list, job, out);
+    ih_batch_free_list(&list);
+    return st;
+}
+
+/* A list of equalizations on the GPU: 8-bit device images without masks in
+ * the batch launches; device images laid out as a tensor, or of one shape
+ * anywhere, in the strided launches; small 16-bit device images without
+ * histograms a block each, where they fit; the rest image by image. */
+static imghist_status cuda_equalize_list(imghist_ctx *ctx, const ih_batch *b,
+                                         const imghist_counts *hists, size_t levels)
+{
+    const imghist_view *src = b->src, *dst = b->dst, *masks = b->masks;
+    const size_t count = b->count;
+    if (masks == NULL && levels == IH_U8_BINS && src[0].mem == IMGHIST_MEM_DEVICE) {
+        return cuda_equalize_batch(ctx, src, dst, count, hists);
+    }
+    uintptr_t ss = 0, ds = 0, ms = 0;
+    const bool device = src[0].mem == IMGHIST_MEM_DEVICE &&
+                        (uint64_t)src[0].width * src[0].height < ((uint64_t)1 << 31);
+    if (device && ih_views_progression(src, count, &ss) &&
+        ih_views_progression(dst, count, &ds) &&
+        (masks == NULL || ih_views_progression(masks, count, &ms))) {
+        return cuda_equalize_strided_each(ctx, &src[0], (ptrdiff_t)ss,
+                                          masks != NULL ? &masks[0] : NULL, (ptrdiff_t)ms,
+                                          &dst[0], (ptrdiff_t)ds, count, hists);
+    }
+    if (device && ih_views_one_shape(src, masks, count) && ih_views_one_shape(dst, NULL, count)) {
+        return cuda_equalize_views_each(ctx, src, masks, dst, count, hists);
+    }
+    if (src[0].mem == IMGHIST_MEM_DEVICE && levels == 65536 && hists == NULL) {
+        int done = 0;
+        const imghist_status st = cuda_equalize16_small_views(ctx, src, masks, dst, count, &done);
+        if (st != IMGHIST_OK || done) {
+            return st;
+        }
+    }
+    return ih_equalize_each(ctx, b, hists, levels);
+}
+
+static imghist_status cuda_equalize_any(imghist_ctx *ctx, const ih_batch *b,
+                                        const imghist_counts *hists, size_t levels)
+{
+    switch (b->kind) {
+    case IH_ONE:
+        return cuda_equalize(ctx, b->src, b->masks, b->dst, hists);
+    case IH_LIST:
+        return cuda_equalize_list(ctx, b, hists, levels);
+    case IH_TENSOR:
+        break;
+    }
+    /* The core passes 8-bit device tensors without masks, proved apart. */
+    return cuda_equalize_strided(ctx, b->src, b->src_stride, b->dst, b->dst_stride, b->count,
+                                 hists);
+}
+
+/* Host images go through the CPU's lookup: staging would cost more than it. */
+static imghist_status cuda_apply_lut_any(imghist_ctx *ctx, const imghist_view *src,
+                                         const imghist_view *dst, const uint8_t *lut)
+{
+    if (src->mem == IMGHIST_MEM_HOST) {
+        return ctx->fallback->apply_lut(ctx, src, dst, lut);
+    }
+    return cuda_apply_lut(ctx, src, dst, lut);
+}
+
 extern "C" const ih_backend_ops ih_cuda_backend = {
     IMGHIST_BACKEND_CUDA,
     1,
@@ -388,19 +474,11 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_close,
     cuda_set_stream,
     cuda_get_stream,
-    cuda_histogram,
-    cuda_histogram_batch,
-    cuda_histogram_strided,
+    cuda_histogram_any,
     cuda_range,
     cuda_hist2d,
     cuda_mutual_information,
-    cuda_equalize,
-    cuda_equalize_batch,
-    cuda_equalize_strided,
-    cuda_equalize_strided_each,
-    cuda_equalize_views_each,
-    NULL, /* equalize_each: the core goes image by image */
+    cuda_equalize_any,
     cuda_clahe,
-    cuda_apply_lut,
-    cuda_equalize16_small_views,
+    cuda_apply_lut_any,
 };
