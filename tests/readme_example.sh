@@ -32,7 +32,7 @@ grep -q 'missing.png' "$tmp/err"
 
 # Install layout.
 meson install -C "$build" --no-rebuild --destdir "$tmp/root" > "$tmp/install.log"
-lib=$(cd "$tmp/root" && find . -name 'libimghist.so.1' | head -n 1 | sed 's|^\.||')
+lib=$(cd "$tmp/root" && find . -name 'libimghist.so.2' | head -n 1 | sed 's|^\.||')
 pc=$(cd "$tmp/root" && find . -name 'imghist.pc' | head -n 1 | sed 's|^\.||')
 [ -n "$lib" ] && [ -n "$pc" ] || { echo "install is missing the library or imghist.pc"; exit 1; }
 libdir=$(dirname "$lib")
