@@ -16,8 +16,9 @@
 extern "C" {
 #endif
 
-/* Bins of an 8-bit histogram: one per value. */
+/* Levels of an 8- and a 16-bit sample: the bins of their natural histograms. */
 #define IH_U8_BINS 256
+#define IH_U16_LEVELS 65536
 
 typedef struct ih_backend_ops ih_backend_ops;
 
@@ -71,8 +72,8 @@ struct imghist_ctx {
 
 /* At least `bytes` of host memory owned by the context and kept between
  * calls (a large malloc per call is an mmap, and each of its pages a fault
- * when first touched: about 0.35 ms a 16-bit equalization of a small
- * image); NULL, with the failure set, when out of memory. One user at a
+ * when first touched, which costs more than a small image's equalization);
+ * NULL, with the failure set, when out of memory. One user at a
  * time: a call's own scratch, not to be held across calls. */
 void *ih_scratch(imghist_ctx *ctx, size_t bytes);
 
@@ -149,7 +150,8 @@ bool ih_views_one_shape(const imghist_view *v, const imghist_view *masks, size_t
  * and 65536 levels, PIL's at 256 (core/equalize_lut.c). Arguments not NULL;
  * an empty histogram is IMGHIST_E_INVALID_ARG. */
 imghist_status ih_equalize_lut_u8(const uint64_t hist[256], uint8_t lut[256]);
-imghist_status ih_equalize_lut_u16(const uint64_t hist[65536], uint16_t lut[65536]);
+imghist_status ih_equalize_lut_u16(const uint64_t hist[IH_U16_LEVELS],
+                                   uint16_t lut[IH_U16_LEVELS]);
 imghist_status ih_equalize_lut_pil(const uint64_t hist[256], uint8_t lut[256]);
 
 /* ih_equalize_lut_u16's entries at the levels of an image's

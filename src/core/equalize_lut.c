@@ -12,11 +12,10 @@
  * min(rintf(x), top) for 0 <= x < 2^23 (sum * scale below is at most about
  * top, 65535): adding and taking away 2^23 rounds x to an integer in the
  * current rounding mode, as rintf does, in two instructions where the
- * baseline x86-64 target (no SSE4.1 roundss) made rintf about a dozen. The
- * 65536-level LUT's loop took about 30 us more with rintf. Float
- * arithmetic as written (FLT_EVAL_METHOD 0, no -ffast-math) keeps the sum's
- * rounding; every float in [0, 70000] gives rintf's answer (checked
- * exhaustively, 1.2e9 values, session 22).
+ * baseline x86-64 target (no SSE4.1 roundss) makes rintf about a dozen, in
+ * a loop over 65536 levels. Float arithmetic as written (FLT_EVAL_METHOD 0,
+ * no -ffast-math) keeps the sum's rounding; every float in [0, 70000] gives
+ * rintf's answer (an exhaustive check of the 1.2e9 values).
  */
 static inline float round_top(float x, float top)
 {
@@ -97,9 +96,10 @@ void ih_equalize_lut_u16_at(const uint16_t *count, const uint16_t *levels, size_
     }
 }
 
-imghist_status ih_equalize_lut_u16(const uint64_t hist[65536], uint16_t lut[65536])
+imghist_status ih_equalize_lut_u16(const uint64_t hist[IH_U16_LEVELS],
+                                   uint16_t lut[IH_U16_LEVELS])
 {
-    return make_lut(hist, 65536, NULL, lut);
+    return make_lut(hist, IH_U16_LEVELS, NULL, lut);
 }
 
 imghist_status ih_equalize_lut_pil(const uint64_t hist[256], uint8_t lut[256])
@@ -129,11 +129,11 @@ imghist_status ih_equalize_lut_pil(const uint64_t hist[256], uint8_t lut[256])
 imghist_status imghist_equalize_lut(const uint64_t *hist, uint32_t levels, imghist_method method,
                                     void *lut)
 {
-    if (hist == NULL || lut == NULL || (levels != 256 && levels != 65536) ||
+    if (hist == NULL || lut == NULL || (levels != 256 && levels != IH_U16_LEVELS) ||
         (method != IMGHIST_EQ_OPENCV && method != IMGHIST_EQ_PIL)) {
         return IMGHIST_E_INVALID_ARG;
     }
-    if (levels == 65536) {
+    if (levels == IH_U16_LEVELS) {
         return method == IMGHIST_EQ_PIL ? IMGHIST_E_UNSUPPORTED : ih_equalize_lut_u16(hist, lut);
     }
     return method == IMGHIST_EQ_PIL ? ih_equalize_lut_pil(hist, lut) : ih_equalize_lut_u8(hist, lut);

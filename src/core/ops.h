@@ -1,5 +1,6 @@
 /*
- * The operations behind the public calls (core/ops.c), each on the forms the
+ * The operations behind the public calls (core/ops.c: counting;
+ * core/ops_equalize.c: equalization, CLAHE, lookups), each on the forms the
  * backends take: one image with its mask, a list of views with their masks,
  * a tensor of images `stride` bytes apart. core/api.c maps the public views
  * onto them. Every one checks its arguments in full before it dispatches.
@@ -8,7 +9,29 @@
 #ifndef IMGHIST_OPS_H
 #define IMGHIST_OPS_H
 
+#include <stdbool.h>
+
 #include "core.h"
+
+/* Shared by the operation files (core/ops.c). */
+/* Device memory needs a backend that takes it (role names it). */
+imghist_status ih_check_memory(imghist_ctx *ctx, imghist_mem mem, const char *role);
+/* Whether v has v0's fields but for its data, which is not NULL: then it
+ * passes every check v0 passed. */
+bool ih_same_shape(const imghist_view *v, const imghist_view *v0);
+/* ih_begin, then what every batch call refuses: no views (given: whether
+ * they are there), no images, or more than 2^32 - 1. */
+imghist_status ih_begin_batch(imghist_ctx *ctx, bool given, size_t count);
+/* count images of first's shape `stride` bytes apart lie in the address
+ * space (role names them). */
+imghist_status ih_check_stride(imghist_ctx *ctx, const imghist_view *first, size_t count,
+                               ptrdiff_t stride, const char *role);
+/* Mask i of a batch against its image (ih_check_mask's checks, the image's
+ * number in the message). */
+imghist_status ih_check_batch_mask(imghist_ctx *ctx, const imghist_view *masks,
+                                   const imghist_view *src, size_t i);
+/* The bytes a view spans, as an address range [*lo, *hi). */
+void ih_view_span(const imghist_view *v, uintptr_t *lo, uintptr_t *hi);
 
 imghist_status ih_op_histogram_one(imghist_ctx *ctx, const imghist_view *src,
                                    const imghist_view *mask, const imghist_histspec *spec,

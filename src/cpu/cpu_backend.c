@@ -208,8 +208,8 @@ static int table_free(const ih_hist_job *job)
  * each other's stores), and one more counter a copy (the dump) that takes
  * the samples in no bin and the pixels outside the mask, so that the loop
  * has no branch. The general loop below spends a type switch, a
- * multiplication and a test a sample: 2.5-6 x slower on 8-bit RGB, 8-bit
- * into 32 bins and masked images (bench/RESULTS.md, session 20).
+ * multiplication and a test a sample, several times slower on 8-bit RGB,
+ * 8-bit into 32 bins and masked images (bench/ measures both).
  */
 /* Pixels between folds: no 32-bit counter can wrap. */
 #define FAST_FOLD_PIXELS (UINT32_C(1) << 30)
@@ -539,7 +539,7 @@ static uint32_t *slot_table(imghist_ctx *ctx, const ih_hist_job *job)
     if (job->dtype == IMGHIST_F32) {
         return NULL;
     }
-    const uint32_t values = job->dtype == IMGHIST_U8 ? 256u : 65536u;
+    const uint32_t values = job->dtype == IMGHIST_U8 ? IH_U8_BINS : IH_U16_LEVELS;
     uint32_t *t = malloc(values * sizeof *t);
     if (t == NULL) {
         ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for a table of %u bins", values);
@@ -633,7 +633,7 @@ static imghist_status lut_u8(const imghist_ctx *ctx, const uint64_t hist[256], u
 
 /*
  * 16-bit equalization of small images without the passes over all 65536
- * levels (0.3.12): 16-bit counts and a bitmap of the values the histogram
+ * levels: 16-bit counts and a bitmap of the values the histogram
  * holds, whose set bits give its levels in order; the LUT at those alone
  * (ih_equalize_lut_u16_at: the same bits as the whole LUT); with a mask,
  * also the entries of the values only unmasked pixels hold, each that of
@@ -646,11 +646,11 @@ static imghist_status lut_u8(const imghist_ctx *ctx, const uint64_t hist[256], u
 #define SPARSE16_MAX 32768 /* samples: every count fits 16 bits */
 
 typedef struct sparse16 {
-    uint16_t count[65536]; /* 0 between images */
+    uint16_t count[IH_U16_LEVELS]; /* 0 between images */
     uint64_t seen[1024];   /* bit v: value v counted; 0 between images */
     uint64_t want[1024];   /* bit v: value v in an unmasked pixel; 0 between images */
     uint16_t levels[SPARSE16_MAX];
-    uint16_t lut[65536];   /* entries at the values the image holds */
+    uint16_t lut[IH_U16_LEVELS];   /* entries at the values the image holds */
 } sparse16;
 
 static int sparse16_takes(const imghist_view *src)
@@ -743,7 +743,7 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
                    : ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the mask has no non-zero sample");
     }
     const int wide = src->dtype == IMGHIST_U16;
-    const size_t levels = wide ? 65536 : 256;
+    const size_t levels = wide ? IH_U16_LEVELS : IH_U8_BINS;
     ih_hist_job job;
     imghist_status st = ih_resolve_spec(ctx, NULL, src->dtype, 1, &job);
     /* the histogram, then the LUT, in the context's scratch */

@@ -431,7 +431,7 @@ static imghist_status cuda_equalize_list(imghist_ctx *ctx, const ih_batch *b,
     if (device && ih_views_one_shape(src, masks, count) && ih_views_one_shape(dst, NULL, count)) {
         return cuda_equalize_views_each(ctx, src, masks, dst, count, hists);
     }
-    if (src[0].mem == IMGHIST_MEM_DEVICE && levels == 65536 && hists == NULL) {
+    if (src[0].mem == IMGHIST_MEM_DEVICE && levels == IH_U16_LEVELS && hists == NULL) {
         int done = 0;
         const imghist_status st = cuda_equalize16_small_views(ctx, src, masks, dst, count, &done);
         if (st != IMGHIST_OK || done) {

@@ -6,9 +6,9 @@
  * They go up from pageable memory on purpose: the driver copies such a source
  * before the call returns (so one host buffer serves every call), and a copy
  * of descriptors' size then costs the GPU nothing measurable, while the same
- * copy from pinned memory (a DMA on the copy engine, which the kernel has to
- * wait for) put 2-15 us in front of each batch kernel on an H100
- * (bench/RESULTS.md, 2026-11-26, session 18).
+ * copy from pinned memory is a DMA on the copy engine that the kernel has to
+ * wait for, microseconds in front of each batch kernel (bench_batch shows
+ * it).
  */
 #include <stdlib.h>
 #include <string.h>

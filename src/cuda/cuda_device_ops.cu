@@ -378,10 +378,9 @@ static imghist_status run_hist_batch(imghist_ctx *ctx, const ih_batch_images *im
     }
     /* One run per block: the chunks split evenly over the resident grid, so
      * that every block reads one contiguous share, crosses the fewest image
-     * ends and finishes with the others. Measured on an H100 with 2000 images
-     * of 640x480 (bench/RESULTS.md): 82-90 % of the read ceiling, against
-     * 83-88 % for runs of 16, 17 or 26 chunks taken in turn and 81-85 % for
-     * runs of 8. IMGHIST_P_EXP_BATCH_RUN sets the run length instead. */
+     * ends and finishes with the others; shorter runs taken in turn were no
+     * faster (bench_batch). IMGHIST_P_EXP_BATCH_RUN sets the run length
+     * instead. */
     const int resident = s->sm_count * (s->batch_bps > 0 ? s->batch_bps : 1);
     uint64_t run = ((uint64_t)chunks + (uint64_t)resident - 1) / (uint64_t)resident;
     run = run < 1 ? 1 : run;

@@ -20,8 +20,8 @@
 /* The fixed part of the workspace: a 16-bit histogram, a 16-bit LUT, the
  * empty-mask flag and mutual-information results bound for host memory. */
 #define AUX_HIST 0
-#define AUX_LUT16 (AUX_HIST + 65536 * sizeof(uint64_t))
-#define AUX_FLAG (AUX_LUT16 + 65536 * sizeof(uint16_t))
+#define AUX_LUT16 (AUX_HIST + IH_U16_LEVELS * sizeof(uint64_t))
+#define AUX_FLAG (AUX_LUT16 + IH_U16_LEVELS * sizeof(uint16_t))
 #define AUX_RESULT (AUX_FLAG + 256)
 #define AUX_LUT_SCRATCH (AUX_RESULT + 256)
 #define AUX_BYTES (AUX_LUT_SCRATCH + IH_LUT16_SCRATCH_BYTES)
@@ -519,13 +519,11 @@ typedef struct eq_images {
 } eq_images;
 
 /* 16-bit images of at most 2^16 samples whose histograms the caller does
- * not want: one launch, a block an image (ih_launch_equalize16_small). A
- * block took about 65 us for an image of 2^16 samples on an H100, against
- * about 40 us plus 1.3 us an image for the launches below: with 8 or 16
- * such images a batch was slower (0.064-0.074 ms against 0.068-0.083 ms
- * through Python), with 32 faster (0.090 against 0.075-0.078 ms), and
- * with 512 of 64 x 64 five times as fast; images of up to 2^15 samples
- * take it at any count. */
+ * not want: one launch, a block an image (ih_launch_equalize16_small). One
+ * block's whole image in shared memory is slower per image than the
+ * launches below but has no fixed cost: it wins from about two dozen
+ * images of 2^16 samples, and at any count for images of up to 2^15
+ * (bench_views16 measures the crossing). */
 constexpr uint64_t EQ16_SMALL_ANY = UINT64_C(1) << 15;
 constexpr size_t EQ16_SMALL_MIN_BATCH = 24;
 
@@ -632,7 +630,7 @@ static imghist_status equalize_each(imghist_ctx *ctx, const eq_images *im, size_
         return st;
     }
     const size_t levels = job.bin.bins;
-    if (levels == 65536 && hists == NULL &&
+    if (levels == IH_U16_LEVELS && hists == NULL &&
         small16_takes((uint64_t)im->src->width * im->src->height, count)) {
         return im->views ? equalize16_small_views(ctx, j, im->src, im->mask, im->dst, count)
                          : equalize16_small(ctx, im, count);

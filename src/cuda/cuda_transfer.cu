@@ -3,10 +3,9 @@
  * buffers.
  *
  * A copy from pageable memory goes through the driver's staging buffers,
- * which every thread of the process shares: a folder run with 32 workers on
- * one GPU moved 12 MP images at 4.7 GB/s in all and 640x480 ones at 2.2 GB/s,
- * slower than the CPU backend counting the same images (bench/folder,
- * scale.sh, 2026-11-26). Here each context copies the rows into one of its
+ * which every thread of the process shares: a folder run with many workers on
+ * one GPU moves images slower than the CPU backend counts them
+ * (bench/folder/scale.sh). Here each context copies the rows into one of its
  * two pinned slots itself and queues the DMA from there; while one slot's
  * DMA runs the CPU fills the other, and contexts on other threads copy in
  * parallel. Uploads of less than 64 KiB, rows wider than a slot, memory

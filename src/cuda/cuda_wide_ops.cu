@@ -393,14 +393,13 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
     }
     const ih_wide_band band = band_of(first, mask);
     /* 16-bit images into 65536 bins each: the batch kernels' 16-bit pairs,
-     * a few blocks an image, where they take the tensor (0.3.10: faster
-     * than the global atomics at every size measured, 64 x 64 to 1448 x
-     * 1448 on an H100); else, up to 2^20 samples an image, one launch of
-     * global atomics rather than the launches per image below (about 11.5 us
-     * each for a 64 x 64 image); views of one shape anywhere as the tensor
-     * (0.3.12: their pointers). IMGHIST_P_EXP_HIST16_GLOBAL > 0 puts the
-     * global atomics first up to that many samples; -1: never as one
-     * launch. */
+     * a few blocks an image, where they take the tensor (faster than the
+     * global atomics at every size bench_wide measures); else, up to 2^20
+     * samples an image, one launch of global atomics rather than a launch
+     * per image below, whose fixed cost dwarfs a small image's counting;
+     * views of one shape anywhere as the tensor, by their pointers.
+     * IMGHIST_P_EXP_HIST16_GLOBAL > 0 puts the global atomics first up to
+     * that many samples; -1: never as one launch. */
     const int64_t knob = ctx->params.hist16_global;
     const bool fits16 = (tensor || scattered) && knob >= 0 &&
                         hist16_global(job, first->width, first->height,
