@@ -1,12 +1,10 @@
-/* Contexts, statuses, messages, versions and backend names. */
-#include <stdarg.h>
+/* Contexts, versions, status names and backend names. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "backend.h"
-#include "sanitize.h"
 
 int imghist_version(void)
 {
@@ -61,57 +59,6 @@ imghist_status imghist_backend_from_name(const char *name, imghist_backend *out)
         }
     }
     return IMGHIST_E_INVALID_ARG;
-}
-
-static void vformat(char *buf, size_t len, const char *fmt, va_list ap)
-{
-    vsnprintf(buf, len, fmt, ap);
-    ih_sanitize_line(buf);
-}
-
-imghist_status ih_fail(imghist_ctx *ctx, imghist_status status, const char *fmt, ...)
-{
-    if (ctx != NULL) {
-        va_list ap;
-        va_start(ap, fmt);
-        vformat(ctx->err, sizeof ctx->err, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
-imghist_status ih_fault(imghist_ctx *ctx, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vformat(ctx->fault, sizeof ctx->fault, fmt, ap);
-    va_end(ap);
-    ctx->faulted = 1;
-    return ih_fail(ctx, IMGHIST_E_FAULTED, "the GPU faulted: %s; destroy this context",
-                   ctx->fault);
-}
-
-void ih_note(imghist_ctx *ctx, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vformat(ctx->note, sizeof ctx->note, fmt, ap);
-    va_end(ap);
-}
-
-imghist_status ih_begin(imghist_ctx *ctx)
-{
-    if (ctx == NULL) {
-        return IMGHIST_E_INVALID_ARG;
-    }
-    ctx->err[0] = '\0';
-    ctx->note[0] = '\0';
-    if (ctx->faulted) {
-        return ih_fail(ctx, IMGHIST_E_FAULTED,
-                       "an earlier call found that the GPU faulted (%s); destroy this context",
-                       ctx->fault);
-    }
-    return IMGHIST_OK;
 }
 
 imghist_ctx *ih_ctx_new(const ih_backend_ops *ops)
