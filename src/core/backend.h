@@ -25,7 +25,8 @@ struct ih_clahe_geom;
  * a tensor (image i of src[0] at i * src_stride bytes from it; likewise
  * dst[0] and masks[0], mask_stride 0: one mask for all). src, dst and masks
  * hold count views for a list and one for the others; dst is NULL for
- * counting, masks NULL where no image has one. */
+ * counting, masks NULL where no image has one. Tensors come in device
+ * memory only (the core passes host ones as their lists). */
 typedef enum ih_batch_kind { IH_ONE, IH_LIST, IH_TENSOR } ih_batch_kind;
 typedef struct ih_batch {
     ih_batch_kind kind;
@@ -92,10 +93,6 @@ imghist_status ih_equalize_each(imghist_ctx *ctx, const ih_batch *b, const imghi
 /* Whether count views lie at one stride from each other (*stride, any
  * sign, as an unsigned difference): a tensor passed as views. */
 bool ih_views_progression(const imghist_view *v, size_t count, uintptr_t *stride);
-/* A tensor's images as a list: views of b->src[0] (and dst, masks), *list
- * then owns three arrays (ih_batch_free_list). NULL arrays: out of memory. */
-imghist_status ih_batch_as_list(imghist_ctx *ctx, const ih_batch *b, ih_batch *list);
-void ih_batch_free_list(ih_batch *list);
 
 /* A new context on `ops`, parameters at their defaults; NULL when out of memory. */
 imghist_ctx *ih_ctx_new(const ih_backend_ops *ops);

@@ -225,6 +225,34 @@ imghist_status ih_op_histogram_views(imghist_ctx *ctx, const imghist_view *src,
     return batch_views(ctx, src, masks, count, spec, out);
 }
 
+static void batch_free_list(ih_batch *list)
+{
+    free((void *)list->src);
+    free((void *)list->dst);
+    free((void *)list->masks);
+    list->src = list->dst = list->masks = NULL;
+}
+
+/* A host tensor's images as a list, which *list then owns (batch_free_list). */
+static imghist_status batch_as_list(imghist_ctx *ctx, const ih_batch *b, ih_batch *list)
+{
+    *list = (ih_batch){.kind = IH_LIST, .count = b->count};
+    imghist_view *src = ih_strided_views(b->src, b->count, b->src_stride);
+    imghist_view *dst = b->dst != NULL ? ih_strided_views(b->dst, b->count, b->dst_stride) : NULL;
+    imghist_view *masks =
+        b->masks != NULL ? ih_strided_views(b->masks, b->count, b->mask_stride) : NULL;
+    list->src = src;
+    list->dst = dst;
+    list->masks = masks;
+    if (src == NULL || (b->dst != NULL && dst == NULL) || (b->masks != NULL && masks == NULL)) {
+        batch_free_list(list);
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", b->count);
+    }
+    return IMGHIST_OK;
+}
+
+
+
 /* ih_op_histogram_tensor (mask NULL
  * for none). */
 static imghist_status batch_strided(imghist_ctx *ctx, const imghist_view *first, size_t count,
@@ -246,34 +274,15 @@ static imghist_status batch_strided(imghist_ctx *ctx, const imghist_view *first,
     }
     const ih_batch tensor = {.kind = IH_TENSOR, .count = count, .src = first, .masks = mask,
                              .src_stride = stride, .mask_stride = mask_stride};
-    return ctx->ops->histogram(ctx, &tensor, &job, out);
-}
-
-imghist_status ih_batch_as_list(imghist_ctx *ctx, const ih_batch *b, ih_batch *list)
-{
-    *list = (ih_batch){.kind = IH_LIST, .count = b->count};
-    imghist_view *src = ih_strided_views(b->src, b->count, b->src_stride);
-    imghist_view *dst = b->dst != NULL ? ih_strided_views(b->dst, b->count, b->dst_stride) : NULL;
-    imghist_view *masks =
-        b->masks != NULL ? ih_strided_views(b->masks, b->count, b->mask_stride) : NULL;
-    list->src = src;
-    list->dst = dst;
-    list->masks = masks;
-    if (src == NULL || (b->dst != NULL && dst == NULL) || (b->masks != NULL && masks == NULL)) {
-        ih_batch_free_list(list);
-        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu views", b->count);
+    if (first->mem == IMGHIST_MEM_DEVICE) {
+        return ctx->ops->histogram(ctx, &tensor, &job, out);
     }
-    return IMGHIST_OK;
+    ih_batch list;
+    st = batch_as_list(ctx, &tensor, &list);
+    if (st == IMGHIST_OK) st = ctx->ops->histogram(ctx, &list, &job, out);
+    batch_free_list(&list);
+    return st;
 }
-
-void ih_batch_free_list(ih_batch *list)
-{
-    free((void *)list->src);
-    free((void *)list->dst);
-    free((void *)list->masks);
-    list->src = list->dst = list->masks = NULL;
-}
-
 
 imghist_status ih_op_histogram_tensor(imghist_ctx *ctx, const imghist_view *first,
                                                 size_t count, ptrdiff_t stride,

@@ -1006,23 +1006,13 @@ static void cpu_close(imghist_ctx *ctx)
     (void)ctx;
 }
 
-/* The CPU's routes: one image as it is; a list across the threads (8-bit
- * equalizations without masks in bands when there are few images); a
- * tensor as its list. */
+/* The CPU's routes (host memory: one image or a list, never a tensor):
+ * one image in bands; a list across the threads, image by image. */
 static imghist_status cpu_histogram_any(imghist_ctx *ctx, const ih_batch *b,
                                         const ih_hist_job *job, const imghist_counts *out)
 {
-    if (b->kind == IH_ONE) {
-        return cpu_histogram(ctx, b->src, b->masks, job, out);
-    }
-    if (b->kind == IH_LIST) {
-        return cpu_histogram_batch(ctx, b->src, b->masks, b->count, job, out);
-    }
-    ih_batch list;
-    imghist_status st = ih_batch_as_list(ctx, b, &list);
-    if (st == IMGHIST_OK) st = cpu_histogram_any(ctx, &list, job, out);
-    ih_batch_free_list(&list);
-    return st;
+    return b->kind == IH_ONE ? cpu_histogram(ctx, b->src, b->masks, job, out)
+                             : cpu_histogram_batch(ctx, b->src, b->masks, b->count, job, out);
 }
 
 static imghist_status cpu_equalize_any(imghist_ctx *ctx, const ih_batch *b,
@@ -1031,16 +1021,9 @@ static imghist_status cpu_equalize_any(imghist_ctx *ctx, const ih_batch *b,
     if (b->kind == IH_ONE) {
         return cpu_equalize(ctx, b->src, b->masks, b->dst, hists);
     }
-    if (b->kind == IH_LIST) {
-        return b->masks == NULL && levels == IH_U8_BINS
-                   ? cpu_equalize_batch(ctx, b->src, b->dst, b->count, hists)
-                   : cpu_equalize_each(ctx, b->src, b->masks, b->dst, b->count, hists);
-    }
-    ih_batch list;
-    imghist_status st = ih_batch_as_list(ctx, b, &list);
-    if (st == IMGHIST_OK) st = cpu_equalize_any(ctx, &list, hists, levels);
-    ih_batch_free_list(&list);
-    return st;
+    return b->masks == NULL && levels == IH_U8_BINS
+               ? cpu_equalize_batch(ctx, b->src, b->dst, b->count, hists)
+               : cpu_equalize_each(ctx, b->src, b->masks, b->dst, b->count, hists);
 }
 
 static imghist_status cpu_apply_lut(imghist_ctx *ctx, const imghist_view *src,

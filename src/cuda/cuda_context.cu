@@ -390,20 +390,13 @@ static imghist_status cuda_histogram_any(imghist_ctx *ctx, const ih_batch *b,
     if (b->kind == IH_ONE) {
         return cuda_histogram(ctx, b->src, b->masks, job, out);
     }
-    if (b->kind == IH_TENSOR && b->src->mem == IMGHIST_MEM_DEVICE) {
+    if (b->kind == IH_TENSOR) {
         return cuda_histogram_strided(ctx, b->src, b->masks, b->count, b->src_stride,
                                       b->mask_stride, job, out);
     }
-    if (b->kind == IH_LIST) {
-        return b->src[0].mem == IMGHIST_MEM_DEVICE
-                   ? cuda_histogram_batch(ctx, b->src, b->masks, b->count, job, out)
-                   : ih_histogram_each(ctx, b, job, out);
-    }
-    ih_batch list;
-    imghist_status st = ih_batch_as_list(ctx, b, &list);
-    if (st == IMGHIST_OK) st = ih_histogram_each(ctx, &list, job, out);
-    ih_batch_free_list(&list);
-    return st;
+    return b->src[0].mem == IMGHIST_MEM_DEVICE
+               ? cuda_histogram_batch(ctx, b->src, b->masks, b->count, job, out)
+               : ih_histogram_each(ctx, b, job, out);
 }
 
 /* A list of equalizations on the GPU: 8-bit device images without masks in
