@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli_context.h"
+#include "log.h"
 #include "outputs.h"
 
 const char ih_merge_usage_text[] =

@@ -24,11 +24,10 @@ typedef struct ih_scale_opts {
     unsigned n_shown;              /* 0: not narrowed (devices are the user's numbers) */
 } ih_scale_opts;
 
-/* argv[*i] when it is --shard or --gpus (either "--opt V" or "--opt=V"):
- * returns 1 (parsed, *i moved past its value), 0 (not one of them), or -1
- * with a usage error in err. */
-int ih_parse_scale_option(int argc, char *const argv[], int *i, ih_scale_opts *s, char *err,
-                          size_t errlen);
+/* The values of --shard K/N and --gpus LIST into s; 0, or -1 with a usage
+ * error in err. */
+int ih_parse_shard(const char *v, ih_scale_opts *s, char *err, size_t errlen);
+int ih_parse_gpus(const char *v, ih_scale_opts *s, char *err, size_t errlen);
 
 /*
  * Owner (0 .. n-1) of every file of the sorted list: files are taken from the
