@@ -215,7 +215,8 @@ int ih_records_finish(ih_records *r, const ih_file_plan *plan, int *sig)
     ih_plot total_plot = {"total of the run", &r->total, NULL, a->log_scale, 0};
     if (ih_mpi.rank == 0 && a->plot != NULL && r->total.counts != NULL && !r->write_failed &&
         *sig == 0) {
-        (void)ih_plot_kind(a->plot, &total_plot.svg, err, sizeof err); /* checked with the options */
+        /* Checked with the options. */
+        (void)ih_plot_kind(a->plot, &total_plot.svg, err, sizeof err);
         if (ih_outputs_stage(&r->outs, a->plot, ih_write_plot, &total_plot, err, sizeof err)) {
             ih_say("%s", err);
             r->write_failed = 1;

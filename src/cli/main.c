@@ -563,7 +563,8 @@ static int write_results(one_run *o)
         ih_plot plot = {o->name, &o->hist, a->equalize_out != NULL ? &o->after : NULL,
                         a->log_scale, 0};
         if (a->plot != NULL) {
-            (void)ih_plot_kind(a->plot, &plot.svg, msg, sizeof msg); /* checked with the options */
+            /* Checked with the options. */
+            (void)ih_plot_kind(a->plot, &plot.svg, msg, sizeof msg);
         }
         const text_output text[4] = {{a->csv_out, write_csv, &o->hist},
                                      {a->json_out, write_json, &j},
