@@ -42,10 +42,8 @@ typedef struct ih_worker {
  * An auto run's images with fewer bytes of samples than this are counted on
  * the CPU even once the worker's GPU is up. For a small image the GPU's path
  * (a copy into pinned memory, a launch, a wait among many workers) costs the
- * worker more than counting it: on two H100s, 36,000 gray 640x480 tiles ran
- * at 61,200 images/s on the CPU backend and 40,700 with auto on the GPUs,
- * while 12 MP JPEGs ran faster with the GPUs (784 against 728 images/s;
- * README). The CPU counts 8-bit samples at several GB/s a core.
+ * worker more than counting it, while large images are counted faster on
+ * the GPU (bench/ has the numbers).
  */
 #define IH_GPU_MIN_BYTES ((size_t)4 << 20)
 

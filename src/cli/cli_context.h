@@ -19,8 +19,7 @@ unsigned ih_cores(void);
 /*
  * Whether a one-image run takes the CPU for --backend auto: yes unless --gpus
  * names a GPU or IMGHIST_BACKEND names a backend. One image is done on the CPU
- * long before CUDA has started (0.3 s or more on an H100 host; a 12 MP photo's
- * histogram on the CPU: 0.12-0.17 s in all, bench/RESULTS.md).
+ * long before CUDA has started (bench/ has the numbers).
  */
 int ih_one_image_on_cpu(const ih_cli_args *a);
 

@@ -339,7 +339,7 @@ int ih_narrow_gpus(ih_scale_opts *s, int batch, int cpu_backend, int local_rank,
         return rc < 0 ? -1 : 0;
     }
     if (setenv("CUDA_VISIBLE_DEVICES", value, 1) != 0) {
-        return 0; /* CUDA then sets up every GPU, as before */
+        return 0; /* CUDA then sets up every GPU it sees */
     }
     for (unsigned i = 0; i < n; i++) {
         s->shown[map[i]] = want[i];

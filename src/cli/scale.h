@@ -48,8 +48,8 @@ int ih_shard_pick(const ih_file_list *all, const unsigned *owner, unsigned k,
  * --gpus LIST gives them; without it, every GPU there is. A process that is
  * one of local_size on its host (MPI ranks) keeps the one at local_rank
  * modulo their number. *n == 0 where there are none (the CPU backend, no GPU):
- * contexts are then made as before. Returns 0, or -1 with a usage error in
- * err (a GPU index that does not exist, --gpus with --backend cpu).
+ * contexts are then made without a device. Returns 0, or -1 with a usage
+ * error in err (a GPU index that does not exist, --gpus with --backend cpu).
  */
 int ih_device_slots(const ih_scale_opts *s, int cpu_backend, int local_rank, int local_size,
                     int *slots, unsigned *n, char *err, size_t errlen);
@@ -59,8 +59,8 @@ int ih_device_slots(const ih_scale_opts *s, int cpu_backend, int local_rank, int
  * user's indices: positions in `visible`, the variable's current value, or
  * plain device numbers when it is NULL), each once, in order of first
  * appearance; map[i] is want[i]'s index among them. CUDA sets up every GPU
- * it is shown at its first call (about 0.25 s each on the H100 hosts
- * measured), so a process that uses one GPU of four starts 0.8 s sooner.
+ * it is shown at its first call, so a process that uses one GPU of several
+ * starts sooner when it is shown only that one.
  * Returns 0; 1 when nothing should change (`visible` lists no GPU); -1 with
  * a usage error in err (an index past the list's end).
  */
