@@ -30,6 +30,8 @@ import sys
 import tempfile
 
 EXE, SAMPLES, HAVE_MPI = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
+# The same program with the tests' hooks (IMGHIST_TEST_GPU_START_DELAY_MS), built beside it.
+TEST_EXE = os.path.join(os.path.dirname(EXE), "imghist-test")
 FAILURES = []
 
 
@@ -39,8 +41,8 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(*args, cwd=None, env=None):
-    return subprocess.run([EXE, *args], capture_output=True, text=True, cwd=cwd, env=env)
+def run(*args, cwd=None, env=None, exe=EXE):
+    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, env=env)
 
 
 def pgm(w, h, rng, binary=True):
@@ -249,7 +251,8 @@ def main():
             # while it starts, and ends without waiting for it (or after it,
             # on a fast host); the same bytes either way.
             env0 = dict(os.environ, IMGHIST_TEST_GPU_START_DELAY_MS="0")
-            r = run("-r", "-v", "-j", "4", *outputs("early0", work), "in", cwd=work, env=env0)
+            r = run("-r", "-v", "-j", "4", *outputs("early0", work), "in", cwd=work, env=env0,
+                    exe=TEST_EXE)
             check(r.returncode == 1, f"auto, no delay: exit {r.returncode} {r.stderr}")
             same_outputs("early0", "gpus00", work, "auto, no delay")
             print("auto, no delay:", r.stderr.strip().splitlines()[-1])

@@ -3,6 +3,7 @@
 #include "plot.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,35 +143,6 @@ const char ih_usage_text[] =
     "Exit status: 0 success, 1 an image could not be read, decoded or written\n"
     "(the others are still processed), 2 usage error.\n";
 
-/* "--name=value" or "--name value"; returns the value or NULL. */
-static const char *take_value(int argc, char *const argv[], int *i, const char *name,
-                              int *matched, char *err, size_t errlen)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    *matched = 0;
-    if (strncmp(a, name, n) != 0) {
-        return NULL;
-    }
-    if (a[n] == '=') {
-        *matched = 1;
-        if (a[n + 1] == '\0') {
-            snprintf(err, errlen, "option %s needs a value", name);
-            return NULL;
-        }
-        return a + n + 1;
-    }
-    if (a[n] != '\0') {
-        return NULL;
-    }
-    *matched = 1;
-    if (*i + 1 >= argc || argv[*i + 1][0] == '\0') {
-        snprintf(err, errlen, "option %s needs a value", name);
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 /* "LO:HI", two finite numbers with LO < HI. */
 static int parse_range(const char *v, double *lo, double *hi, char *err, size_t errlen)
 {
@@ -208,23 +180,290 @@ static int parse_count(const char *opt, const char *v, uint64_t *out, char *err,
     return 0;
 }
 
-int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, size_t errlen)
+/* ---- the options ---- */
+
+/* What the options set, with -q and -v kept apart until both are seen. */
+typedef struct parse_state {
+    ih_cli_args *out;
+    int quiet, verbose;
+} parse_state;
+
+/* Sets what an option says from its value (NULL for a flag); 0, or -1 with a
+ * usage error in err. */
+typedef int (*option_fn)(parse_state *st, const char *v, char *err, size_t errlen);
+
+typedef struct option {
+    const char *short_name; /* NULL, or "-x": its value is the next argument */
+    const char *long_name;  /* "--name": its value is "--name=V" or the next argument */
+    int takes_value;
+    option_fn set;          /* NULL: the option stores into field */
+    size_t field;           /* a flag: an int set to 1; with a value: a const char * */
+} option;
+
+static int set_quiet(parse_state *st, const char *v, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    out->backend = IMGHIST_BACKEND_AUTO;
-    out->gray = IMGHIST_GRAY_BGR2GRAY;
-    out->clip = 40.0;
-    out->tiles_x = out->tiles_y = 8;
-    if (errlen > 0) {
-        err[0] = '\0';
-    }
-    out->inputs = calloc(argc > 0 ? (size_t)argc : 1, sizeof *out->inputs);
-    if (out->inputs == NULL) {
-        snprintf(err, errlen, "out of memory");
+    (void)v, (void)err, (void)errlen;
+    st->quiet = 1;
+    return 0;
+}
+
+static int set_verbose(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    (void)v, (void)err, (void)errlen;
+    st->verbose = 1;
+    return 0;
+}
+
+static int set_gray(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strcasecmp(v, "luma") == 0) {
+        st->out->gray = IMGHIST_GRAY_LUMA;
+    } else if (strcasecmp(v, "bgr2gray") == 0) {
+        st->out->gray = IMGHIST_GRAY_BGR2GRAY;
+    } else {
+        snprintf(err, errlen, "unknown --gray mode '%s' (use bgr2gray or luma)", v);
         return -1;
     }
+    return 0;
+}
+
+static int set_jobs(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    uint64_t n = 0;
+    if (parse_count("-j", v, &n, err, errlen) != 0) {
+        return -1;
+    }
+    if (n > 1024) {
+        snprintf(err, errlen, "-j %s: at most 1024 threads", v);
+        return -1;
+    }
+    st->out->jobs = (unsigned)n;
+    return 0;
+}
+
+static int set_backend(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    if (imghist_backend_from_name(v, &st->out->backend) != IMGHIST_OK) {
+        snprintf(err, errlen, "unknown backend '%s' (use auto, cpu or cuda)", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_max_pixels(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    return parse_count("--max-pixels", v, &st->out->max_pixels, err, errlen);
+}
+
+static int set_max_bytes(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    return parse_count("--max-bytes", v, &st->out->max_bytes, err, errlen);
+}
+
+static int set_bins(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    uint64_t n = 0;
+    if (parse_count("--bins", v, &n, err, errlen) != 0) {
+        return -1;
+    }
+    if (n > IMGHIST_MAX_BINS) {
+        snprintf(err, errlen, "--bins %s: at most %u bins", v, IMGHIST_MAX_BINS);
+        return -1;
+    }
+    st->out->bins = (uint32_t)n;
+    return 0;
+}
+
+static int set_range(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    if (parse_range(v, &st->out->lo, &st->out->hi, err, errlen) != 0) {
+        return -1;
+    }
+    st->out->has_range = 1;
+    return 0;
+}
+
+static int set_depth(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strcasecmp(v, "native") == 0) {
+        st->out->native_depth = 1;
+    } else if (strcmp(v, "8") == 0) {
+        st->out->native_depth = 0;
+    } else {
+        snprintf(err, errlen, "unknown --depth '%s' (use 8 or native)", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_color(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "gray") == 0) {
+        st->out->color = IH_COLOR_GRAY;
+    } else if (strcmp(v, "luma") == 0) {
+        st->out->color = IH_COLOR_LUMA;
+    } else if (strcmp(v, "channels") == 0) {
+        st->out->color = IH_COLOR_CHANNELS;
+    } else {
+        snprintf(err, errlen, "--color is gray, luma or channels, not '%s'", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_clip(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    char *end = NULL;
+    st->out->clip = strtod(v, &end);
+    if (end == v || *end != '\0' || !(st->out->clip == st->out->clip)) {
+        snprintf(err, errlen, "--clip needs a number (CLAHE's clip limit), not '%s'", v);
+        return -1;
+    }
+    return 0;
+}
+
+/* "C" or "CxR", each 1 to 256. */
+static int set_tiles(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    char *end = NULL;
+    const unsigned long tx = strtoul(v, &end, 10);
+    unsigned long ty = tx;
+    if (end != v && (*end == 'x' || *end == 'X')) {
+        const char *h = end + 1;
+        ty = strtoul(h, &end, 10);
+        if (end == h) {
+            end = (char *)v;
+        }
+    }
+    if (end == v || *end != '\0' || v[0] == '-' || tx < 1 || ty < 1 || tx > 256 || ty > 256) {
+        snprintf(err, errlen, "--tiles needs COLSxROWS, each 1 to 256 (e.g. 8x8), not '%s'", v);
+        return -1;
+    }
+    st->out->tiles_x = (uint32_t)tx;
+    st->out->tiles_y = (uint32_t)ty;
+    return 0;
+}
+
+static int set_shard(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    return ih_parse_shard(v, &st->out->scale, err, errlen);
+}
+
+static int set_gpus(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    return ih_parse_gpus(v, &st->out->scale, err, errlen);
+}
+
+#define FLAG(s, l, f) {s, l, 0, NULL, offsetof(ih_cli_args, f)}
+#define PATH(l, f) {NULL, l, 1, NULL, offsetof(ih_cli_args, f)}
+
+static const option options[] = {
+    FLAG("-h", "--help", help),
+    FLAG(NULL, "--version", version),
+    {"-v", "--verbose", 0, set_verbose, 0},
+    {"-q", "--quiet", 0, set_quiet, 0},
+    FLAG("-r", "--recursive", recursive),
+    PATH("--equalize", equalize_out),
+    PATH("--csv", csv_out),
+    PATH("--json", json_out),
+    PATH("--total", total_out),
+    {NULL, "--gray", 1, set_gray, 0},
+    {"-j", "--jobs", 1, set_jobs, 0},
+    {NULL, "--backend", 1, set_backend, 0},
+    {NULL, "--max-pixels", 1, set_max_pixels, 0},
+    {NULL, "--bins", 1, set_bins, 0},
+    {NULL, "--range", 1, set_range, 0},
+    {NULL, "--depth", 1, set_depth, 0},
+    FLAG(NULL, "--channels", channels),
+    FLAG(NULL, "--read-truncated", read_truncated),
+    PATH("--mask", mask),
+    PATH("--plot-dir", plot_dir),
+    PATH("--plot", plot),
+    FLAG(NULL, "--log", log_scale),
+    {NULL, "--color", 1, set_color, 0},
+    FLAG(NULL, "--clahe", clahe),
+    {NULL, "--clip", 1, set_clip, 0},
+    {NULL, "--tiles", 1, set_tiles, 0},
+    PATH("--match", match),
+    PATH("--joint", joint),
+    {NULL, "--max-bytes", 1, set_max_bytes, 0},
+    {NULL, "--shard", 1, set_shard, 0},
+    {NULL, "--gpus", 1, set_gpus, 0},
+};
+
+/* Whether a names the option: its short name exactly, its long name exactly
+ * or, with a value, "--name=..."; the name matched, or NULL. */
+static const char *names(const option *o, const char *a)
+{
+    if (o->short_name != NULL && strcmp(a, o->short_name) == 0) {
+        return o->short_name;
+    }
+    const size_t n = strlen(o->long_name);
+    if (strncmp(a, o->long_name, n) == 0 && (a[n] == '\0' || (o->takes_value && a[n] == '='))) {
+        return o->long_name;
+    }
+    return NULL;
+}
+
+/* The option argv[*i] names, and its value (NULL for a flag), taken from
+ * after '=' or from the next argument (*i moves past it). NULL with a usage
+ * error in err when it names none or its value is missing or empty. */
+static const option *take_option(int argc, char *const argv[], int *i, const char **value,
+                                 char *err, size_t errlen)
+{
+    const char *a = argv[*i];
+    for (size_t k = 0; k < sizeof options / sizeof options[0]; k++) {
+        const char *name = names(&options[k], a);
+        if (name == NULL) {
+            continue;
+        }
+        const size_t n = strlen(name);
+        *value = NULL;
+        if (!options[k].takes_value) {
+            return &options[k];
+        }
+        if (a[n] == '=' && a[n + 1] != '\0') {
+            *value = a + n + 1;
+        } else if (a[n] == '\0' && *i + 1 < argc && argv[*i + 1][0] != '\0') {
+            *value = argv[++*i];
+        } else {
+            snprintf(err, errlen, "option %s needs a value", name);
+            return NULL;
+        }
+        return &options[k];
+    }
+    snprintf(err, errlen, "unknown option '%s'", a);
+    return NULL;
+}
+
+/* Applies argv[*i], an option; 0, or -1 with a usage error in err. */
+static int apply_option(parse_state *st, int argc, char *const argv[], int *i, char *err,
+                        size_t errlen)
+{
+    const char *v = NULL;
+    const option *o = take_option(argc, argv, i, &v, err, errlen);
+    if (o == NULL) {
+        return -1;
+    }
+    if (o->set != NULL) {
+        return o->set(st, v, err, errlen);
+    }
+    char *field = (char *)st->out + o->field;
+    if (o->takes_value) {
+        memcpy(field, &v, sizeof v);
+    } else {
+        const int on = 1;
+        memcpy(field, &on, sizeof on);
+    }
+    return 0;
+}
+
+/* The options and inputs of argv, before the checks of how they combine. */
+static int read_arguments(int argc, char *const argv[], parse_state *st, char *err,
+                          size_t errlen)
+{
+    ih_cli_args *out = st->out;
     int no_more_options = 0;
-    int quiet = 0, verbose = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (no_more_options || a[0] != '-' || strcmp(a, "-") == 0) {
@@ -236,252 +475,18 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
                 out->input = a;
             }
             out->inputs[out->n_inputs++] = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
+        } else if (strcmp(a, "--") == 0) {
             no_more_options = 1;
-            continue;
+        } else if (apply_option(st, argc, argv, &i, err, errlen) != 0) {
+            return -1;
         }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            out->help = 1;
-            continue;
-        }
-        if (strcmp(a, "--version") == 0) {
-            out->version = 1;
-            continue;
-        }
-        if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            verbose = 1;
-            continue;
-        }
-        if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            quiet = 1;
-            continue;
-        }
-        if (strcmp(a, "-r") == 0 || strcmp(a, "--recursive") == 0) {
-            out->recursive = 1;
-            continue;
-        }
-        int matched = 0;
-        const char *v;
-        if ((v = take_value(argc, argv, &i, "--equalize", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            out->equalize_out = v;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--csv", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            out->csv_out = v;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--json", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            out->json_out = v;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--total", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            out->total_out = v;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--gray", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            if (strcasecmp(v, "luma") == 0) {
-                out->gray = IMGHIST_GRAY_LUMA;
-            } else if (strcasecmp(v, "bgr2gray") == 0) {
-                out->gray = IMGHIST_GRAY_BGR2GRAY;
-            } else {
-                snprintf(err, errlen, "unknown --gray mode '%s' (use bgr2gray or luma)", v);
-                return -1;
-            }
-            continue;
-        }
-        if (strcmp(a, "-j") == 0 || strncmp(a, "--jobs", 6) == 0) {
-            if (strcmp(a, "-j") == 0) {
-                if (i + 1 >= argc || argv[i + 1][0] == '\0') {
-                    snprintf(err, errlen, "option -j needs a value");
-                    return -1;
-                }
-                v = argv[++i];
-            } else if ((v = take_value(argc, argv, &i, "--jobs", &matched, err, errlen)) == NULL) {
-                if (matched) return -1;
-                snprintf(err, errlen, "unknown option '%s'", a);
-                return -1;
-            }
-            uint64_t n = 0;
-            if (parse_count("-j", v, &n, err, errlen) != 0) {
-                return -1;
-            }
-            if (n > 1024) {
-                snprintf(err, errlen, "-j %s: at most 1024 threads", v);
-                return -1;
-            }
-            out->jobs = (unsigned)n;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--backend", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            if (imghist_backend_from_name(v, &out->backend) != IMGHIST_OK) {
-                snprintf(err, errlen, "unknown backend '%s' (use auto, cpu or cuda)", v);
-                return -1;
-            }
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--max-pixels", &matched, err, errlen)) || matched) {
-            if (v == NULL || parse_count("--max-pixels", v, &out->max_pixels, err, errlen) != 0) {
-                return -1;
-            }
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--bins", &matched, err, errlen)) || matched) {
-            uint64_t n = 0;
-            if (v == NULL || parse_count("--bins", v, &n, err, errlen) != 0) {
-                return -1;
-            }
-            if (n > IMGHIST_MAX_BINS) {
-                snprintf(err, errlen, "--bins %s: at most %u bins", v, IMGHIST_MAX_BINS);
-                return -1;
-            }
-            out->bins = (uint32_t)n;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--range", &matched, err, errlen)) || matched) {
-            if (v == NULL || parse_range(v, &out->lo, &out->hi, err, errlen) != 0) {
-                return -1;
-            }
-            out->has_range = 1;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--depth", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            if (strcasecmp(v, "native") == 0) {
-                out->native_depth = 1;
-            } else if (strcmp(v, "8") == 0) {
-                out->native_depth = 0;
-            } else {
-                snprintf(err, errlen, "unknown --depth '%s' (use 8 or native)", v);
-                return -1;
-            }
-            continue;
-        }
-        if (strcmp(a, "--channels") == 0) {
-            out->channels = 1;
-            continue;
-        }
-        if (strcmp(a, "--read-truncated") == 0) {
-            out->read_truncated = 1;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--mask", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            out->mask = v;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--plot-dir", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            out->plot_dir = v;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--plot", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            out->plot = v;
-            continue;
-        }
-        if (strcmp(a, "--log") == 0) {
-            out->log_scale = 1;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--color", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            if (strcmp(v, "gray") == 0) {
-                out->color = IH_COLOR_GRAY;
-            } else if (strcmp(v, "luma") == 0) {
-                out->color = IH_COLOR_LUMA;
-            } else if (strcmp(v, "channels") == 0) {
-                out->color = IH_COLOR_CHANNELS;
-            } else {
-                snprintf(err, errlen, "--color is gray, luma or channels, not '%s'", v);
-                return -1;
-            }
-            continue;
-        }
-        if (strcmp(a, "--clahe") == 0) {
-            out->clahe = 1;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--clip", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            char *end = NULL;
-            out->clip = strtod(v, &end);
-            if (end == v || *end != '\0' || !(out->clip == out->clip)) {
-                snprintf(err, errlen, "--clip needs a number (CLAHE's clip limit), not '%s'", v);
-                return -1;
-            }
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--tiles", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            char *end = NULL;
-            const unsigned long tx = strtoul(v, &end, 10);
-            unsigned long ty = tx;
-            if (end != v && (*end == 'x' || *end == 'X')) {
-                const char *h = end + 1;
-                ty = strtoul(h, &end, 10);
-                if (end == h) {
-                    end = (char *)v;
-                }
-            }
-            if (end == v || *end != '\0' || v[0] == '-' || tx < 1 || ty < 1 || tx > 256 ||
-                ty > 256) {
-                snprintf(err, errlen, "--tiles needs COLSxROWS, each 1 to 256 (e.g. 8x8), not '%s'",
-                         v);
-                return -1;
-            }
-            out->tiles_x = (uint32_t)tx;
-            out->tiles_y = (uint32_t)ty;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--match", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            out->match = v;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--joint", &matched, err, errlen)) || matched) {
-            if (v == NULL) return -1;
-            out->joint = v;
-            continue;
-        }
-        if ((v = take_value(argc, argv, &i, "--max-bytes", &matched, err, errlen)) || matched) {
-            if (v == NULL || parse_count("--max-bytes", v, &out->max_bytes, err, errlen) != 0) {
-                return -1;
-            }
-            continue;
-        }
-        const int scale = ih_parse_scale_option(argc, argv, &i, &out->scale, err, errlen);
-        if (scale != 0) {
-            if (scale < 0) return -1;
-            continue;
-        }
-        snprintf(err, errlen, "unknown option '%s'", a);
-        return -1;
     }
-    if (quiet && verbose) {
-        snprintf(err, errlen, "-q and -v contradict each other");
-        return -1;
-    }
-    out->verbosity = verbose ? 1 : (quiet ? -1 : 0);
-    if (out->help || out->version) {
-        return 0;
-    }
-    if (out->input == NULL) {
-        snprintf(err, errlen, "no input image given");
-        return -1;
-    }
-    if (out->equalize_out != NULL && strcmp(out->equalize_out, "-") == 0) {
-        snprintf(err, errlen, "--equalize needs a file name (PNG is not written to stdout)");
-        return -1;
-    }
-    /* Two outputs naming one file (standard output is one file too). */
+    return 0;
+}
+
+/* Two outputs naming one file (standard output is one file too). */
+static int check_same_files(const ih_cli_args *out, char *err, size_t errlen)
+{
     const char *names[] = {"--equalize", "--csv", "--json", "--total", "--plot"};
     const char *paths[] = {out->equalize_out, out->csv_out, out->json_out, out->total_out,
                            out->plot};
@@ -494,6 +499,12 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             }
         }
     }
+    return 0;
+}
+
+/* --plot, --plot-dir and --log. */
+static int check_plots(const ih_cli_args *out, char *err, size_t errlen)
+{
     if (out->plot != NULL) {
         int svg;
         if (ih_plot_kind(out->plot, &svg, err, errlen) != 0) {
@@ -532,6 +543,12 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
         snprintf(err, errlen, "--log sets the count axis of --plot or --plot-dir: give one");
         return -1;
     }
+    return 0;
+}
+
+/* --gpus with the backend; --match, --color and --clahe with the rest. */
+static int check_transforms(const ih_cli_args *out, char *err, size_t errlen)
+{
     if (out->scale.n_gpus > 0 && out->backend == IMGHIST_BACKEND_CPU) {
         snprintf(err, errlen, "--gpus and --backend cpu contradict each other");
         return -1;
@@ -564,6 +581,12 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
                               "--range)");
         return -1;
     }
+    return 0;
+}
+
+/* --mask, --joint, --channels and --total with the inputs and outputs. */
+static int check_inputs(const ih_cli_args *out, char *err, size_t errlen)
+{
     if ((out->mask != NULL || out->joint != NULL) && out->n_inputs > 1) {
         snprintf(err, errlen, "%s takes one input image", out->mask ? "--mask" : "--joint");
         return -1;
@@ -595,6 +618,48 @@ int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, siz
             snprintf(err, errlen, "- (standard input) can only be the one input");
             return -1;
         }
+    }
+    return 0;
+}
+
+int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->backend = IMGHIST_BACKEND_AUTO;
+    out->gray = IMGHIST_GRAY_BGR2GRAY;
+    out->clip = 40.0;
+    out->tiles_x = out->tiles_y = 8;
+    if (errlen > 0) {
+        err[0] = '\0';
+    }
+    out->inputs = calloc(argc > 0 ? (size_t)argc : 1, sizeof *out->inputs);
+    if (out->inputs == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    parse_state st = {out, 0, 0};
+    if (read_arguments(argc, argv, &st, err, errlen) != 0) {
+        return -1;
+    }
+    if (st.quiet && st.verbose) {
+        snprintf(err, errlen, "-q and -v contradict each other");
+        return -1;
+    }
+    out->verbosity = st.verbose ? 1 : (st.quiet ? -1 : 0);
+    if (out->help || out->version) {
+        return 0;
+    }
+    if (out->input == NULL) {
+        snprintf(err, errlen, "no input image given");
+        return -1;
+    }
+    if (out->equalize_out != NULL && strcmp(out->equalize_out, "-") == 0) {
+        snprintf(err, errlen, "--equalize needs a file name (PNG is not written to stdout)");
+        return -1;
+    }
+    if (check_same_files(out, err, errlen) != 0 || check_plots(out, err, errlen) != 0 ||
+        check_transforms(out, err, errlen) != 0 || check_inputs(out, err, errlen) != 0) {
+        return -1;
     }
     return 0;
 }

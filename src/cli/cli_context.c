@@ -1,29 +1,15 @@
 #include "cli_context.h"
 
-#include <stdarg.h>
+#include "scale.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-#include "sanitize.h"
-
-int ih_verbosity;
 
 unsigned ih_cores(void)
 {
     const long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;
-}
-
-void ih_say(const char *fmt, ...)
-{
-    char line[1200];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    ih_sanitize_line(line);
-    fprintf(stderr, "imghist: %s\n", line);
 }
 
 /* A parameter from an option; a value out of the library's bounds is a usage

@@ -1,27 +1,11 @@
-/* What every run of the tool needs: one-line messages and a library context
- * set up from the options. */
+/* A library context set up from the options, and the choices that go with
+ * it (threads, the one-image backend). */
 #ifndef IMGHIST_CLI_CONTEXT_H
 #define IMGHIST_CLI_CONTEXT_H
 
 #include "args.h"
 #include "imghist.h"
-
-enum { IH_EXIT_OK = 0, IH_EXIT_FILE = 1, IH_EXIT_USAGE = 2 };
-
-/* -1 quiet, 0 normal, 1 verbose. */
-extern int ih_verbosity;
-
-/* What --read-truncated says of a JPEG that ended early. */
-#define IH_TRUNCATED_WARNING \
-    "JPEG data ends early; read as OpenCV reads it, the rest of the picture made up"
-
-/* One line on stderr, "imghist: " first; control characters that came with a
- * file name or an argument are shown as '?'. */
-void ih_say(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
+#include "log.h"
 
 /* Bytes of one sample of a view of type t. */
 static inline size_t ih_sample_size(imghist_dtype t)
@@ -35,8 +19,7 @@ unsigned ih_cores(void);
 /*
  * Whether a one-image run takes the CPU for --backend auto: yes unless --gpus
  * names a GPU or IMGHIST_BACKEND names a backend. One image is done on the CPU
- * long before CUDA has started (0.3 s or more on an H100 host; a 12 MP photo's
- * histogram on the CPU: 0.12-0.17 s in all, bench/RESULTS.md).
+ * long before CUDA has started (bench/ has the numbers).
  */
 int ih_one_image_on_cpu(const ih_cli_args *a);
 

@@ -397,10 +397,22 @@ static int match_reference(imghist_ctx *ctx, const char *path, uint64_t ref[256]
     return IH_EXIT_OK;
 }
 
-static int run_one(const ih_cli_args *a)
+/* One image's run: what it loaded and what it made. */
+typedef struct one_run {
+    const ih_cli_args *a;
+    const char *name; /* the input as messages name it */
+    imghist_ctx *ctx;
+    imghist_image *img, *mask_img;
+    const imghist_view *mask;
+    imghist_view eq;  /* what --equalize writes */
+    void *eq_pixels;
+    ih_hist_out hist, after;
+} one_run;
+
+/* No output may name an input. */
+static int refuse_overwrite(const ih_cli_args *a)
 {
     char msg[1200];
-    const char *name = strcmp(a->input, "-") == 0 ? "<stdin>" : a->input;
     const char *outs[5] = {a->equalize_out, a->csv_out, a->json_out, a->total_out, a->plot};
     for (int i = 0; i < 5; i++) {
         if (names_input(a->input, outs[i]) || (a->match && names_input(a->match, outs[i]))) {
@@ -408,174 +420,204 @@ static int run_one(const ih_cli_args *a)
             return fail(msg);
         }
     }
+    return IH_EXIT_OK;
+}
 
-    imghist_ctx *ctx = NULL;
-    int rc = ih_make_context(a, a->jobs ? a->jobs : ih_cores(), &ctx);
+/* The image and its --mask. */
+static int load_inputs(one_run *o)
+{
+    const ih_cli_args *a = o->a;
+    char msg[1200];
+    int reported = 0;
+    imghist_status st = load(o->ctx, a->input, &o->img, &reported);
+    if (st != IMGHIST_OK) {
+        return ih_stop_signal() ? 128 + ih_stop_signal() : reported ? IH_EXIT_FILE
+                                                                    : fail_lib(o->ctx, st);
+    }
+    if ((o->img->flags & IMGHIST_IMAGE_TRUNCATED) && ih_verbosity >= 0) {
+        ih_say("warning: %s: %s", a->input, IH_TRUNCATED_WARNING);
+    }
+    if (a->mask == NULL) {
+        return IH_EXIT_OK;
+    }
+    st = load_second(o->ctx, a->mask, 0, &o->mask_img);
+    if (st != IMGHIST_OK) {
+        return fail_lib(o->ctx, st);
+    }
+    if (o->mask_img->view.width != o->img->view.width ||
+        o->mask_img->view.height != o->img->view.height) {
+        snprintf(msg, sizeof msg, "%s: the mask is %ux%u, %s is %ux%u", a->mask,
+                 o->mask_img->view.width, o->mask_img->view.height, o->name,
+                 o->img->view.width, o->img->view.height);
+        return fail(msg);
+    }
+    o->mask = &o->mask_img->view;
+    return IH_EXIT_OK;
+}
+
+/* --match: the LUT from the two 8-bit gray histograms (the options allow
+ * nothing else), applied by the library (the image is in host memory). */
+static int apply_match(one_run *o, const uint64_t ref_hist[256])
+{
+    char msg[1200];
+    uint8_t lut[256];
+    if (o->img->view.dtype != IMGHIST_U8 || o->hist.bins != 256 ||
+        imghist_match_lut(o->hist.counts, ref_hist, lut) != IMGHIST_OK) {
+        snprintf(msg, sizeof msg, "%s: --match needs an 8-bit image", o->name);
+        return fail(msg);
+    }
+    const imghist_status st = imghist_apply_lut(o->ctx, &o->img->view, &o->eq, lut);
+    return st != IMGHIST_OK ? fail_lib(o->ctx, st) : IH_EXIT_OK;
+}
+
+/* --color: the file again with its colour, then the colour result replaces
+ * the gray one as what --equalize writes. */
+static int apply_color(one_run *o)
+{
+    char msg[1200];
+    uint8_t *color_rgb = NULL;
+    imghist_image *colour = NULL;
+    imghist_set_param(o->ctx, IMGHIST_P_LOAD_DEPTH, 0);
+    imghist_set_param(o->ctx, IMGHIST_P_LOAD_CHANNELS, 1);
+    imghist_status st = imghist_load_file(o->ctx, o->a->input, &colour);
+    if (st == IMGHIST_OK) {
+        st = ih_color_equalize(o->ctx, o->a, &colour->view, &color_rgb);
+    }
+    imghist_image_free(colour);
+    if (st != IMGHIST_OK) {
+        snprintf(msg, sizeof msg, "%s: --color: %s", o->name,
+                 st == IMGHIST_E_NOMEM ? "out of memory" : imghist_last_error(o->ctx));
+        return fail(msg);
+    }
+    free(o->eq_pixels);
+    o->eq_pixels = color_rgb;
+    o->eq.data = color_rgb;
+    o->eq.channels = 3;
+    o->eq.pitch = (size_t)o->img->view.width * 3;
+    return IH_EXIT_OK;
+}
+
+/* The histogram, and what --equalize writes: the equalized image, or the
+ * one --match, --clahe or --color makes. */
+static int transform(one_run *o)
+{
+    const ih_cli_args *a = o->a;
+    char msg[1200], why[600];
+    o->eq = o->img->view;
+    if (a->equalize_out != NULL) {
+        const size_t row = (size_t)o->img->view.width * ih_sample_size(o->img->view.dtype);
+        o->eq_pixels = malloc(row * o->img->view.height);
+        if (o->eq_pixels == NULL) {
+            snprintf(msg, sizeof msg, "%s: out of memory", o->name);
+            return fail(msg);
+        }
+        o->eq.data = o->eq_pixels;
+        o->eq.pitch = row;
+    }
+    uint64_t ref_hist[256];
+    int rc = a->match != NULL ? match_reference(o->ctx, a->match, ref_hist) : IH_EXIT_OK;
     if (rc != IH_EXIT_OK) {
         return rc;
     }
-    if (ih_verbosity > 0) {
-        ih_say("backend: %s%s", imghist_backend_name(imghist_get_backend(ctx)),
-               ih_one_image_on_cpu(a) ? " (auto: one image is done before CUDA would have "
-                                        "started; --backend cuda or --gpus for a GPU)"
-                                      : "");
-    }
-    imghist_image *img = NULL, *mask_img = NULL;
-    void *eq_pixels = NULL;
-    ih_hist_out hist = {0}, after = {0};
-    int reported = 0;
-    imghist_status st = load(ctx, a->input, &img, &reported);
+    imghist_status st = ih_measure(o->ctx, a, &o->img->view, o->mask,
+                                   a->equalize_out && !a->match && !a->clahe ? &o->eq : NULL,
+                                   &o->hist, why, sizeof why);
+    report_note(o->ctx);
     if (st != IMGHIST_OK) {
-        rc = ih_stop_signal() ? 128 + ih_stop_signal() : reported ? IH_EXIT_FILE
-                                                                    : fail_lib(ctx, st);
-        goto done;
+        snprintf(msg, sizeof msg, "%s: %s", o->name, why);
+        return fail(msg);
     }
-    if ((img->flags & IMGHIST_IMAGE_TRUNCATED) && ih_verbosity >= 0) {
-        ih_say("warning: %s: %s", a->input, IH_TRUNCATED_WARNING);
-    }
-    const imghist_view *mask = NULL;
-    if (a->mask != NULL) {
-        st = load_second(ctx, a->mask, 0, &mask_img);
-        if (st != IMGHIST_OK) {
-            rc = fail_lib(ctx, st);
-            goto done;
-        }
-        if (mask_img->view.width != img->view.width ||
-            mask_img->view.height != img->view.height) {
-            snprintf(msg, sizeof msg, "%s: the mask is %ux%u, %s is %ux%u", a->mask,
-                     mask_img->view.width, mask_img->view.height, name, img->view.width,
-                     img->view.height);
-            rc = fail(msg);
-            goto done;
-        }
-        mask = &mask_img->view;
-    }
-    if (a->joint != NULL) {
-        rc = run_joint(ctx, a, name, img, mask);
-        goto done;
-    }
-
-    imghist_view eq = img->view;
-    if (a->equalize_out != NULL) {
-        const size_t row = (size_t)img->view.width * ih_sample_size(img->view.dtype);
-        eq_pixels = malloc(row * img->view.height);
-        if (eq_pixels == NULL) {
-            snprintf(msg, sizeof msg, "%s: out of memory", name);
-            rc = fail(msg);
-            goto done;
-        }
-        eq.data = eq_pixels;
-        eq.pitch = row;
-    }
-    uint64_t ref_hist[256];
-    if (a->match != NULL) {
-        rc = match_reference(ctx, a->match, ref_hist);
-        if (rc != IH_EXIT_OK) {
-            goto done;
-        }
-    }
-    char why[600];
-    st = ih_measure(ctx, a, &img->view, mask,
-                    a->equalize_out && !a->match && !a->clahe ? &eq : NULL, &hist, why,
-                    sizeof why);
-    report_note(ctx);
-    if (st != IMGHIST_OK) {
-        snprintf(msg, sizeof msg, "%s: %s", name, why);
-        rc = fail(msg);
-        goto done;
-    }
-    if (a->match != NULL) {
-        /* 8-bit gray (the options allow nothing else): the LUT from the two
-         * histograms, applied by the library (the image is in host memory). */
-        uint8_t lut[256];
-        if (img->view.dtype != IMGHIST_U8 || hist.bins != 256 ||
-            imghist_match_lut(hist.counts, ref_hist, lut) != IMGHIST_OK) {
-            snprintf(msg, sizeof msg, "%s: --match needs an 8-bit image", name);
-            rc = fail(msg);
-            goto done;
-        }
-        st = imghist_apply_lut(ctx, &img->view, &eq, lut);
-        if (st != IMGHIST_OK) {
-            rc = fail_lib(ctx, st);
-            goto done;
-        }
+    if (a->match != NULL && (rc = apply_match(o, ref_hist)) != IH_EXIT_OK) {
+        return rc;
     }
     if (a->clahe && a->color == IH_COLOR_GRAY) {
-        st = imghist_clahe(ctx, &img->view, &eq, a->clip, a->tiles_x, a->tiles_y);
-        report_note(ctx);
+        st = imghist_clahe(o->ctx, &o->img->view, &o->eq, a->clip, a->tiles_x, a->tiles_y);
+        report_note(o->ctx);
         if (st != IMGHIST_OK) {
-            snprintf(msg, sizeof msg, "%s: CLAHE: %s", name, imghist_last_error(ctx));
-            rc = fail(msg);
-            goto done;
+            snprintf(msg, sizeof msg, "%s: CLAHE: %s", o->name, imghist_last_error(o->ctx));
+            return fail(msg);
         }
     }
-    uint8_t *color_rgb = NULL;
-    if (a->color != IH_COLOR_GRAY) {
-        /* The file again with its colour, then the colour result replaces
-         * the gray one as what --equalize writes. */
-        imghist_image *colour = NULL;
-        imghist_set_param(ctx, IMGHIST_P_LOAD_DEPTH, 0);
-        imghist_set_param(ctx, IMGHIST_P_LOAD_CHANNELS, 1);
-        st = imghist_load_file(ctx, a->input, &colour);
-        if (st == IMGHIST_OK) {
-            st = ih_color_equalize(ctx, a, &colour->view, &color_rgb);
-        }
-        imghist_image_free(colour);
-        if (st != IMGHIST_OK) {
-            snprintf(msg, sizeof msg, "%s: --color: %s", name,
-                     st == IMGHIST_E_NOMEM ? "out of memory" : imghist_last_error(ctx));
-            rc = fail(msg);
-            goto done;
-        }
-        free(eq_pixels);
-        eq_pixels = color_rgb;
-        eq.data = color_rgb;
-        eq.channels = 3;
-        eq.pitch = (size_t)img->view.width * 3;
-    }
-    if (a->equalize_out != NULL && mask != NULL && ih_verbosity > 0) {
+    return a->color != IH_COLOR_GRAY ? apply_color(o) : IH_EXIT_OK;
+}
+
+/* The outputs asked for, or the summary on stdout. */
+static int write_results(one_run *o)
+{
+    const ih_cli_args *a = o->a;
+    char msg[1200], why[600];
+    if (a->equalize_out != NULL && o->mask != NULL && ih_verbosity > 0) {
         ih_say("the LUT comes from the pixels where %s is not 0", a->mask);
     }
-
     /* With --plot and --equalize, the equalized image's histogram beside the
      * original's, counted with the same options (and mask). */
     if (a->plot != NULL && a->equalize_out != NULL) {
-        st = ih_measure(ctx, a, &eq, mask, NULL, &after, why, sizeof why);
+        const imghist_status st = ih_measure(o->ctx, a, &o->eq, o->mask, NULL, &o->after, why,
+                                             sizeof why);
         if (st != IMGHIST_OK) {
-            snprintf(msg, sizeof msg, "%s: %s", name, why);
-            rc = fail(msg);
-            goto done;
+            snprintf(msg, sizeof msg, "%s: %s", o->name, why);
+            return fail(msg);
         }
     }
     if (a->equalize_out != NULL || a->csv_out != NULL || a->json_out != NULL ||
         a->total_out != NULL || a->plot != NULL) {
-        const json_arg j = {name, &img->view, &hist};
-        ih_plot plot = {name, &hist, a->equalize_out != NULL ? &after : NULL, a->log_scale, 0};
+        const json_arg j = {o->name, &o->img->view, &o->hist};
+        ih_plot plot = {o->name, &o->hist, a->equalize_out != NULL ? &o->after : NULL,
+                        a->log_scale, 0};
         if (a->plot != NULL) {
-            (void)ih_plot_kind(a->plot, &plot.svg, msg, sizeof msg); /* checked with the options */
+            /* Checked with the options. */
+            (void)ih_plot_kind(a->plot, &plot.svg, msg, sizeof msg);
         }
-        const text_output text[4] = {{a->csv_out, write_csv, &hist},
+        const text_output text[4] = {{a->csv_out, write_csv, &o->hist},
                                      {a->json_out, write_json, &j},
-                                     {a->total_out, write_csv, &hist},
+                                     {a->total_out, write_csv, &o->hist},
                                      {a->plot, ih_write_plot, &plot}};
-        rc = write_outputs(ctx, a->equalize_out, &eq, text, 4);
-    } else if (ih_verbosity >= 0) {
+        return write_outputs(o->ctx, a->equalize_out, &o->eq, text, 4);
+    }
+    if (ih_verbosity >= 0) {
         char shown[1024];
-        snprintf(shown, sizeof shown, "%s", name);
+        snprintf(shown, sizeof shown, "%s", o->name);
         ih_sanitize_line(shown);
-        ih_print_summary(stdout, shown, img->view.width, img->view.height, &hist);
+        ih_print_summary(stdout, shown, o->img->view.width, o->img->view.height, &o->hist);
         if (fflush(stdout) != 0) {
-            rc = fail("<stdout>: write error");
+            return fail("<stdout>: write error");
         }
     }
+    return IH_EXIT_OK;
+}
 
-done:
-    ih_hist_out_free(&after);
-    ih_hist_out_free(&hist);
-    free(eq_pixels);
-    imghist_image_free(mask_img);
-    imghist_image_free(img);
-    imghist_destroy(ctx);
+static int run_one(const ih_cli_args *a)
+{
+    int rc = refuse_overwrite(a);
+    if (rc != IH_EXIT_OK) {
+        return rc;
+    }
+    one_run o;
+    memset(&o, 0, sizeof o);
+    o.a = a;
+    o.name = strcmp(a->input, "-") == 0 ? "<stdin>" : a->input;
+    rc = ih_make_context(a, a->jobs ? a->jobs : ih_cores(), &o.ctx);
+    if (rc != IH_EXIT_OK) {
+        return rc;
+    }
+    if (ih_verbosity > 0) {
+        ih_say("backend: %s%s", imghist_backend_name(imghist_get_backend(o.ctx)),
+               ih_one_image_on_cpu(a) ? " (auto: one image is done before CUDA would have "
+                                        "started; --backend cuda or --gpus for a GPU)"
+                                      : "");
+    }
+    rc = load_inputs(&o);
+    if (rc == IH_EXIT_OK && a->joint != NULL) {
+        rc = run_joint(o.ctx, a, o.name, o.img, o.mask);
+    } else if (rc == IH_EXIT_OK && (rc = transform(&o)) == IH_EXIT_OK) {
+        rc = write_results(&o);
+    }
+    ih_hist_out_free(&o.after);
+    ih_hist_out_free(&o.hist);
+    free(o.eq_pixels);
+    imghist_image_free(o.mask_img);
+    imghist_image_free(o.img);
+    imghist_destroy(o.ctx);
     return rc;
 }
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli_context.h"
+#include "log.h"
 #include "outputs.h"
 
 const char ih_merge_usage_text[] =
@@ -417,17 +417,23 @@ static int same_file(const char *a, const char *b)
            sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int ih_merge_main(int argc, char **argv)
+/* What imghist merge was asked. */
+typedef struct merge_args {
+    enum mode mode;
+    const char *out_path;
+    const char **paths; /* the inputs (argc entries) */
+    size_t n;
+} merge_args;
+
+/* Reads merge's arguments into m; -1 to go on, or the exit status (after
+ * --help or a usage error). */
+static int parse_merge(int argc, char **argv, merge_args *m)
 {
     enum mode mode = NONE;
     const char *out_path = NULL;
-    const char **paths = calloc(argc > 0 ? (size_t)argc : 1, sizeof *paths);
+    const char **paths = m->paths;
     size_t n = 0;
     int no_more = 0;
-    if (paths == NULL) {
-        ih_say("out of memory");
-        return IH_EXIT_FILE;
-    }
     static const char *const names[] = {"", "--total", "--csv", "--json"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -441,37 +447,33 @@ int ih_merge_main(int argc, char **argv)
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(ih_merge_usage_text, stdout);
-            free(paths);
             return IH_EXIT_OK;
         }
         if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0 || strcmp(a, "-v") == 0 ||
             strcmp(a, "--verbose") == 0) {
             continue; /* merge says nothing but errors either way */
         }
-        enum mode m = NONE;
+        enum mode mk = NONE;
         size_t len = 0;
         for (int k = TOTAL; k <= JSON; k++) {
             len = strlen(names[k]);
             if (strncmp(a, names[k], len) == 0 && (a[len] == '\0' || a[len] == '=')) {
-                m = (enum mode)k;
+                mk = (enum mode)k;
                 break;
             }
         }
-        if (m == NONE) {
+        if (mk == NONE) {
             ih_say("merge: unknown option '%s' (see imghist merge --help)", a);
-            free(paths);
             return IH_EXIT_USAGE;
         }
         if (mode != NONE) {
             ih_say("merge: one of --total, --csv, --json at a time (see imghist merge --help)");
-            free(paths);
             return IH_EXIT_USAGE;
         }
-        mode = m;
+        mode = mk;
         out_path = a[len] == '=' ? a + len + 1 : (i + 1 < argc ? argv[++i] : NULL);
         if (out_path == NULL || out_path[0] == '\0') {
-            ih_say("merge: option %s needs a value (see imghist merge --help)", names[m]);
-            free(paths);
+            ih_say("merge: option %s needs a value (see imghist merge --help)", names[mk]);
             return IH_EXIT_USAGE;
         }
     }
@@ -486,15 +488,35 @@ int ih_merge_main(int argc, char **argv)
             usage = "merge: inputs are files (not - )";
         } else if (same_file(paths[k], out_path)) {
             ih_say("merge: %s: refusing to overwrite an input", out_path);
-            free(paths);
             return IH_EXIT_USAGE;
         }
     }
     if (usage != NULL) {
         ih_say("%s (see imghist merge --help)", usage);
-        free(paths);
         return IH_EXIT_USAGE;
     }
+    m->mode = mode;
+    m->out_path = out_path;
+    m->n = n;
+    return -1;
+}
+
+int ih_merge_main(int argc, char **argv)
+{
+    merge_args m = {NONE, NULL, calloc(argc > 0 ? (size_t)argc : 1, sizeof *m.paths), 0};
+    if (m.paths == NULL) {
+        ih_say("out of memory");
+        return IH_EXIT_FILE;
+    }
+    const int done = parse_merge(argc, argv, &m);
+    if (done >= 0) {
+        free(m.paths);
+        return done;
+    }
+    const enum mode mode = m.mode;
+    const char *out_path = m.out_path;
+    const char **paths = m.paths;
+    const size_t n = m.n;
 
     source *srcs = calloc(n, sizeof *srcs);
     int rc = srcs == NULL ? -1 : 0;

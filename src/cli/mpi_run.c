@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli_context.h"
+#include "log.h"
 
 #ifndef IH_HAVE_MPI
 #define IH_HAVE_MPI 0

@@ -81,6 +81,94 @@ static double count_y(const area *pa, double count, double top, int log_scale)
     return pa->y + pa->h * (1 - 0.95 * f);
 }
 
+/* Where a panel draws and what it scales by. */
+typedef struct panel_geom {
+    area pa;
+    const ih_hist_out *h;
+    size_t stride;
+    double lo, hi, span;
+    uint64_t top;
+    int log_scale;
+} panel_geom;
+
+/* Bars: each bin from its lower to its upper edge, at least a pixel wide,
+ * channels over each other half transparent. */
+static void draw_bars(cairo_t *cr, const panel_geom *g)
+{
+    for (uint32_t c = 0; c < g->h->channels; c++) {
+        double rgb[3];
+        channel_rgb(g->h->names != NULL ? g->h->names[c] : 'l', rgb);
+        cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], g->h->channels > 1 ? 0.5 : 1.0);
+        for (uint32_t b = 0; b < g->h->bins; b++) {
+            const uint64_t v = g->h->counts[c * g->stride + b];
+            if (v == 0) {
+                continue;
+            }
+            const double xa = g->pa.x + (ih_hist_edge(g->h, b) - g->lo) / g->span * g->pa.w;
+            const double xb = g->pa.x + (ih_hist_edge(g->h, b + 1) - g->lo) / g->span * g->pa.w;
+            const double l = floor(xa), r = fmax(floor(xb), l + 1);
+            const double y = round(count_y(&g->pa, (double)v, (double)g->top, g->log_scale));
+            cairo_rectangle(cr, l, y, r - l, g->pa.y + g->pa.h - y);
+        }
+        cairo_fill(cr);
+    }
+}
+
+/* The cumulative distribution, 0-100 % on the right axis. */
+static void draw_cdf(cairo_t *cr, const panel_geom *g)
+{
+    for (uint32_t c = 0; c < g->h->channels; c++) {
+        uint64_t total = 0, cum = 0;
+        for (uint32_t b = 0; b < g->h->bins; b++) {
+            total += g->h->counts[c * g->stride + b];
+        }
+        if (total == 0) {
+            continue;
+        }
+        double rgb[3];
+        channel_rgb(g->h->names != NULL ? g->h->names[c] : 'l', rgb);
+        if (g->h->channels == 1) {
+            rgb[0] = 0.9, rgb[1] = 0.45, rgb[2] = 0.05;
+        }
+        cairo_set_source_rgb(cr, rgb[0] * 0.7, rgb[1] * 0.7, rgb[2] * 0.7);
+        cairo_set_line_width(cr, 2);
+        cairo_move_to(cr, g->pa.x, g->pa.y + g->pa.h);
+        for (uint32_t b = 0; b < g->h->bins; b++) {
+            cum += g->h->counts[c * g->stride + b];
+            const double x = g->pa.x + (ih_hist_edge(g->h, b + 1) - g->lo) / g->span * g->pa.w;
+            cairo_line_to(cr, x, g->pa.y + g->pa.h * (1 - (double)cum / (double)total));
+        }
+        cairo_stroke(cr);
+    }
+}
+
+/* Axes and value ticks. */
+static void draw_axes(cairo_t *cr, const panel_geom *g)
+{
+    char buf[64];
+    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, g->pa.x + 0.5, g->pa.y + 0.5, g->pa.w, g->pa.h);
+    cairo_stroke(cr);
+    const double xstep = tick_step(g->lo, g->hi, 8);
+    for (double t = ceil(g->lo / xstep) * xstep; t <= g->hi + xstep * 1e-9; t += xstep) {
+        const double x = round(g->pa.x + (t - g->lo) / g->span * g->pa.w) + 0.5;
+        cairo_move_to(cr, x, g->pa.y + g->pa.h);
+        cairo_line_to(cr, x, g->pa.y + g->pa.h + 5);
+        cairo_stroke(cr);
+        number(buf, sizeof buf, t);
+        text_at(cr, x, g->pa.y + g->pa.h + 8, buf, 0.5, 0);
+    }
+    for (int k = 0; k <= 4; k++) {
+        const double y = round(g->pa.y + g->pa.h * (1 - k / 4.0)) + 0.5;
+        cairo_move_to(cr, g->pa.x + g->pa.w, y);
+        cairo_line_to(cr, g->pa.x + g->pa.w + 5, y);
+        cairo_stroke(cr);
+        snprintf(buf, sizeof buf, "%d%%", 25 * k);
+        text_at(cr, g->pa.x + g->pa.w + 8, y, buf, 0, 0.5);
+    }
+}
+
 static void panel(cairo_t *cr, double x0, const ih_hist_out *h, const char *title,
                   int log_scale)
 {
@@ -118,71 +206,10 @@ static void panel(cairo_t *cr, double x0, const ih_hist_out *h, const char *titl
         number(buf, sizeof buf, t);
         text_at(cr, pa.x - 6, y, buf, 1, 0.5);
     }
-    /* Bars: each bin from its lower to its upper edge, at least a pixel wide,
-     * channels over each other half transparent. */
-    for (uint32_t c = 0; c < h->channels; c++) {
-        double rgb[3];
-        channel_rgb(h->names != NULL ? h->names[c] : 'l', rgb);
-        cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], h->channels > 1 ? 0.5 : 1.0);
-        for (uint32_t b = 0; b < h->bins; b++) {
-            const uint64_t v = h->counts[c * stride + b];
-            if (v == 0) {
-                continue;
-            }
-            const double xa = pa.x + (ih_hist_edge(h, b) - lo) / span * pa.w;
-            const double xb = pa.x + (ih_hist_edge(h, b + 1) - lo) / span * pa.w;
-            const double l = floor(xa), r = fmax(floor(xb), l + 1);
-            const double y = round(count_y(&pa, (double)v, (double)top, log_scale));
-            cairo_rectangle(cr, l, y, r - l, pa.y + pa.h - y);
-        }
-        cairo_fill(cr);
-    }
-    /* The cumulative distribution, 0-100 % on the right axis. */
-    for (uint32_t c = 0; c < h->channels; c++) {
-        uint64_t total = 0, cum = 0;
-        for (uint32_t b = 0; b < h->bins; b++) {
-            total += h->counts[c * stride + b];
-        }
-        if (total == 0) {
-            continue;
-        }
-        double rgb[3];
-        channel_rgb(h->names != NULL ? h->names[c] : 'l', rgb);
-        if (h->channels == 1) {
-            rgb[0] = 0.9, rgb[1] = 0.45, rgb[2] = 0.05;
-        }
-        cairo_set_source_rgb(cr, rgb[0] * 0.7, rgb[1] * 0.7, rgb[2] * 0.7);
-        cairo_set_line_width(cr, 2);
-        cairo_move_to(cr, pa.x, pa.y + pa.h);
-        for (uint32_t b = 0; b < h->bins; b++) {
-            cum += h->counts[c * stride + b];
-            const double x = pa.x + (ih_hist_edge(h, b + 1) - lo) / span * pa.w;
-            cairo_line_to(cr, x, pa.y + pa.h * (1 - (double)cum / (double)total));
-        }
-        cairo_stroke(cr);
-    }
-    /* Axes, value ticks, labels. */
-    cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    cairo_set_line_width(cr, 1);
-    cairo_rectangle(cr, pa.x + 0.5, pa.y + 0.5, pa.w, pa.h);
-    cairo_stroke(cr);
-    const double xstep = tick_step(lo, hi, 8);
-    for (double t = ceil(lo / xstep) * xstep; t <= hi + xstep * 1e-9; t += xstep) {
-        const double x = round(pa.x + (t - lo) / span * pa.w) + 0.5;
-        cairo_move_to(cr, x, pa.y + pa.h);
-        cairo_line_to(cr, x, pa.y + pa.h + 5);
-        cairo_stroke(cr);
-        number(buf, sizeof buf, t);
-        text_at(cr, x, pa.y + pa.h + 8, buf, 0.5, 0);
-    }
-    for (int k = 0; k <= 4; k++) {
-        const double y = round(pa.y + pa.h * (1 - k / 4.0)) + 0.5;
-        cairo_move_to(cr, pa.x + pa.w, y);
-        cairo_line_to(cr, pa.x + pa.w + 5, y);
-        cairo_stroke(cr);
-        snprintf(buf, sizeof buf, "%d%%", 25 * k);
-        text_at(cr, pa.x + pa.w + 8, y, buf, 0, 0.5);
-    }
+    const panel_geom g = {pa, h, stride, lo, hi, span, top, log_scale};
+    draw_bars(cr, &g);
+    draw_cdf(cr, &g);
+    draw_axes(cr, &g);
     cairo_set_font_size(cr, 13);
     text_at(cr, pa.x + pa.w / 2, IH_PLOT_PANEL_H - 20, h->natural ? "value" : "bin edges", 0.5,
             0);

@@ -8,28 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_context.h"
+#include "log.h"
 #include "imghist.h"
 #include "mpi_run.h"
-
-/* "--name V" or "--name=V": the value, or NULL (*matched says whether argv[*i]
- * was the option at all). */
-static const char *value_of(int argc, char *const argv[], int *i, const char *name, int *matched,
-                            char *err, size_t errlen)
-{
-    const char *a = argv[*i];
-    const size_t n = strlen(name);
-    *matched = strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '=');
-    if (!*matched) {
-        return NULL;
-    }
-    const char *v = a[n] == '=' ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
-    if (v == NULL || v[0] == '\0') {
-        snprintf(err, errlen, "option %s needs a value", name);
-        return NULL;
-    }
-    return v;
-}
 
 /* A whole number 0..max at *p, which moves past it. */
 static int number(const char **p, unsigned long max, unsigned long *out)
@@ -48,7 +29,7 @@ static int number(const char **p, unsigned long max, unsigned long *out)
     return 0;
 }
 
-static int parse_shard(const char *v, ih_scale_opts *s, char *err, size_t errlen)
+int ih_parse_shard(const char *v, ih_scale_opts *s, char *err, size_t errlen)
 {
     const char *p = v;
     unsigned long k = 0, n = 0;
@@ -64,7 +45,7 @@ static int parse_shard(const char *v, ih_scale_opts *s, char *err, size_t errlen
     return 0;
 }
 
-static int parse_gpus(const char *v, ih_scale_opts *s, char *err, size_t errlen)
+int ih_parse_gpus(const char *v, ih_scale_opts *s, char *err, size_t errlen)
 {
     const char *p = v;
     s->n_gpus = 0;
@@ -89,21 +70,6 @@ static int parse_gpus(const char *v, ih_scale_opts *s, char *err, size_t errlen)
             return -1;
         }
     }
-}
-
-int ih_parse_scale_option(int argc, char *const argv[], int *i, ih_scale_opts *s, char *err,
-                          size_t errlen)
-{
-    int matched = 0;
-    const char *v = value_of(argc, argv, i, "--shard", &matched, err, errlen);
-    if (matched) {
-        return v != NULL && parse_shard(v, s, err, errlen) == 0 ? 1 : -1;
-    }
-    v = value_of(argc, argv, i, "--gpus", &matched, err, errlen);
-    if (matched) {
-        return v != NULL && parse_gpus(v, s, err, errlen) == 0 ? 1 : -1;
-    }
-    return 0;
 }
 
 /* ---- shards ---- */
@@ -373,7 +339,7 @@ int ih_narrow_gpus(ih_scale_opts *s, int batch, int cpu_backend, int local_rank,
         return rc < 0 ? -1 : 0;
     }
     if (setenv("CUDA_VISIBLE_DEVICES", value, 1) != 0) {
-        return 0; /* CUDA then sets up every GPU, as before */
+        return 0; /* CUDA then sets up every GPU it sees */
     }
     for (unsigned i = 0; i < n; i++) {
         s->shown[map[i]] = want[i];

@@ -24,11 +24,10 @@ typedef struct ih_scale_opts {
     unsigned n_shown;              /* 0: not narrowed (devices are the user's numbers) */
 } ih_scale_opts;
 
-/* argv[*i] when it is --shard or --gpus (either "--opt V" or "--opt=V"):
- * returns 1 (parsed, *i moved past its value), 0 (not one of them), or -1
- * with a usage error in err. */
-int ih_parse_scale_option(int argc, char *const argv[], int *i, ih_scale_opts *s, char *err,
-                          size_t errlen);
+/* The values of --shard K/N and --gpus LIST into s; 0, or -1 with a usage
+ * error in err. */
+int ih_parse_shard(const char *v, ih_scale_opts *s, char *err, size_t errlen);
+int ih_parse_gpus(const char *v, ih_scale_opts *s, char *err, size_t errlen);
 
 /*
  * Owner (0 .. n-1) of every file of the sorted list: files are taken from the
@@ -49,8 +48,8 @@ int ih_shard_pick(const ih_file_list *all, const unsigned *owner, unsigned k,
  * --gpus LIST gives them; without it, every GPU there is. A process that is
  * one of local_size on its host (MPI ranks) keeps the one at local_rank
  * modulo their number. *n == 0 where there are none (the CPU backend, no GPU):
- * contexts are then made as before. Returns 0, or -1 with a usage error in
- * err (a GPU index that does not exist, --gpus with --backend cpu).
+ * contexts are then made without a device. Returns 0, or -1 with a usage
+ * error in err (a GPU index that does not exist, --gpus with --backend cpu).
  */
 int ih_device_slots(const ih_scale_opts *s, int cpu_backend, int local_rank, int local_size,
                     int *slots, unsigned *n, char *err, size_t errlen);
@@ -60,8 +59,8 @@ int ih_device_slots(const ih_scale_opts *s, int cpu_backend, int local_rank, int
  * user's indices: positions in `visible`, the variable's current value, or
  * plain device numbers when it is NULL), each once, in order of first
  * appearance; map[i] is want[i]'s index among them. CUDA sets up every GPU
- * it is shown at its first call (about 0.25 s each on the H100 hosts
- * measured), so a process that uses one GPU of four starts 0.8 s sooner.
+ * it is shown at its first call, so a process that uses one GPU of several
+ * starts sooner when it is shown only that one.
  * Returns 0; 1 when nothing should change (`visible` lists no GPU); -1 with
  * a usage error in err (an index past the list's end).
  */

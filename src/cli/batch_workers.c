@@ -1,0 +1,238 @@
+/*
+ * The workers of a batch run: each takes the next image of the list, decodes
+ * it, counts or equalizes it, writes its PNG or plot, and puts its result in
+ * a window of slots. Whichever worker finds the oldest result done writes
+ * the records, in list order, so that a worker may run at most `window`
+ * images ahead of what has been written: memory stays bounded (a decoded
+ * image and its PNG per worker, a small record per slot) whatever the
+ * folder's size.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "batch_run.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli_context.h"
+#include "measure.h"
+#include "output_file.h"
+#include "parallel.h"
+#include "plot.h"
+#include "signals.h"
+
+/* mkdir -p of the folder that will hold path. */
+static int make_parents(char *path)
+{
+    for (char *p = strchr(path + 1, '/'); p != NULL; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        const int rc = mkdir(path, 0777);
+        const int e = errno;
+        *p = '/';
+        if (rc != 0 && e != EEXIST) {
+            errno = e;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Encode and write one equalized image; a message in r on failure. */
+static void write_png(imghist_ctx *ctx, const ih_file *f, const imghist_view *img, ih_result *r)
+{
+    void *png = NULL;
+    size_t size = 0;
+    if (imghist_encode_png(ctx, img, &png, &size) != IMGHIST_OK) {
+        r->status = IMGHIST_E_ENCODE;
+        snprintf(r->msg, sizeof r->msg, "%s: %s", f->out, imghist_last_error(ctx));
+        return;
+    }
+    char why[256];
+    ih_output_file out;
+    r->status = IMGHIST_E_IO;
+    if (make_parents(f->out) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot create its folder: %s", f->out,
+                 strerror(errno));
+    } else if (ih_output_open(&out, f->out, 0, why, sizeof why) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot create: %s", f->out, why);
+    } else if (fwrite(png, 1, size, out.fp) != size || ih_output_close(&out, why, sizeof why)) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot write: %s", f->out,
+                 out.fp != NULL ? strerror(errno ? errno : EIO) : why);
+        ih_output_abort(&out);
+    } else if (ih_stop_signal() != 0) {
+        /* Stopped: a file not yet in place is not put there. */
+        ih_output_abort(&out);
+        r->status = IMGHIST_E_IO;
+        snprintf(r->msg, sizeof r->msg, "%s: not written (interrupted)", f->out);
+    } else if (ih_output_commit(&out, why, sizeof why) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot write: %s", f->out, why);
+    } else {
+        r->status = IMGHIST_OK;
+    }
+    imghist_free(png);
+}
+
+/* --plot-dir: DIR/rel.png, a plot of the image's histogram, written like
+ * the equalized PNGs (beside the target, then renamed). */
+static void write_plot_file(const ih_cli_args *a, const ih_file *f, ih_result *r)
+{
+    char *path = ih_output_path(a->plot_dir, f->path + f->rel);
+    if (path == NULL) {
+        r->status = IMGHIST_E_NOMEM;
+        snprintf(r->msg, sizeof r->msg, "%s: out of memory", f->path);
+        return;
+    }
+    const ih_plot plot = {f->path, &r->hist, NULL, a->log_scale, 0};
+    char why[256];
+    ih_output_file out;
+    r->status = IMGHIST_E_IO;
+    if (make_parents(path) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot create its folder: %s", path,
+                 strerror(errno));
+    } else if (ih_output_open(&out, path, 0, why, sizeof why) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot create: %s", path, why);
+    } else if (ih_write_plot(out.fp, &plot) != 0 || ih_output_close(&out, why, sizeof why)) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot draw or write the plot", path);
+        ih_output_abort(&out);
+    } else if (ih_stop_signal() != 0) {
+        ih_output_abort(&out);
+        snprintf(r->msg, sizeof r->msg, "%s: not written (interrupted)", path);
+    } else if (ih_output_commit(&out, why, sizeof why) != 0) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot write: %s", path, why);
+    } else {
+        r->status = IMGHIST_OK;
+    }
+    free(path);
+}
+
+/* The context that counts an image of the worker's: its CPU one (an auto
+ * run) until its GPU one is ready, and for small images. */
+static imghist_ctx *counting_ctx(ih_worker *w, const imghist_view *v)
+{
+    if (w->cpu == NULL) {
+        return w->ctx;
+    }
+    const size_t channels = v->channels > 1 ? v->channels : 1;
+    const size_t bytes = (size_t)v->width * v->height * channels * ih_sample_size(v->dtype);
+    if (bytes >= IH_GPU_MIN_BYTES && __atomic_load_n(&w->ready, __ATOMIC_ACQUIRE)) {
+        w->on_ctx++;
+        return w->ctx;
+    }
+    w->on_cpu++;
+    return w->cpu;
+}
+
+static void process(ih_worker *w, const ih_cli_args *a, const ih_file *f, ih_result *r)
+{
+    imghist_image *img = NULL;
+    imghist_ctx *ctx = w->cpu != NULL ? w->cpu : w->ctx; /* decoding is the same on both */
+    r->status = imghist_load_file(ctx, f->path, &img);
+    if (r->status != IMGHIST_OK) {
+        snprintf(r->msg, sizeof r->msg, "%s", imghist_last_error(ctx));
+        return;
+    }
+    ctx = counting_ctx(w, &img->view);
+    r->width = img->view.width;
+    r->height = img->view.height;
+    r->truncated = (img->flags & IMGHIST_IMAGE_TRUNCATED) != 0;
+    char why[600];
+    r->status = ih_measure(ctx, a, &img->view, NULL, a->equalize_out ? &img->view : NULL,
+                           &r->hist, why, sizeof why); /* equalized in place */
+    if (r->status != IMGHIST_OK) {
+        snprintf(r->msg, sizeof r->msg, "%s: %s", f->path, why);
+    } else {
+        if (a->equalize_out != NULL) {
+            write_png(ctx, f, &img->view, r);
+        }
+        if (a->plot_dir != NULL && r->status == IMGHIST_OK) {
+            write_plot_file(a, f, r);
+        }
+    }
+    imghist_image_free(img);
+}
+
+typedef struct queue {
+    ih_batch_plan *plan;
+    const ih_file_list *files;
+    ih_records *records;
+    size_t window;
+    ih_result *slots;
+    size_t next_take, next_emit;
+    int emitting; /* a worker is writing records */
+    pthread_mutex_t mu;
+    pthread_cond_t space_cv;
+} queue;
+
+/* Writes the records of the done results at the head of the window, unless
+ * another worker is at it; called and returns with q->mu held. */
+static void emit_ready(queue *q)
+{
+    while (!q->emitting && q->next_emit < q->next_take &&
+           q->slots[q->next_emit % q->window].done) {
+        const size_t e = q->next_emit++;
+        ih_result r = q->slots[e % q->window];
+        q->slots[e % q->window].done = 0;
+        q->slots[e % q->window].hist.counts = NULL; /* now r's */
+        q->emitting = 1;
+        pthread_cond_broadcast(&q->space_cv);
+        pthread_mutex_unlock(&q->mu);
+        ih_records_put(q->records, e, &r);
+        pthread_mutex_lock(&q->mu);
+        q->emitting = 0;
+    }
+}
+
+/* One worker: images in list order until there are none or the run is
+ * stopped. */
+static void work(void *arg, size_t task)
+{
+    queue *q = arg;
+    ih_worker *w = &q->plan->workers[task];
+    ih_result r;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (q->next_take < q->files->count && q->next_take >= q->next_emit + q->window &&
+               ih_stop_signal() == 0) {
+            pthread_cond_wait(&q->space_cv, &q->mu);
+        }
+        if (ih_stop_signal() != 0 || q->next_take >= q->files->count) {
+            pthread_mutex_unlock(&q->mu);
+            break;
+        }
+        const size_t k = q->next_take++;
+        pthread_mutex_unlock(&q->mu);
+
+        memset(&r, 0, sizeof r);
+        process(w, q->plan->a, &q->files->files[k], &r);
+        r.done = 1;
+        pthread_mutex_lock(&q->mu);
+        q->slots[k % q->window] = r;
+        emit_ready(q);
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+void ih_run_workers(ih_batch_plan *p, const ih_file_list *files, ih_records *records)
+{
+    queue q;
+    memset(&q, 0, sizeof q);
+    q.plan = p;
+    q.files = files;
+    q.records = records;
+    q.window = 4 * (size_t)p->n_workers + 16;
+    q.slots = calloc(q.window, sizeof *q.slots);
+    if (q.slots == NULL) {
+        ih_say("out of memory");
+        records->write_failed = 1;
+        return;
+    }
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.space_cv, NULL);
+    (void)ih_parallel_for(p->n_workers, p->n_workers, work, &q);
+    pthread_cond_destroy(&q.space_cv);
+    pthread_mutex_destroy(&q.mu);
+    free(q.slots);
+}
