@@ -1,0 +1,62 @@
+#!/bin/bash
+# On a GPU machine, with two builds made elsewhere (scripts/device-pack.sh):
+# the GPU suites, compute-sanitizer and the Python package's CUDA tests on the
+# new build, then every GPU benchmark of both builds, alternating old and new
+# in this one process tree (an A/B on the same card). Logs go to $OUT as one
+# tarball and a summary; bench/compare_logs.py compares the two sides.
+#   scripts/device-ab.sh NEW OLD [tests|bench|all] [ROUNDS]
+set -u
+N=$1
+O=$2
+what=${3:-all}
+rounds=${4:-2}
+OUT=${OUT:-device-logs}
+logs=$OUT/logs
+mkdir -p "$logs"
+sum=$OUT/summary.txt
+: >"$sum"
+export LD_LIBRARY_PATH=$PWD/.devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+step() { # name timeout command...
+    name=$1 t=$2
+    shift 2
+    start=$(date +%s)
+    timeout "$t" "$@" >"$logs/$name.log" 2>&1
+    rc=$?
+    printf '%-22s rc=%-3s %4ss  %s\n' "$name" "$rc" "$(($(date +%s) - start))" \
+        "$(tail -n 1 "$logs/$name.log" | cut -c1-100)" | tee -a "$sum"
+}
+nvidia-smi -L | tee -a "$sum"
+if [ "$what" != bench ]; then
+    step gpu_suite 300 "$N/tests/test_gpu" samples
+    step gpu_wide 300 "$N/tests/test_gpu_wide"
+    step gpu_joint 300 "$N/tests/test_gpu_joint"
+    step gpu_batch 300 "$N/tests/test_gpu_batch"
+    export IMGHIST_TEST_QUICK=1
+    for t in test_gpu test_gpu_wide test_gpu_joint test_gpu_batch; do
+        step "memcheck_${t#test_}" 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$N/tests/$t" samples
+    done
+    step racecheck_eq16 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+        --kernel-name kns=eq16_small "$N/tests/test_gpu_batch"
+    unset IMGHIST_TEST_QUICK
+    step cli_cuda 60 "$N/src/imghist" samples/moon.png --backend cuda --bins 64 --range 0:256 -v
+    step opencv_ref_cuda 300 python3 tests/test_opencv_ref.py "$N/src/imghist" samples
+    lib=$(ls "$N"/src/libimghist.so.* | head -n 1)
+    step python_cuda 300 env IMGHIST_LIBRARY="$lib" PYTHONPATH=python \
+        python3 -m pytest -q -p no:cacheprovider python/tests
+fi
+if [ "$what" != tests ]; then
+    for r in $(seq 1 "$rounds"); do
+        for side in old new; do
+            B=$O
+            [ $side = new ] && B=$N
+            step "u8_${side}_$r" 300 "$B/bench/imghist_bench" --no-npp
+            step "wide_${side}_$r" 300 "$B/bench/imghist_bench_wide" --runs 15
+            step "joint_${side}_$r" 300 "$B/bench/imghist_bench_joint" --runs 15
+            step "batch_${side}_$r" 300 "$B/bench/imghist_bench_batch"
+            step "views16_${side}_$r" 300 "$B/bench/imghist_bench_views16" --runs 15
+        done
+    done
+fi
+tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$logs"
+cat "$sum"

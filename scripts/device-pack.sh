@@ -1,0 +1,24 @@
+#!/bin/sh
+# Copy what scripts/device-ab.sh runs out of a build folder into DEST (the
+# library, the CLI, the GPU test suites and the benchmarks, in the build's
+# own layout, so their relative run paths still find the library), and the
+# shared libraries they load that a bare GPU machine lacks into .devlibs/.
+#   scripts/device-pack.sh BUILD DEST
+set -eu
+B=$1
+D=$2
+mkdir -p "$D/src" "$D/tests" "$D/bench" .devlibs
+cp -a "$B"/src/libimghist.so* "$B/src/imghist" "$D/src/"
+for t in test_gpu test_gpu_wide test_gpu_joint test_gpu_batch; do
+    [ -x "$B/tests/$t" ] && cp "$B/tests/$t" "$D/tests/"
+done
+for b in "$B"/bench/imghist_bench*; do
+    [ -x "$b" ] && [ -f "$b" ] && cp "$b" "$D/bench/"
+done
+# Everything they load from outside the C library and the CUDA driver.
+for f in "$D"/src/* "$D"/tests/* "$D"/bench/*; do
+    ldd "$f" 2>/dev/null | awk '/=> \// {print $3}'
+done | sort -u | grep -v -e '/libc\.so' -e '/libm\.so' -e '/libpthread' -e '/libdl\.so' \
+    -e '/librt\.so' -e 'ld-linux' -e '/libstdc++' -e '/libgcc_s' -e 'libimghist' -e 'libcuda\.' |
+    while read -r lib; do cp -L "$lib" .devlibs/; done
+du -sh "$D" .devlibs
