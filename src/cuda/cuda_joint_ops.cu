@@ -664,8 +664,9 @@ static imghist_status equalize_each(imghist_ctx *ctx, const eq_images *im, size_
         if (im->views) {
             s0 = (const uint8_t *)src[i0].data;
             d0 = (uint8_t *)dst[i0].data;
-            st = ctx->ops->histogram_batch(ctx, &src[i0], im->mask != NULL ? &im->mask[i0] : NULL,
-                                           n, &job, &out);
+            const ih_batch list = {IH_LIST, n, &src[i0], NULL,
+                                   im->mask != NULL ? &im->mask[i0] : NULL, 0, 0, 0};
+            st = ctx->ops->histogram(ctx, &list, &job, &out);
             if (st == IMGHIST_OK) {
                 st = ih_desc_pointers(ctx, &j->eq_desc, &src[i0], &dst[i0], n, &ptrs);
             }
@@ -678,8 +679,9 @@ static imghist_status equalize_each(imghist_ctx *ctx, const eq_images *im, size_
                 mv = *im->mask;
                 mv.data = (uint8_t *)mv.data + (ptrdiff_t)i0 * im->mask_stride;
             }
-            st = ctx->ops->histogram_strided(ctx, &sv, im->mask != NULL ? &mv : NULL, n,
-                                             im->src_stride, im->mask_stride, &job, &out);
+            const ih_batch tensor = {IH_TENSOR, n, &sv, NULL, im->mask != NULL ? &mv : NULL,
+                                     im->src_stride, 0, im->mask_stride};
+            st = ctx->ops->histogram(ctx, &tensor, &job, &out);
         }
         if (st != IMGHIST_OK) {
             break;
