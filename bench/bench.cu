@@ -30,6 +30,7 @@
 #include "bench_kernels.cuh"
 #include "bench_npp.h"
 #include "imghist.h"
+#include "imghist_experimental.h"
 
 /* Any failing CUDA call ends the program: the figures after it would mean nothing. */
 
@@ -476,7 +477,7 @@ Impl imghist_impl(const imghist_view &img, const uint64_t *ref)
     return hist_impl(
         "imghist_cuda_histogram",
         [=](std::string *err) {
-            return imghist_ok(imghist_histogram(g.ctx, &img, nullptr, nullptr, &out), err);
+            return imghist_ok(imghist_histogram(g.ctx, &img, nullptr, &out), err);
         },
         g.d_h64, 8, 256, ref);
 }
@@ -856,7 +857,7 @@ void section_batch()
             "imghist_cuda_histogram_batch",
             [&imgs, out = device_counts(imgs.size())](std::string *err) {
                 return imghist_ok(
-                    imghist_histogram_batch(g.ctx, imgs.data(), imgs.size(), nullptr, &out), err);
+                    imghist_histogram_list(g.ctx, imgs.data(), imgs.size(), nullptr, &out), err);
             },
             g.d_h64, 8, bins, ref.data()));
         /* The same call with the blocks taking shorter runs of chunks in
@@ -869,8 +870,8 @@ void section_batch()
                               const bool ok =
                                   imghist_ok(imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_RUN, run),
                                              err) &&
-                                  imghist_ok(imghist_histogram_batch(g.ctx, imgs.data(), imgs.size(),
-                                                                     nullptr, &out),
+                                  imghist_ok(imghist_histogram_list(g.ctx, imgs.data(), imgs.size(),
+                                                                    nullptr, &out),
                                              err);
                               imghist_set_param(g.ctx, IMGHIST_P_EXP_BATCH_RUN, 0);
                               return ok;
@@ -880,9 +881,9 @@ void section_batch()
         impls.insert(impls.end() - 1,
             hist_impl("imghist batch, descriptors (2 views swapped)",
                       [&imgs_swapped, out = device_counts(imgs.size())](std::string *err) {
-                          return imghist_ok(imghist_histogram_batch(g.ctx, imgs_swapped.data(),
-                                                                    imgs_swapped.size(), nullptr,
-                                                                    &out),
+                          return imghist_ok(imghist_histogram_list(g.ctx, imgs_swapped.data(),
+                                                                   imgs_swapped.size(), nullptr,
+                                                                   &out),
                                             err);
                       },
                       g.d_h64, 8, bins, ref_swapped.data()));
@@ -892,7 +893,7 @@ void section_batch()
                           std::string *err) mutable {
                           const std::vector<imghist_view> &v = turn++ & 1 ? imgs_b : imgs;
                           return imghist_ok(
-                              imghist_histogram_batch(g.ctx, v.data(), v.size(), nullptr, &out),
+                              imghist_histogram_list(g.ctx, v.data(), v.size(), nullptr, &out),
                               err);
                       },
                       g.d_h64, 8, bins, ref.data()));
@@ -913,7 +914,7 @@ void section_batch()
         alone.run = [&imgs, out = device_counts(imgs.size())](std::string *err) {
             const imghist_histspec spec{256, 0.0, 256.0, IMGHIST_ACCUMULATE};
             return imghist_ok(
-                imghist_histogram_batch(g.ctx, imgs.data(), imgs.size(), &spec, &out), err);
+                imghist_histogram_list(g.ctx, imgs.data(), imgs.size(), &spec, &out), err);
         };
         held_row(impls.back().name + ", no flush", pattern_name(p),
                  held_ms(impls.back(), ts.runs, false), (double)total, -1);
@@ -1039,7 +1040,7 @@ void section_equalize()
         fill_pattern(p, g.h_a, width, height, g.photo);
         upload_packed(n);
         cpu_histogram(g.h_a, n, hist);
-        if (imghist_equalize_lut(hist, lut) != IMGHIST_OK) {
+        if (imghist_equalize_lut(hist, 256, IMGHIST_EQ_OPENCV, lut) != IMGHIST_OK) {
             fprintf(stderr, "imghist_equalize_lut refused a full histogram\n");
             exit(1);
         }
@@ -1047,7 +1048,8 @@ void section_equalize()
         Impl im;
         im.name = "imghist_cuda_equalize";
         im.run = [&src, &dst](std::string *err) {
-            return imghist_ok(imghist_equalize(g.ctx, &src, &dst, nullptr), err);
+            return imghist_ok(imghist_equalize(g.ctx, &src, &dst, IMGHIST_EQ_OPENCV, nullptr),
+                              err);
         };
         /* Two passes with opposite poisons: a byte left unwritten cannot match
          * the expected value in both. */
@@ -1206,7 +1208,7 @@ void setup()
     CUDA_CHECK(cudaMallocHost((void **)&g.h_a, GiB));
     CUDA_CHECK(cudaMallocHost((void **)&g.h_b, GiB));
 
-    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &g.ctx);
+    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, -1, &g.ctx);
     if (st != IMGHIST_OK) {
         fprintf(stderr, "imghist_bench: imghist_create(CUDA): %s: %s\n", imghist_strerror(st),
                 imghist_last_error(g.ctx));

@@ -7,9 +7,9 @@
  *
  * Per shape (N images of W x H, uint8, back to back in one buffer): the read
  * ceiling (the fastest read_variant of bench_kernels.cu over the batch's
- * bytes) and a copy of them; imghist_equalize_batch (one call, OpenCV's and
+ * bytes) and a copy of them; imghist_equalize_list (one call, OpenCV's and
  * PIL's rule, device histograms), a loop of N imghist_equalize calls, and
- * imghist_histogram_batch (device counts); the batch again with every image
+ * imghist_histogram_list (device counts); the batch again with every image
  * sent the two-pass way (IMGHIST_P_EXP_EQ_BATCH_SMALL = 1). Equalization is compared with
  * "read twice + write once" = read + copy; the histogram with the read
  * ceiling. Then both batch calls again with the sources taken from two
@@ -34,6 +34,7 @@
 #include "bench_check.h"
 #include "bench_kernels.cuh"
 #include "imghist.h"
+#include "imghist_experimental.h"
 
 
 namespace {
@@ -88,12 +89,13 @@ void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
     std::vector<uint8_t> h_src(bytes), h_want(bytes), h_got(bytes), h_loop(bytes);
     CUDA_CHECK(cudaMemcpy(h_src.data(), d_src, bytes, cudaMemcpyDeviceToHost));
     for (uint32_t i = 0; i < s.n; i++) {
-        src[i] = {d_src + i * img, IMGHIST_U8, IMGHIST_MEM_DEVICE, s.w, s.h, s.w, 1};
+        src[i] = {d_src + i * img, IMGHIST_U8, IMGHIST_MEM_DEVICE, s.w, s.h, s.w, 1, 0, 0, NULL};
         dst[i] = src[i];
         dst[i].data = d_dst + i * img;
         loop[i] = src[i];
         loop[i].data = d_loop + i * img;
-        hsrc[i] = {h_src.data() + i * img, IMGHIST_U8, IMGHIST_MEM_HOST, s.w, s.h, s.w, 1};
+        hsrc[i] = {h_src.data() + i * img, IMGHIST_U8, IMGHIST_MEM_HOST, s.w, s.h, s.w, 1,
+                   0, 0, NULL};
         hdst[i] = hsrc[i];
         hdst[i].data = h_want.data() + i * img;
     }
@@ -103,12 +105,11 @@ void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
 
     /* Checks first: both rules, the loop, the histogram batch. */
     for (int method = 0; method < 2; method++) {
-        IH_CHECK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, method));
-        IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, method));
-        IH_CHECK(cpu, imghist_equalize_batch(cpu, hsrc.data(), hdst.data(), s.n, &wc));
+        const imghist_method m = method ? IMGHIST_EQ_PIL : IMGHIST_EQ_OPENCV;
+        IH_CHECK(cpu, imghist_equalize_list(cpu, hsrc.data(), hdst.data(), s.n, m, &wc));
         CUDA_CHECK(cudaMemsetAsync(d_hist, 0xa5, len * 8, stream));
         CUDA_CHECK(cudaMemsetAsync(d_dst, 0xa5, bytes, stream));
-        IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), dst.data(), s.n, &dc));
+        IH_CHECK(gpu, imghist_equalize_list(gpu, src.data(), dst.data(), s.n, m, &dc));
         CUDA_CHECK(cudaMemcpyAsync(h_got.data(), d_dst, bytes, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaMemcpyAsync(got_h.data(), d_hist, len * 8, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -116,19 +117,19 @@ void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
         check(got_h == want_h, method ? "batch histograms (PIL)" : "batch histograms (OpenCV)",
               s);
     }
-    IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_OPENCV));
+    const imghist_method cv = IMGHIST_EQ_OPENCV;
     CUDA_CHECK(cudaMemsetAsync(d_loop, 0xa5, bytes, stream));
     CUDA_CHECK(cudaMemsetAsync(d_dst, 0x5a, bytes, stream));
-    IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), dst.data(), s.n, &dc));
+    IH_CHECK(gpu, imghist_equalize_list(gpu, src.data(), dst.data(), s.n, cv, &dc));
     for (uint32_t i = 0; i < s.n; i++) {
-        IH_CHECK(gpu, imghist_equalize(gpu, &src[i], &loop[i], NULL));
+        IH_CHECK(gpu, imghist_equalize(gpu, &src[i], &loop[i], cv, NULL));
     }
     CUDA_CHECK(cudaMemcpyAsync(h_loop.data(), d_loop, bytes, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaMemcpyAsync(h_got.data(), d_dst, bytes, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     check(h_loop == h_got, "loop of imghist_equalize vs the batch", s);
     CUDA_CHECK(cudaMemsetAsync(d_hist, 0xa5, len * 8, stream));
-    IH_CHECK(gpu, imghist_histogram_batch(gpu, src.data(), s.n, NULL, &dc));
+    IH_CHECK(gpu, imghist_histogram_list(gpu, src.data(), s.n, NULL, &dc));
     CUDA_CHECK(cudaMemcpyAsync(got_h.data(), d_hist, len * 8, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     check(got_h == want_h, "histogram batch", s); /* the CPU's, from its last batch */
@@ -145,28 +146,28 @@ void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
         time_ms([&] { CUDA_CHECK(launch_copy(d_dst, d_src, bytes, timer.grid, stream)); });
     double eq[2];
     for (int method = 0; method < 2; method++) {
-        IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, method));
-        eq[method] = time_ms(
-            [&] { IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), dst.data(), s.n, &dc)); });
+        const imghist_method m = method ? IMGHIST_EQ_PIL : IMGHIST_EQ_OPENCV;
+        eq[method] = time_ms([&] {
+            IH_CHECK(gpu, imghist_equalize_list(gpu, src.data(), dst.data(), s.n, m, &dc));
+        });
     }
-    IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_OPENCV));
     /* Every image the two-pass way (no one-block images), checked first. */
     IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 1));
     CUDA_CHECK(cudaMemsetAsync(d_loop, 0xa5, bytes, stream));
-    IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), loop.data(), s.n, &dc));
+    IH_CHECK(gpu, imghist_equalize_list(gpu, src.data(), loop.data(), s.n, cv, &dc));
     CUDA_CHECK(cudaMemcpyAsync(h_loop.data(), d_loop, bytes, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     check(h_loop == h_got, "two-pass batch vs the batch", s);
-    const double two_pass =
-        time_ms([&] { IH_CHECK(gpu, imghist_equalize_batch(gpu, src.data(), dst.data(), s.n, &dc)); });
+    const double two_pass = time_ms(
+        [&] { IH_CHECK(gpu, imghist_equalize_list(gpu, src.data(), dst.data(), s.n, cv, &dc)); });
     IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 0));
     const double looped = time_ms([&] {
         for (uint32_t i = 0; i < s.n; i++) {
-            IH_CHECK(gpu, imghist_equalize(gpu, &src[i], &dst[i], NULL));
+            IH_CHECK(gpu, imghist_equalize(gpu, &src[i], &dst[i], cv, NULL));
         }
     });
     const double hist =
-        time_ms([&] { IH_CHECK(gpu, imghist_histogram_batch(gpu, src.data(), s.n, NULL, &dc)); });
+        time_ms([&] { IH_CHECK(gpu, imghist_histogram_list(gpu, src.data(), s.n, NULL, &dc)); });
     /* A pipeline's batches are new tensors: the same calls with the sources
      * taken from two buffers in turn (the second a copy of the first), so
      * that every call has other views than the one before (the descriptors
@@ -179,24 +180,24 @@ void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
     const std::vector<imghist_view> *sets[2] = {&src, &other};
     CUDA_CHECK(cudaMemsetAsync(d_dst, 0xa5, bytes, stream));
     CUDA_CHECK(cudaMemsetAsync(d_hist, 0xa5, len * 8, stream));
-    IH_CHECK(gpu, imghist_equalize_batch(gpu, other.data(), dst.data(), s.n, &dc));
+    IH_CHECK(gpu, imghist_equalize_list(gpu, other.data(), dst.data(), s.n, cv, &dc));
     CUDA_CHECK(cudaMemcpyAsync(h_loop.data(), d_dst, bytes, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaMemcpyAsync(got_h.data(), d_hist, len * 8, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     check(h_loop == h_got && got_h == want_h, "equalize_batch from the second buffer", s);
     CUDA_CHECK(cudaMemsetAsync(d_hist, 0xa5, len * 8, stream));
-    IH_CHECK(gpu, imghist_histogram_batch(gpu, other.data(), s.n, NULL, &dc));
+    IH_CHECK(gpu, imghist_histogram_list(gpu, other.data(), s.n, NULL, &dc));
     CUDA_CHECK(cudaMemcpyAsync(got_h.data(), d_hist, len * 8, cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     check(got_h == want_h, "histogram_batch from the second buffer", s);
     unsigned turn = 0;
     const double eq_new = time_ms([&] {
         const std::vector<imghist_view> &v = *sets[turn++ & 1];
-        IH_CHECK(gpu, imghist_equalize_batch(gpu, v.data(), dst.data(), s.n, &dc));
+        IH_CHECK(gpu, imghist_equalize_list(gpu, v.data(), dst.data(), s.n, cv, &dc));
     });
     const double hist_new = time_ms([&] {
         const std::vector<imghist_view> &v = *sets[turn++ & 1];
-        IH_CHECK(gpu, imghist_histogram_batch(gpu, v.data(), s.n, NULL, &dc));
+        IH_CHECK(gpu, imghist_histogram_list(gpu, v.data(), s.n, NULL, &dc));
     });
     /* The host's part: how long a call takes to return (queueing only), the
      * GPU kept busy meanwhile, same views and new views each call (median of
@@ -208,7 +209,7 @@ void run_shape(const Shape &s, uint8_t *d_src, uint8_t *d_dst, uint8_t *d_loop,
             CUDA_CHECK(launch_read(READ_LDG_X4, d_src, bytes, timer.sink, timer.grid, stream));
             const std::vector<imghist_view> &v = *sets[fresh ? turn++ & 1 : 0];
             const auto t0 = std::chrono::steady_clock::now();
-            IH_CHECK(gpu, imghist_histogram_batch(gpu, v.data(), s.n, NULL, &dc));
+            IH_CHECK(gpu, imghist_histogram_list(gpu, v.data(), s.n, NULL, &dc));
             t.push_back(std::chrono::duration<double, std::micro>(
                             std::chrono::steady_clock::now() - t0).count());
         }
@@ -243,13 +244,13 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     call_timer_init(timer, prop);
     stream = timer.stream;
-    if (imghist_create(IMGHIST_BACKEND_CUDA, &gpu) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_CUDA, -1, &gpu) != IMGHIST_OK) {
         fprintf(stderr, "no CUDA context: %s\n", imghist_last_error(gpu));
         return 1;
     }
     IH_CHECK(gpu, imghist_set_stream(gpu, (imghist_stream)stream));
     IH_CHECK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, tiny));
-    IH_CHECK(cpu, imghist_create(IMGHIST_BACKEND_CPU, &cpu));
+    IH_CHECK(cpu, imghist_create(IMGHIST_BACKEND_CPU, -1, &cpu));
     IH_CHECK(cpu, imghist_set_param(cpu, IMGHIST_P_CPU_THREADS, 16));
     const time_t now = time(NULL);
     char date[32];
@@ -258,6 +259,8 @@ int main(int argc, char **argv)
            "(ms), L2 flushed before each; IMGHIST_P_EXP_BATCH_TINY %lld\n\n",
            imghist_version_string(), prop.name, prop.multiProcessorCount,
            prop.l2CacheSize >> 20, date, timer.runs, tiny);
+    /* The columns keep the names of the calls the lists replaced
+     * (equalize_batch, histogram_batch), so that logs compare across versions. */
     printf("| batch | MB | read | copy | read + copy | equalize_batch OpenCV (GB/s, x(read+copy)) "
            "| equalize_batch PIL | equalize_batch, all two-pass | loop of imghist_equalize "
            "| histogram_batch (GB/s, %% of read) | equalize_batch, new views each call "

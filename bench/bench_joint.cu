@@ -125,7 +125,7 @@ int main(int argc, char **argv)
     stream = timer.stream;
     d_sink = timer.sink;
     grid_rw = timer.grid;
-    if (imghist_create(IMGHIST_BACKEND_CUDA, &ctx) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_CUDA, -1, &ctx) != IMGHIST_OK) {
         fprintf(stderr, "no CUDA context: %s\n", imghist_last_error(ctx));
         return 1;
     }
@@ -157,20 +157,20 @@ int main(int argc, char **argv)
         fill_kernel<<<4096, 256, 0, stream>>>(d_a, GiB, k == 1 ? 1 : 0, 1, nullptr);
         fill_kernel<<<4096, 256, 0, stream>>>(d_b, GiB, k == 1 ? 1 : k == 2 ? 2 : 0, 2, d_a);
         CUDA_CHECK(cudaGetLastError());
-        imghist_view a = {d_a, IMGHIST_U8, IMGHIST_MEM_DEVICE, W, H, W, 1};
-        imghist_view b = {d_b, IMGHIST_U8, IMGHIST_MEM_DEVICE, W, H, W, 1};
+        imghist_view a = {d_a, IMGHIST_U8, IMGHIST_MEM_DEVICE, W, H, W, 1, 0, 0, NULL};
+        imghist_view b = {d_b, IMGHIST_U8, IMGHIST_MEM_DEVICE, W, H, W, 1, 0, 0, NULL};
         imghist_counts out = {(uint64_t *)d_joint, 65536, IMGHIST_MEM_DEVICE};
         /* check */
         CUDA_CHECK(cudaMemsetAsync(d_ref, 0, 65536 * 8, stream));
         joint_ref_kernel<<<4096, 256, 0, stream>>>(d_a, d_b, GiB, d_ref);
         CUDA_CHECK(cudaMemsetAsync(d_joint, 0xA5, 65536 * 8, stream));
-        IH_CHECK(ctx, imghist_histogram2d(ctx, &a, &b, NULL, NULL, NULL, &out));
+        IH_CHECK(ctx, imghist_histogram2d(ctx, &a, &b, NULL, NULL, &out));
         CUDA_CHECK(cudaMemcpyAsync(h_joint.data(), d_joint, 65536 * 8, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaMemcpyAsync(h_ref.data(), d_ref, 65536 * 8, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
         const bool ok = h_joint == h_ref;
         failures += !ok;
-        const double ms = time_ms([&] { IH_CHECK(ctx, imghist_histogram2d(ctx, &a, &b, NULL, NULL, NULL, &out)); });
+        const double ms = time_ms([&] { IH_CHECK(ctx, imghist_histogram2d(ctx, &a, &b, NULL, NULL, &out)); });
         char label[96];
         snprintf(label, sizeof label, "%s%s", names[k], ok ? "" : " FAIL");
         row(label, ms, read2, "read");
@@ -204,27 +204,30 @@ int main(int argc, char **argv)
         const uint32_t w = 16384, h = 32768;
         fill_kernel<<<4096, 256, 0, stream>>>(d_a, GiB, 3, 3, nullptr);
         CUDA_CHECK(cudaGetLastError());
-        imghist_view src = {d_a, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, (size_t)w * 2, 1};
-        imghist_view dst = {d_c, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, (size_t)w * 2, 1};
-        IH_CHECK(ctx, imghist_equalize(ctx, &src, &dst, NULL));
+        imghist_view src = {d_a, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, (size_t)w * 2, 1,
+                            0, 0, NULL};
+        imghist_view dst = {d_c, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, (size_t)w * 2, 1,
+                            0, 0, NULL};
+        IH_CHECK(ctx, imghist_equalize(ctx, &src, &dst, IMGHIST_EQ_OPENCV, NULL));
         /* check against the CPU backend */
         std::vector<uint8_t> hs(GiB), hg(GiB), hw(GiB);
         CUDA_CHECK(cudaMemcpyAsync(hs.data(), d_a, GiB, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaMemcpyAsync(hg.data(), d_c, GiB, cudaMemcpyDeviceToHost, stream));
         CUDA_CHECK(cudaStreamSynchronize(stream));
         imghist_ctx *cpu = nullptr;
-        if (imghist_create(IMGHIST_BACKEND_CPU, &cpu) != IMGHIST_OK) return 1;
+        if (imghist_create(IMGHIST_BACKEND_CPU, -1, &cpu) != IMGHIST_OK) return 1;
         imghist_set_param(cpu, IMGHIST_P_CPU_THREADS, 16);
         imghist_view hsv = src, hwv = dst;
         hsv.data = hs.data();
         hsv.mem = IMGHIST_MEM_HOST;
         hwv.data = hw.data();
         hwv.mem = IMGHIST_MEM_HOST;
-        if (imghist_equalize(cpu, &hsv, &hwv, NULL) != IMGHIST_OK) return 1;
+        if (imghist_equalize(cpu, &hsv, &hwv, IMGHIST_EQ_OPENCV, NULL) != IMGHIST_OK) return 1;
         imghist_destroy(cpu);
         const bool ok = hg == hw;
         failures += !ok;
-        const double eq = time_ms([&] { IH_CHECK(ctx, imghist_equalize(ctx, &src, &dst, NULL)); });
+        const double eq = time_ms(
+            [&] { IH_CHECK(ctx, imghist_equalize(ctx, &src, &dst, IMGHIST_EQ_OPENCV, NULL)); });
         const double rd = read_ms({d_a}, GiB);
         const double cp = time_ms([&] { CUDA_CHECK(launch_copy(d_b, d_a, GiB, grid_rw, stream)); });
         printf("\n16-bit equalization, 1 GiB, device views%s:\n", ok ? "" : " FAIL");

@@ -1,10 +1,10 @@
 /*
  * imghist_bench_views16: 16-bit equalization batches of device views of
  * shapes of their own (sizes, pitches and 2-byte phases drawn per image),
- * with and without masks, no histograms asked for: one
- * imghist_equalize_batch(_masked) call against a loop of
- * imghist_equalize(_masked) calls, and against a copy of the batch's bytes
- * times 1.5 (an estimate of reading the images twice and writing them once).
+ * with and without masks (each view carrying its own), no histograms asked
+ * for: one imghist_equalize_list call against a loop of imghist_equalize
+ * calls on the same views, and against a copy of the batch's bytes times 1.5
+ * (an estimate of reading the images twice and writing them once).
  *
  *   imghist_bench_views16 [--runs N]
  *
@@ -12,8 +12,8 @@
  * warm-up (call_timer, inputs not flushed from L2; ms). The batch's
  * pixels are checked equal to the loop's before timing (a mismatch prints
  * FAIL and makes the exit status 1). The route column is
- * IMGHIST_P_EXP_BATCH_ROUTE after the batch call (0.3.12: 3 is one launch
- * of a block an image; "-" for a library without the parameter).
+ * imghist_exp_last_route after the batch call (3 is one launch of a block
+ * an image).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +26,7 @@
 #include "bench_check.h"
 #include "bench_kernels.cuh"
 #include "imghist.h"
+#include "imghist_experimental.h"
 
 namespace {
 
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
         }
     }
     imghist_ctx *gpu = NULL;
-    if (imghist_create(IMGHIST_BACKEND_CUDA, &gpu) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_CUDA, -1, &gpu) != IMGHIST_OK) {
         fprintf(stderr, "imghist_bench_views16: no CUDA context\n");
         return 2;
     }
@@ -87,9 +88,10 @@ int main(int argc, char **argv)
             total = off[i] + 2 * pitch * h + (size_t)w * h;
             total = (total + 15) / 16 * 16;
             pixels += (size_t)w * h;
-            src[i] = {NULL, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, pitch, 1};
+            src[i] = {NULL, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, pitch, 1, 0, 0, NULL};
             dst[i] = src[i];
-            msk[i] = {NULL, IMGHIST_U8, IMGHIST_MEM_DEVICE, w, h, w, 1};
+            msk[i] = {NULL, IMGHIST_U8, IMGHIST_MEM_DEVICE, w, h, w, 1, 0, 0, NULL};
+            src[i].mask = c.masked ? &msk[i] : NULL;
         }
         std::vector<uint8_t> host(total);
         for (size_t k = 0; k < total; k += 2) {
@@ -111,27 +113,19 @@ int main(int argc, char **argv)
             }
         }
         CUDA_CHECK(cudaMemcpy(dev, host.data(), total, cudaMemcpyHostToDevice));
-        const imghist_view *m = c.masked ? msk.data() : NULL;
+        const imghist_method cv = IMGHIST_EQ_OPENCV;
         auto batch = [&]() {
-            IH_CHECK(gpu, m != NULL ? imghist_equalize_batch_masked(gpu, src.data(), m,
-                                                                   dst.data(), c.count, NULL)
-                                    : imghist_equalize_batch(gpu, src.data(), dst.data(),
-                                                             c.count, NULL));
+            IH_CHECK(gpu, imghist_equalize_list(gpu, src.data(), dst.data(), c.count, cv, NULL));
         };
         auto loop = [&]() {
             for (uint32_t i = 0; i < c.count; i++) {
-                IH_CHECK(gpu, m != NULL
-                                  ? imghist_equalize_masked(gpu, &src[i], &m[i], &dst[i], NULL)
-                                  : imghist_equalize(gpu, &src[i], &dst[i], NULL));
+                IH_CHECK(gpu, imghist_equalize(gpu, &src[i], &dst[i], cv, NULL));
             }
         };
         /* the check: the batch's pixels against the loop's */
         CUDA_CHECK(cudaMemset(dev2, 0, total));
-        imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, 0);
         batch();
-        int64_t route = -1;
-        const bool has_route =
-            imghist_get_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, &route) == IMGHIST_OK;
+        const int route = (int)imghist_exp_last_route(gpu);
         CUDA_CHECK(cudaDeviceSynchronize());
         std::vector<uint8_t> a(total), b(total);
         CUDA_CHECK(cudaMemcpy(a.data(), dev, total, cudaMemcpyDeviceToHost));
@@ -147,10 +141,8 @@ int main(int argc, char **argv)
         const double t_copy = call_timer_ms(timer, [&]() {
             CUDA_CHECK(cudaMemcpyAsync(dev2, dev, bytes, cudaMemcpyDeviceToDevice, stream));
         }, false) * 1.5;
-        char route_s[16];
-        snprintf(route_s, sizeof route_s, has_route ? "%lld" : "-", (long long)route);
-        printf("| %u | %ux%u | %s | %.3f | %s | %.3f | %.1fx | %.3f | %s |\n", c.count, c.max_w,
-               c.max_h, c.masked ? "60 %" : "-", t_batch, route_s, t_loop, t_loop / t_batch,
+        printf("| %u | %ux%u | %s | %.3f | %d | %.3f | %.1fx | %.3f | %s |\n", c.count, c.max_w,
+               c.max_h, c.masked ? "60 %" : "-", t_batch, route, t_loop, t_loop / t_batch,
                t_copy, same ? "ok" : "FAIL");
         fflush(stdout);
         CUDA_CHECK(cudaFree(dev));

@@ -33,6 +33,7 @@
 #include "bench_check.h"
 #include "bench_kernels.cuh"
 #include "imghist.h"
+#include "imghist_experimental.h"
 
 
 namespace {
@@ -196,7 +197,8 @@ std::vector<unsigned long long> first_counts(Bench &b, const std::function<void(
     return got;
 }
 
-/* The CPU backend's counts of device view v (its `bytes` copied down). */
+/* The CPU backend's counts of device view v (its `bytes` copied down),
+ * masked by the device view mask (its `mask_bytes` copied down) if any. */
 void cpu_counts(Bench &b, const imghist_view &v, size_t bytes, const imghist_histspec &spec,
                 std::vector<unsigned long long> &want, const imghist_view *mask = nullptr,
                 size_t mask_bytes = 0)
@@ -206,14 +208,16 @@ void cpu_counts(Bench &b, const imghist_view &v, size_t bytes, const imghist_his
     imghist_view hv = v, hm = {};
     hv.data = host.data();
     hv.mem = IMGHIST_MEM_HOST;
+    hv.mask = NULL;
     if (mask != nullptr) {
         CUDA_CHECK(cudaMemcpy(mhost.data(), mask->data, mask_bytes, cudaMemcpyDeviceToHost));
         hm = *mask;
         hm.data = mhost.data();
         hm.mem = IMGHIST_MEM_HOST;
+        hv.mask = &hm;
     }
     const imghist_counts hc = {(uint64_t *)want.data(), want.size(), IMGHIST_MEM_HOST};
-    if (imghist_histogram(b.cpu, &hv, mask != nullptr ? &hm : NULL, &spec, &hc) != IMGHIST_OK) {
+    if (imghist_histogram(b.cpu, &hv, &spec, &hc) != IMGHIST_OK) {
         fprintf(stderr, "CPU: %s\n", imghist_last_error(b.cpu));
         exit(1);
     }
@@ -237,7 +241,7 @@ void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, in
     CUDA_CHECK(cudaStreamSynchronize(b.stream));
     /* 1 GiB as 16384 rows of 64 KiB. */
     const uint32_t width = (uint32_t)(65536 / size), height = (uint32_t)(bytes / 65536);
-    const imghist_view v = {b.d_in, t, IMGHIST_MEM_DEVICE, width, height, 65536, 1};
+    const imghist_view v = {b.d_in, t, IMGHIST_MEM_DEVICE, width, height, 65536, 1, 0, 0, NULL};
     /* masked: a packed mask, about half its bytes 0 (read by the ceiling
      * too: 1.5 GiB for 16-bit samples); CUB's time is the unmasked one's */
     uint8_t *d_mask = nullptr;
@@ -247,7 +251,10 @@ void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, in
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaStreamSynchronize(b.stream));
     }
-    const imghist_view mv = {d_mask, IMGHIST_U8, IMGHIST_MEM_DEVICE, width, height, width, 1};
+    const imghist_view mv = {d_mask, IMGHIST_U8, IMGHIST_MEM_DEVICE, width, height, width, 1,
+                             0, 0, NULL};
+    imghist_view vm = v; /* v with the mask */
+    vm.mask = &mv;
     const size_t len = imghist_counts_len(&spec, t, 1);
     const imghist_counts out = {(uint64_t *)b.d_counts, len, IMGHIST_MEM_DEVICE};
     if (imghist_set_param(b.gpu, IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, bps) != IMGHIST_OK) {
@@ -268,7 +275,7 @@ void run_case(Bench &b, imghist_dtype t, const imghist_histspec &spec, Pat p, in
     const double cub_ms = b.time_ms(cub_call);
     bool ok = true;
     auto ih_call = [&] {
-        const imghist_status st = imghist_histogram(b.gpu, &v, masked ? &mv : NULL, &spec, &out);
+        const imghist_status st = imghist_histogram(b.gpu, masked ? &vm : &v, &spec, &out);
         if (st != IMGHIST_OK) {
             fprintf(stderr, "imghist_histogram: %s\n", imghist_last_error(b.gpu));
             ok = false;
@@ -382,7 +389,7 @@ void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(b.stream));
     uint8_t *base = (uint8_t *)b.d_in + (crop ? 3 * size : 0);
-    const imghist_view v = {base, t, IMGHIST_MEM_DEVICE, width, height, pitch, CH};
+    const imghist_view v = {base, t, IMGHIST_MEM_DEVICE, width, height, pitch, CH, 0, 0, NULL};
     uint8_t *d_mask = nullptr;
     if (masked) {
         CUDA_CHECK(cudaMalloc((void **)&d_mask, pixels + 16));
@@ -391,7 +398,10 @@ void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaStreamSynchronize(b.stream));
     }
-    const imghist_view mv = {d_mask, IMGHIST_U8, IMGHIST_MEM_DEVICE, width, height, width, 1};
+    const imghist_view mv = {d_mask, IMGHIST_U8, IMGHIST_MEM_DEVICE, width, height, width, 1,
+                             0, 0, NULL};
+    imghist_view vm = v; /* v with the mask */
+    vm.mask = &mv;
     const imghist_histspec spec = {256, 0, t == IMGHIST_U8 ? 256.0 : 1.0, 0};
     const size_t len = imghist_counts_len(&spec, t, CH);
     const imghist_counts out = {(uint64_t *)b.d_counts, len, IMGHIST_MEM_DEVICE};
@@ -415,7 +425,7 @@ void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop
     const double cub_ms = b.time_ms(cub_call);
     bool ok = true;
     auto ih_call = [&] {
-        if (imghist_histogram(b.gpu, &v, masked ? &mv : NULL, &spec, &out) != IMGHIST_OK) {
+        if (imghist_histogram(b.gpu, masked ? &vm : &v, &spec, &out) != IMGHIST_OK) {
             fprintf(stderr, "imghist_histogram: %s\n", imghist_last_error(b.gpu));
             ok = false;
         }
@@ -441,7 +451,8 @@ void run_channels(Bench &b, imghist_dtype t, Pat p, const char *label, bool crop
 }
 
 /* A tensor of `count` 16-bit images of w x h (packed, back to back) into
- * their natural 65536 bins each (imghist_histogram_strided, device counts),
+ * their natural 65536 bins each (imghist_histogram of a view of them all,
+ * device counts),
  * as the library chooses (IMGHIST_P_EXP_HIST16_GLOBAL 0) and with the
  * global atomics first for every size (INT32_MAX), against the read ceiling
  * of the batch's bytes; both checked against the CPU backend. */
@@ -455,7 +466,8 @@ void run_u16_batch(Bench &b, uint32_t count, uint32_t w, uint32_t h, Pat p)
     fill_u16<<<b.sms * 8, 512, 0, b.stream>>>((uint16_t *)b.d_in, bytes / 2, p);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaStreamSynchronize(b.stream));
-    const imghist_view first = {b.d_in, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, (size_t)w * 2, 1};
+    const imghist_view batch = {b.d_in, IMGHIST_U16, IMGHIST_MEM_DEVICE, w, h, (size_t)w * 2, 1,
+                                count, (ptrdiff_t)img, NULL};
     const imghist_histspec spec = {0, 0, 0, 0};
     unsigned long long *d_out = nullptr;
     CUDA_CHECK(cudaMalloc((void **)&d_out, len * 8));
@@ -464,11 +476,11 @@ void run_u16_batch(Bench &b, uint32_t count, uint32_t w, uint32_t h, Pat p)
     std::vector<uint8_t> host(bytes);
     std::vector<unsigned long long> want(len), got(len);
     CUDA_CHECK(cudaMemcpy(host.data(), b.d_in, bytes, cudaMemcpyDeviceToHost));
-    imghist_view hv = first;
+    imghist_view hv = batch;
     hv.data = host.data();
     hv.mem = IMGHIST_MEM_HOST;
     const imghist_counts hc = {(uint64_t *)want.data(), len, IMGHIST_MEM_HOST};
-    if (imghist_histogram_strided(b.cpu, &hv, count, (ptrdiff_t)img, &spec, &hc) != IMGHIST_OK) {
+    if (imghist_histogram(b.cpu, &hv, &spec, &hc) != IMGHIST_OK) {
         fprintf(stderr, "CPU: %s\n", imghist_last_error(b.cpu));
         exit(1);
     }
@@ -480,9 +492,8 @@ void run_u16_batch(Bench &b, uint32_t count, uint32_t w, uint32_t h, Pat p)
         }
         bool ok = true;
         auto ih_call = [&] {
-            if (imghist_histogram_strided(b.gpu, &first, count, (ptrdiff_t)img, &spec, &out) !=
-                IMGHIST_OK) {
-                fprintf(stderr, "imghist_histogram_strided: %s\n", imghist_last_error(b.gpu));
+            if (imghist_histogram(b.gpu, &batch, &spec, &out) != IMGHIST_OK) {
+                fprintf(stderr, "imghist_histogram: %s\n", imghist_last_error(b.gpu));
                 ok = false;
             }
         };
@@ -532,8 +543,8 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMalloc((void **)&b.sink, 64));
     CUDA_CHECK(cudaMalloc((void **)&b.d_counts, (65536 + 16) * 8));
     CUDA_CHECK(cudaMalloc((void **)&b.d_cub, (65536 + 16) * 4));
-    if (imghist_create(IMGHIST_BACKEND_CUDA, &b.gpu) != IMGHIST_OK ||
-        imghist_create(IMGHIST_BACKEND_CPU, &b.cpu) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_CUDA, -1, &b.gpu) != IMGHIST_OK ||
+        imghist_create(IMGHIST_BACKEND_CPU, -1, &b.cpu) != IMGHIST_OK) {
         fprintf(stderr, "imghist_create failed\n");
         return 1;
     }

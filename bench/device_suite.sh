@@ -28,7 +28,7 @@ if [ "$what" != bench ]; then
     step memcheck_wide 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_wide"
     step memcheck_joint 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_joint"
     step memcheck_batch 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_batch"
-    # the one-block 16-bit kernel's shared memory (0.3.12)
+    # the one-block 16-bit kernel's shared memory
     step racecheck_eq16 200 compute-sanitizer --tool racecheck --error-exitcode 9 \
         --kernel-name kns=eq16_small "$B/tests/test_gpu_batch"
     unset IMGHIST_TEST_QUICK

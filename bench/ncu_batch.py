@@ -2,7 +2,7 @@
 """The 8-bit batch kernel on a few data patterns, for ncu.
 
 2000 CuPy images of 640x480 (issue 13's batch), each pattern counted three
-times through imghist.histogram (one imghist_histogram_batch call each):
+times through imghist.histogram (one library call for the batch each):
 
     ncu --clock-control none -k regex:hist_u8_batch --section ... \\
         python3 bench/ncu_batch.py

@@ -28,10 +28,10 @@ static int g_dev;
 
 static int first_histogram(imghist_ctx *ctx)
 {
-    imghist_view v = {g_img, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1};
+    imghist_view v = {g_img, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1, 0, 0, NULL};
     uint64_t h[256];
     imghist_counts out = {h, 256, IMGHIST_MEM_HOST};
-    if (imghist_histogram(ctx, &v, NULL, NULL, &out) != IMGHIST_OK) {
+    if (imghist_histogram(ctx, &v, NULL, &out) != IMGHIST_OK) {
         fprintf(stderr, "histogram: %s\n", imghist_last_error(ctx));
         return -1;
     }
@@ -52,7 +52,7 @@ static void *make_one(void *p)
 {
     job *j = p;
     const double t0 = now_ms();
-    j->rc = imghist_create_on(IMGHIST_BACKEND_CUDA, g_dev, &j->ctx) == IMGHIST_OK ? 0 : -1;
+    j->rc = imghist_create(IMGHIST_BACKEND_CUDA, g_dev, &j->ctx) == IMGHIST_OK ? 0 : -1;
     j->made = now_ms() - t0;
     if (j->rc == 0) {
         j->rc = first_histogram(j->ctx);
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     double first = 0, worst = 0;
     for (int i = 0; i < n; i++) {
         const double t0 = now_ms();
-        if (imghist_create_on(IMGHIST_BACKEND_CUDA, g_dev, &jobs[i].ctx) != IMGHIST_OK) {
+        if (imghist_create(IMGHIST_BACKEND_CUDA, g_dev, &jobs[i].ctx) != IMGHIST_OK) {
             fprintf(stderr, "create %d: %s\n", i, imghist_last_error(jobs[i].ctx));
             return 1;
         }
