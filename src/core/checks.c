@@ -251,20 +251,3 @@ void ih_store_counts(uint64_t *out, const uint64_t *add, size_t n, int accumulat
         out[i] += add[i];
     }
 }
-
-imghist_status ih_check_pixel_limit(imghist_ctx *ctx, const char *name, uint64_t w, uint64_t h)
-{
-    if (w == 0 || h == 0) {
-        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: image has no pixels", name);
-    }
-    const uint64_t limit = (uint64_t)ctx->params.max_pixels;
-    if (w > UINT32_MAX || h > UINT32_MAX || w * h > limit) {
-        return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: %llux%llu is over the limit of %llu pixels",
-                       name, (unsigned long long)w, (unsigned long long)h,
-                       (unsigned long long)limit);
-    }
-    if (w * h > SIZE_MAX / 4) {
-        return ih_fail(ctx, IMGHIST_E_LIMIT, "%s: image too large for this machine", name);
-    }
-    return IMGHIST_OK;
-}

@@ -161,9 +161,6 @@ imghist_status ih_equalize_lut_pil(const uint64_t hist[256], uint8_t lut[256]);
 void ih_equalize_lut_u16_at(const uint16_t *count, const uint16_t *levels, size_t n,
                             uint64_t total, uint16_t *lut);
 
-/* The loaders' limits, for the I/O module. */
-imghist_status ih_check_pixel_limit(imghist_ctx *ctx, const char *name, uint64_t w, uint64_t h);
-
 #ifdef __cplusplus
 }
 #endif

@@ -395,7 +395,7 @@ imghist_status ih_decode_bmp(imghist_ctx *ctx, const uint8_t *data, size_t size,
     }
     const uint64_t w64 = (uint64_t)b.width;
     const uint64_t h64 = (uint64_t)(b.height < 0 ? -b.height : b.height);
-    imghist_status st = ih_check_pixel_limit(ctx, name, w64, h64);
+    imghist_status st = ih_check_image_size(ctx, &opts->limits, name, w64, h64);
     if (st != IMGHIST_OK) {
         return st;
     }

@@ -117,9 +117,10 @@ imghist_status ih_decode_gif(imghist_ctx *ctx, const uint8_t *data, size_t size,
         st = ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (GIF image has no pixels)", name);
         goto done;
     }
-    st = ih_check_pixel_limit(ctx, name, sw, sh);
+    st = ih_check_image_size(ctx, &opts->limits, name, sw, sh);
     if (st == IMGHIST_OK) {
-        st = ih_check_pixel_limit(ctx, name, (uint64_t)d->Width, (uint64_t)d->Height);
+        st = ih_check_image_size(ctx, &opts->limits, name, (uint64_t)d->Width,
+                                 (uint64_t)d->Height);
     }
     if (st != IMGHIST_OK) {
         goto done;

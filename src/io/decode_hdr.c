@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "gray.h"
 
 /* The header: NULL, and *at at the first pixel byte, or why not. */
 static const char *read_header(const uint8_t *d, size_t n, size_t *at, uint32_t *w, uint32_t *h)
@@ -167,7 +168,7 @@ imghist_status ih_decode_hdr(imghist_ctx *ctx, const uint8_t *data, size_t size,
     if (why != NULL) {
         return ih_fail(ctx, IMGHIST_E_DECODE, "%s: cannot decode (%s)", name, why);
     }
-    imghist_status st = ih_check_pixel_limit(ctx, name, w, h);
+    imghist_status st = ih_check_image_size(ctx, &opts->limits, name, w, h);
     if (st != IMGHIST_OK) {
         return st;
     }

@@ -10,11 +10,10 @@
  *
  * Gray, as OpenCV 4.6's JPEG decoder makes it (grfmt_jpeg.cpp, readData):
  * for cvtColor(BGR2GRAY) the colour is decoded and each row reduced with
- * load.c's weights (ih_gray_from_rgb) as it comes, so that the colour image
- * is never held whole (a 12 MP photograph's 36 MB, which cost more in page
- * faults than the reduction itself); for
- * IMREAD_GRAYSCALE (IMGHIST_GRAY_LUMA) a 1- or 3-component file is decoded
- * straight to JCS_GRAYSCALE, which for YCbCr is the Y plane as stored: the
+ * gray.c's weights (ih_gray_from_rgb_row) as it comes, so that the colour
+ * image is never held whole (held whole, it costs more in page faults than
+ * the reduction itself); for IMREAD_GRAYSCALE (IMGHIST_GRAY_LUMA) a 1- or
+ * 3-component file is decoded straight to JCS_GRAYSCALE, which for YCbCr is the Y plane as stored: the
  * chroma is neither decoded nor upsampled, and no colour is converted, so it
  * is also the fast way; a 4-component (CMYK, YCCK) file is decoded to CMYK
  * and reduced with OpenCV's 14-bit weights (utils.cpp,
@@ -27,9 +26,10 @@
 
 #include <jerror.h>
 #include <jpeglib.h>
-#include <libexif/exif-data.h>
 
 #include "decode.h"
+#include "gray.h"
+#include "orient.h"
 
 struct jerr {
     struct jpeg_error_mgr mgr;
@@ -80,33 +80,6 @@ static void cmyk_to_luma(const uint8_t *cmyk, uint8_t *gray, size_t n)
     }
 }
 
-/*
- * The EXIF orientation, read as OpenCV 4.6's decoders read it: IFD 0 only.
- * libexif parses the block; its "follow the specification" option (which
- * adds or rewrites entries) is off. The PNG decoder uses it too, with the
- * eXIf chunk behind an "Exif\0\0" header.
- */
-int ih_exif_orientation(const uint8_t *block, size_t size)
-{
-    if (size < 6 || memcmp(block, "Exif\0\0", 6) != 0 || size > 0xffffffffu) {
-        return 0;
-    }
-    ExifData *ed = exif_data_new();
-    if (ed == NULL) {
-        return 0;
-    }
-    exif_data_unset_option(ed, EXIF_DATA_OPTION_FOLLOW_SPECIFICATION);
-    exif_data_load_data(ed, block, (unsigned int)size);
-    int o = 0;
-    ExifEntry *e = exif_content_get_entry(ed->ifd[EXIF_IFD_0], EXIF_TAG_ORIENTATION);
-    if (e != NULL && e->format == EXIF_FORMAT_SHORT && e->components >= 1 && e->size >= 2 &&
-        e->data != NULL) {
-        o = exif_get_short(e->data, exif_data_get_byte_order(ed));
-    }
-    exif_data_unref(ed);
-    return o >= 1 && o <= 8 ? o : 0;
-}
-
 /* The orientation from the first APP1 marker, as OpenCV 4.6's JPEG decoder
  * takes it. */
 static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
@@ -154,7 +127,8 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&cinfo, TRUE);
     const int orientation = exif_orientation(&cinfo);
-    if (ih_check_pixel_limit(ctx, name, cinfo.image_width, cinfo.image_height) != IMGHIST_OK) {
+    if (ih_check_image_size(ctx, &opts->limits, name, cinfo.image_width, cinfo.image_height) !=
+        IMGHIST_OK) {
         st = IMGHIST_E_LIMIT;
         said = 1;
         longjmp(err.jump, 1);

@@ -4,17 +4,16 @@
  * (grfmt_png.cpp, readData): palette and low bit depths expanded, 16-bit
  * samples reduced by dropping the low byte (>> 8), alpha and tRNS ignored.
  * For cvtColor(BGR2GRAY) colour is decoded as it is stored (no gamma
- * correction) and reduced with load.c's weights (ih_gray_from_rgb): row by
- * row as libpng gives them where the file is not interlaced, so that the
+ * correction) and reduced with gray.c's weights (ih_gray_from_rgb_row): row
+ * by row as libpng gives them where the file is not interlaced, so that the
  * colour image is never held whole; by load.c after png_read_image where it
- * is. For IMREAD_GRAYSCALE
- * (IMGHIST_GRAY_LUMA) OpenCV has libpng make gray, and so does this:
- * png_set_rgb_to_gray with its weights 0.299 and 0.587, which libpng keeps as
- * 9797 and 19234 (/ 32768, truncated), sums truncated. libpng does that in
- * linear light when the file declares a gamma (gAMA, sRGB, or an iCCP profile
- * it knows as sRGB; sBIT shapes the 16-bit tables), so in that mode those
- * chunks are read, as OpenCV reads them. It also applies the EXIF orientation
- * of an eXIf chunk, as OpenCV 4.6 does.
+ * is. For IMREAD_GRAYSCALE (IMGHIST_GRAY_LUMA) OpenCV has libpng make gray,
+ * and so does this: png_set_rgb_to_gray with its weights 0.299 and 0.587,
+ * which libpng keeps as 9797 and 19234 (/ 32768, truncated), sums truncated.
+ * libpng does that in linear light when the file declares a gamma (gAMA,
+ * sRGB, or an iCCP profile it knows as sRGB; sBIT shapes the 16-bit tables),
+ * so in that mode those chunks are read, as OpenCV reads them. It also applies the EXIF orientation
+ * of an eXIf chunk (orient.c), as OpenCV 4.6 does.
  *
  * IMGHIST_P_LOAD_DEPTH = 1 keeps 16-bit samples (byte-swapped to host order);
  * gray is then made by load.c with OpenCV's 16-bit weights in both gray modes
@@ -30,6 +29,8 @@
 #include <zlib.h>
 
 #include "decode.h"
+#include "gray.h"
+#include "orient.h"
 #include "png_glue.h"
 
 struct png_src {
@@ -46,51 +47,6 @@ static void read_fn(png_structp png, png_bytep out, png_size_t n)
     }
     memcpy(out, s->data + s->pos, n);
     s->pos += n;
-}
-
-/*
- * The orientation in the PNG's eXIf chunk, as OpenCV 4.6 gets it: libpng
- * 1.6.39 keeps the first eXIf chunk that is at least 2 bytes long, starts
- * "MM" or "II" and has a good CRC (a later one is a "duplicate"), before the
- * image data or else after it, and OpenCV reads that. libpng would allocate
- * the chunk from its declared length before reading it (see below), so the
- * chunks are walked here, in the file already in memory, and libpng skips
- * eXIf. 0 when there is none.
- */
-static int png_exif_orientation(const uint8_t *d, size_t n)
-{
-    size_t at = 8;
-    while (n - at >= 12) {
-        const uint32_t len = (uint32_t)d[at] << 24 | (uint32_t)d[at + 1] << 16 |
-                             (uint32_t)d[at + 2] << 8 | d[at + 3];
-        const uint8_t *type = d + at + 4;
-        if (len > 0x7fffffffu || len > n - at - 12) {
-            return 0; /* libpng fails on it, or the file is cut short */
-        }
-        const uint8_t *body = type + 4;
-        if (memcmp(type, "IEND", 4) == 0) {
-            return 0;
-        }
-        if (memcmp(type, "eXIf", 4) == 0 && len >= 2 && body[0] == body[1] &&
-            (body[0] == 'M' || body[0] == 'I')) {
-            const uint32_t crc = (uint32_t)body[len] << 24 | (uint32_t)body[len + 1] << 16 |
-                                 (uint32_t)body[len + 2] << 8 | body[len + 3];
-            if (crc32(crc32(0, NULL, 0), type, len + 4) == crc) {
-                /* libexif wants the "Exif\0\0" header of a JPEG APP1 block. */
-                uint8_t *block = malloc((size_t)len + 6);
-                if (block == NULL) {
-                    return 0;
-                }
-                memcpy(block, "Exif\0\0", 6);
-                memcpy(block + 6, body, len);
-                const int o = ih_exif_orientation(block, (size_t)len + 6);
-                free(block);
-                return o;
-            }
-        }
-        at += (size_t)len + 12;
-    }
-    return 0;
 }
 
 static int host_is_little_endian(void)
@@ -151,7 +107,7 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     png_read_info(png, info);
 
     const uint32_t w = png_get_image_width(png, info), h = png_get_image_height(png, info);
-    if (ih_check_pixel_limit(ctx, name, w, h) != IMGHIST_OK) {
+    if (ih_check_image_size(ctx, &opts->limits, name, w, h) != IMGHIST_OK) {
         st = IMGHIST_E_LIMIT;
         png_longjmp(png, 1);
     }
@@ -229,8 +185,9 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     out->channels = row_gray ? 1 : channels;
     out->dtype = keep16 ? IMGHIST_U16 : IMGHIST_U8;
     out->samples = samples;
-    /* In the BGR2GRAY mode the orientation is not applied (0.2's results,
-     * kept; OpenCV 4.6 applies it in both). */
-    out->orientation = opts->mode == IMGHIST_GRAY_LUMA ? png_exif_orientation(data, size) : 0;
+    /* In the BGR2GRAY mode the orientation is not applied, so that mode's
+     * results stay what they are (OpenCV 4.6 applies it in both). */
+    out->orientation =
+        opts->mode == IMGHIST_GRAY_LUMA ? ih_png_exif_orientation(data, size) : 0;
     return IMGHIST_OK;
 }

@@ -174,7 +174,7 @@ imghist_status ih_decode_pnm(imghist_ctx *ctx, const uint8_t *data, size_t size,
                        name);
     }
     r.at++;
-    imghist_status st = ih_check_pixel_limit(ctx, name, width, height);
+    imghist_status st = ih_check_image_size(ctx, &opts->limits, name, width, height);
     if (st != IMGHIST_OK) {
         return st;
     }

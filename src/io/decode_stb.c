@@ -135,7 +135,7 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
      * negative (its loader then uses the absolute value). */
     const uint64_t uw = w > 0 ? (uint64_t)w : 0;
     const uint64_t uh = h >= 0 ? (uint64_t)h : (uint64_t)(-(int64_t)h);
-    imghist_status st = ih_check_pixel_limit(ctx, name, uw, uh);
+    imghist_status st = ih_check_image_size(ctx, &opts->limits, name, uw, uh);
     if (st != IMGHIST_OK) {
         return st;
     }

@@ -117,7 +117,7 @@ imghist_status ih_decode_tga(imghist_ctx *ctx, const uint8_t *data, size_t size,
     if (why != NULL) {
         return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name, why);
     }
-    imghist_status st = ih_check_pixel_limit(ctx, name, h.width, h.height);
+    imghist_status st = ih_check_image_size(ctx, &opts->limits, name, h.width, h.height);
     if (st != IMGHIST_OK) {
         return st;
     }

@@ -37,6 +37,7 @@
 #include <tiffio.h>
 
 #include "decode.h"
+#include "orient.h"
 #include "sanitize.h"
 
 /* Compressed data may expand at most this much before it looks hostile. */
@@ -358,7 +359,7 @@ static imghist_status read_rgba(imghist_ctx *ctx, TIFF *tif, const tiff_mem *m, 
 }
 
 static imghist_status read_image(imghist_ctx *ctx, TIFF *tif, tiff_mem *m, const char *name,
-                                 ih_raw *out)
+                                 const ih_decode_limits *limits, ih_raw *out)
 {
     layout L;
     memset(&L, 0, sizeof L);
@@ -366,7 +367,7 @@ static imghist_status read_image(imghist_ctx *ctx, TIFF *tif, tiff_mem *m, const
         !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &L.h)) {
         return bad(ctx, name, m, "no image size");
     }
-    imghist_status st = ih_check_pixel_limit(ctx, name, L.w, L.h);
+    imghist_status st = ih_check_image_size(ctx, limits, name, L.w, L.h);
     if (st != IMGHIST_OK) {
         return st;
     }
@@ -433,7 +434,7 @@ static imghist_status read_image(imghist_ctx *ctx, TIFF *tif, tiff_mem *m, const
     if (fail != NULL) {
         return bad(ctx, name, m, fail);
     }
-    out->orientation = L.orientation >= 2 && L.orientation <= 8 ? L.orientation : 0;
+    out->orientation = ih_orientation_to_apply(L.orientation);
     if (!raw) {
         return read_rgba(ctx, tif, m, name, &L, out);
     }
@@ -476,7 +477,8 @@ static imghist_status read_image(imghist_ctx *ctx, TIFF *tif, tiff_mem *m, const
 imghist_status ih_decode_tiff(imghist_ctx *ctx, const uint8_t *data, size_t size,
                               const char *name, const ih_load_opts *opts, ih_raw *out)
 {
-    (void)opts; /* always the file's depth and channels; load.c reduces them */
+    /* Always the file's depth and channels (load.c reduces them): only the
+     * limits are read from opts. */
     tiff_mem m = {data, size, 0, ""};
     TIFFOpenOptions *o = TIFFOpenOptionsAlloc();
     if (o == NULL) {
@@ -491,7 +493,7 @@ imghist_status ih_decode_tiff(imghist_ctx *ctx, const uint8_t *data, size_t size
     if (tif == NULL) {
         return bad(ctx, name, &m, "cannot read the header");
     }
-    const imghist_status st = read_image(ctx, tif, &m, name, out);
+    const imghist_status st = read_image(ctx, tif, &m, name, &opts->limits, out);
     TIFFClose(tif);
     return st;
 }

@@ -74,16 +74,15 @@ static void sink_flush(png_structp png)
  * bench/PNG-CODECS.md):
  *  - 1, the default: imghist's own writer (png_bands.c). Each row is filtered
  *    with Sub or Up, whichever leaves the smaller sum of magnitudes, and the
- *    image is deflated by libdeflate at its level 1: about 1.5 times as fast
- *    as OpenCV's imwrite setting (zlib level 1, Z_RLE, Sub), within 8 % of its
- *    size on the 250 photographs measured (median 1.00). Images of 16 MB and
+ *    image is deflated by libdeflate at its level 1: faster than OpenCV's
+ *    imwrite setting (zlib level 1, Z_RLE, Sub) and close to its size (the
+ *    measurements are in bench/PNG-CODECS.md). Images of 16 MB and
  *    more are deflated by zlib (Z_RLE, Sub) in bands over the context's
  *    threads. Equalized images compress little whatever is done
  *    (equalization spreads the values).
  *  - 2..9: libpng's own defaults at that level: an adaptive choice of
  *    filter per row and zlib's Z_FILTERED strategy. Smaller on images with
- *    long repeats, 3 to 8 times slower. Level 6 writes what imghist 0.2
- *    wrote.
+ *    long repeats, several times slower.
  *  - 0: stored, unfiltered (deflate's stored blocks; filters only cost time).
  * The pixels are the same whatever the level: PNG is lossless.
  */

@@ -1,8 +1,10 @@
 /*
  * Loading: a file or a buffer, the decoder chosen by the first bytes (PNG with
  * libpng, JPEG with libjpeg-turbo, TIFF with libtiff, GIF with giflib, BMP,
- * TGA, PNM and HDR with readers of imghist's own, PSD with stb_image), then depth reduction, gray conversion and EXIF orientation, as
- * IMGHIST_P_LOAD_DEPTH, _CHANNELS and _GRAY ask. Standard input is the CLI's business.
+ * TGA, PNM and HDR with readers of imghist's own, PSD with stb_image), then
+ * depth reduction, gray conversion (gray.c) and EXIF orientation (orient.c),
+ * as IMGHIST_P_LOAD_DEPTH, _CHANNELS and _GRAY ask. Standard input is the
+ * CLI's business.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "decode.h"
+#include "gray.h"
 #include "orient.h"
 #include "read_all.h"
 
@@ -166,103 +169,6 @@ static void reduce_to_u8(ih_raw *raw)
     raw->dtype = IMGHIST_U8;
 }
 
-/*
- * The BGR2GRAY reduction of packed 8-bit RGB, the hot loop of a colour JPEG
- * or PNG read in that mode. The compiler vectorizes the plain loop for AVX2
- * (8 ms -> 3.7 ms for 12 MP with GCC 12 at -O3, 2.4 ms with clang 14), not
- * for the SSE2 of the x86-64 baseline, so the AVX2 copy is chosen at run
- * time where the CPU has it.
- */
-static inline __attribute__((always_inline)) void gray_row(const uint8_t *p, uint8_t *g,
-                                                          size_t n)
-{
-    for (size_t i = 0; i < n; i++, p += 3) {
-        g[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
-    }
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#if defined(__clang__)
-#define IH_AVX2_FN __attribute__((target("avx2")))
-#else
-#define IH_AVX2_FN __attribute__((target("avx2"), optimize("O3")))
-#endif
-IH_AVX2_FN static void gray_row_avx2(const uint8_t *p, uint8_t *g, size_t n)
-{
-    gray_row(p, g, n);
-}
-#endif
-
-void ih_gray_from_rgb_row(const uint8_t *rgb, uint8_t *gray, size_t n)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx2")) {
-        gray_row_avx2(rgb, gray, n);
-        return;
-    }
-#endif
-    gray_row(rgb, gray, n);
-}
-
-/*
- * Samples -> one gray channel; the samples are replaced. -1 when out of
- * memory. Alpha is ignored. 8-bit colour comes from stb_image, TIFF, or PNG
- * and JPEG in the BGR2GRAY mode: cvtColor's 15-bit weights there; in the luma
- * mode the 14-bit ones OpenCV's BMP and PNM decoders use for
- * IMREAD_GRAYSCALE. 16-bit colour: cvtColor's 14-bit weights for CV_16U;
- * float: its float weights.
- */
-static int to_gray(ih_raw *raw, imghist_gray_mode mode)
-{
-    if (raw->channels == 1) {
-        return 0;
-    }
-    const size_t n = (size_t)raw->width * raw->height;
-    const size_t step = (size_t)raw->channels;
-    const size_t size = ih_dtype_size(raw->dtype);
-    void *gray = malloc(n * size);
-    if (gray == NULL) {
-        return -1;
-    }
-    if (raw->channels == 2) { /* gray + alpha */
-        const uint8_t *p = raw->samples;
-        uint8_t *g = gray;
-        for (size_t i = 0; i < n; i++) {
-            memcpy(g + i * size, p + i * 2 * size, size);
-        }
-    } else if (raw->dtype == IMGHIST_U8) {
-        const uint8_t *p = raw->samples;
-        uint8_t *g = gray;
-        if (mode == IMGHIST_GRAY_LUMA) {
-            for (size_t i = 0; i < n; i++, p += step) {
-                g[i] = ih_luma14_from_rgb(p[0], p[1], p[2]);
-            }
-        } else if (step == 3) {
-            ih_gray_from_rgb_row(p, g, n);
-        } else {
-            for (size_t i = 0; i < n; i++, p += step) {
-                g[i] = ih_gray_from_rgb(p[0], p[1], p[2]);
-            }
-        }
-    } else if (raw->dtype == IMGHIST_U16) {
-        const uint16_t *p = raw->samples;
-        uint16_t *g = gray;
-        for (size_t i = 0; i < n; i++, p += step) {
-            g[i] = ih_gray16_from_rgb(p[0], p[1], p[2]);
-        }
-    } else {
-        const float *p = raw->samples;
-        float *g = gray;
-        for (size_t i = 0; i < n; i++, p += step) {
-            g[i] = ih_grayf_from_rgb(p[0], p[1], p[2]);
-        }
-    }
-    free(raw->samples);
-    raw->samples = gray;
-    raw->channels = 1;
-    return 0;
-}
-
 imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t size,
                                    const char *name, imghist_image **out)
 {
@@ -290,20 +196,31 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
         .native_depth = ctx->params.load_depth != 0,
         .keep_channels = ctx->params.load_channels != 0,
         .read_truncated = ctx->params.load_truncated != 0,
+        .limits = {.max_pixels = (uint64_t)ctx->params.max_pixels},
     };
     st = decode(ctx, data, size, name, &opts, &raw);
     if (st != IMGHIST_OK) {
         return st;
     }
     /* Depth first, then gray: a 16-bit PNG's 8-bit gray is computed from the
-     * high bytes, as 0.2 (and OpenCV's 8-bit imread) computed it. */
+     * high bytes, as OpenCV's 8-bit imread computes it. */
     if (!opts.native_depth && raw.dtype != IMGHIST_U8) {
         reduce_to_u8(&raw);
     }
     ih_image *full = calloc(1, sizeof *full);
     imghist_image *img = full ? &full->pub : NULL;
-    int failed = img == NULL || (!opts.keep_channels && to_gray(&raw, opts.mode) != 0);
-    if (!failed && raw.orientation >= 2 && raw.orientation <= 8) {
+    int failed = img == NULL;
+    if (!failed && !opts.keep_channels && raw.channels != 1) {
+        void *gray = ih_gray_from_samples(raw.samples, (size_t)raw.width * raw.height,
+                                          raw.channels, raw.dtype, opts.mode);
+        failed = gray == NULL;
+        if (gray != NULL) {
+            free(raw.samples);
+            raw.samples = gray;
+            raw.channels = 1;
+        }
+    }
+    if (!failed && ih_orientation_to_apply(raw.orientation) != 0) {
         void *upright = ih_orient_pixels(raw.samples, &raw.width, &raw.height, raw.orientation,
                                   (size_t)raw.channels * ih_dtype_size(raw.dtype));
         free(raw.samples);

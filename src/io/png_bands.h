@@ -24,11 +24,11 @@ int ih_png_write_bands(const imghist_view *img, unsigned threads, ih_png_write_f
                        void *arg, char *msg, size_t msglen);
 
 /*
- * Write img (U8, host) as a PNG with the Up filter on every row, deflated in
- * one piece by libdeflate at its level 1. Measured on equalized photographs
- * (bench/PNG-CODECS.md): about 1.5 times as fast as zlib's Z_RLE with the Sub
- * filter (OpenCV's imwrite setting) and at most 9.3 % larger on 25 photos
- * (Sub with libdeflate: 12 %, no filter 32 %, Paeth 3 % but slower than zlib).
+ * Write img (U8, host) as a PNG with each row filtered with Sub or Up,
+ * whichever leaves the smaller sum of magnitudes, deflated in one piece by
+ * libdeflate at its level 1: faster than zlib's Z_RLE with the Sub filter
+ * (OpenCV's imwrite setting) at a small cost in size; bench/PNG-CODECS.md
+ * holds the measurements of this and the other filters.
  * Returns 0, or -1 with a reason in msg.
  */
 int ih_png_write_deflate(const imghist_view *img, ih_png_write_fn write, void *arg, char *msg,
