@@ -492,7 +492,7 @@ def _list_views(items: List[A.Arr], lays) -> np.ndarray:
 
 def _equalize_list(xs, method: int, mask, out, backend):
     """equalize of a list of (H, W) images of their own sizes: one batch
-    call (imghist_equalize_batch, or _masked with a mask each)."""
+    call (imghist_equalize_list, masks carried by the views)."""
     n = len(xs)
     for what, lst in (("mask", mask), ("out", out)):
         if lst is not None and (not isinstance(lst, (list, tuple)) or len(lst) != n):
