@@ -15,7 +15,7 @@ Functions: histogram, equalize, histogram2d, mutual_information, load,
 entropy, percentile, otsu (of a histogram), cuda_available, device_count. Errors of the library raise ImghistError
 (ImghistArgumentError, also a ValueError, for refused arguments) with the
 library's message; bad arguments found in Python raise ValueError or
-TypeError. The library is the bundled libimghist.so.1, or the file named by
+TypeError. The library is the bundled libimghist.so.2, or the file named by
 the environment variable IMGHIST_LIBRARY.
 """
 from ._lib import ImghistArgumentError, ImghistError

@@ -21,13 +21,14 @@ _LEVELS = {L.U8: 256, L.U16: 65536, L.F32: 0}
 _METHODS = {"opencv": L.EQ_OPENCV, "pil": L.EQ_PIL}
 _BACKENDS = {"cpu": L.BACKEND_CPU, "cuda": L.BACKEND_CUDA, "auto": L.BACKEND_AUTO}
 
-# One imghist_view per element, as the C structure (for batches).
-_VIEW_DT = np.dtype({"names": ["data", "dtype", "mem", "width", "height", "pitch", "channels"],
-                     "formats": [np.uint64, np.int32, np.int32, np.uint32, np.uint32, np.uint64,
-                                 np.uint32],
-                     "offsets": [L.View.data.offset, L.View.dtype.offset, L.View.mem.offset,
-                                 L.View.width.offset, L.View.height.offset, L.View.pitch.offset,
-                                 L.View.channels.offset],
+# One imghist_view per element, as the C structure (for lists of images).
+_VIEW_FIELDS = [("data", np.uint64), ("dtype", np.int32), ("mem", np.int32),
+                ("width", np.uint32), ("height", np.uint32), ("pitch", np.uint64),
+                ("channels", np.uint32), ("count", np.uint64), ("image_stride", np.int64),
+                ("mask", np.uint64)]
+_VIEW_DT = np.dtype({"names": [n for n, _ in _VIEW_FIELDS],
+                     "formats": [f for _, f in _VIEW_FIELDS],
+                     "offsets": [getattr(L.View, n).offset for n, _ in _VIEW_FIELDS],
                      "itemsize": ctypes.sizeof(L.View)})
 
 Array = Any  # numpy.ndarray, torch.Tensor or cupy.ndarray
@@ -110,14 +111,11 @@ def _image_layout(a: A.Arr, nimg: int, what: str = "x"):
     return a, lay
 
 
-def _set_view(v: L.View, ptr: int, a: A.Arr, H: int, W: int, C: int, pitch: int) -> None:
-    v.data = ptr
-    v.dtype = a.dt
-    v.mem = a.mem
-    v.width = W
-    v.height = H
-    v.pitch = pitch
-    v.channels = C
+def _set_view(v: L.View, ptr: int, a: A.Arr, H: int, W: int, C: int, pitch: int,
+              count: int = 1, stride: int = 0, mask: int = 0) -> None:
+    """Every field of v: count images stride bytes apart, mask the address of
+    their mask view (0: none)."""
+    L.VIEW_PACK.pack_into(v, 0, ptr, a.dt, a.mem, W, H, pitch, C, count, stride, mask)
 
 
 def _offsets(lead, lst):
@@ -133,14 +131,26 @@ def _stride(lead, lst):
     at i * stride from the first; None for other layouts. Dimensions of
     one element do not count."""
     dims = [(n, s) for n, s in zip(lead, lst) if n != 1]
-    if not L.HAVE_STRIDED:
-        return None
     if not dims:
         return 0
     for (_, s_outer), (n_inner, s_inner) in zip(dims, dims[1:]):
         if s_outer != n_inner * s_inner:
             return None
     return dims[-1][1]
+
+
+def _view_array(data, dt: int, mem: int, H, W, C, pitch) -> np.ndarray:
+    """A host array of imghist_view, one image each at the addresses data
+    (an integer array; H, W and pitch may be arrays too)."""
+    v = np.zeros(len(data), _VIEW_DT)
+    v["data"] = data
+    v["dtype"] = dt
+    v["mem"] = mem
+    v["width"] = W
+    v["height"] = H
+    v["pitch"] = pitch
+    v["channels"] = C
+    return v
 
 
 def _views(ctx: L.Context, slot: str, a: A.Arr, lead, lst, H, W, C, pitch):
@@ -152,20 +162,56 @@ def _views(ctx: L.Context, slot: str, a: A.Arr, lead, lst, H, W, C, pitch):
             return ctx.batch_views
     elif ctx.batch_dst_key == key:
         return ctx.batch_dst_views
-    off = _offsets(lead, lst)
-    v = np.zeros(off.size, _VIEW_DT)
-    v["data"] = (off + a.ptr).astype(np.uint64)
-    v["dtype"] = a.dt
-    v["mem"] = a.mem
-    v["width"] = W
-    v["height"] = H
-    v["pitch"] = pitch
-    v["channels"] = C
+    v = _view_array((_offsets(lead, lst) + a.ptr).astype(np.uint64), a.dt, a.mem, H, W, C,
+                    pitch)
     if slot == "src":
         ctx.batch_key, ctx.batch_views = key, v
     else:
         ctx.batch_dst_key, ctx.batch_dst_views = key, v
     return v
+
+
+def _with_masks(v: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """A copy of the views v whose image i carries masks[i] (masks must
+    outlive the call that reads the copy)."""
+    v = v.copy()
+    v["mask"] = masks.ctypes.data + np.arange(len(masks), dtype=np.uint64) * masks.itemsize
+    return v
+
+
+def _images(ctx: L.Context, a: A.Arr, lay, mlay=None, o: Optional[A.Arr] = None, olay=None):
+    """a's images (with their masks, into o's) as the library takes them:
+    one view each in ctx.src (ctx.mask) and ctx.dst when the leading
+    dimensions nest like a contiguous array's, returning None; else (and for
+    a batch of one) a list, returning (source views, destination views, mask
+    views) for a _list call, the mask views kept alive by the caller."""
+    _, lead, lst, H, W, C, pitch = lay
+    n = math.prod(lead)
+    ss = _stride(lead, lst)
+    ds = _stride(olay[1], olay[2]) if o is not None else 0
+    ms = 0
+    if mlay is not None:
+        ma, ml = mlay
+        ms = _stride(lead, ml[2]) if ml[1] else 0  # one mask for all: stride 0
+    # A batch of one stays a batch (a view of count 1 is one image, whose
+    # errors do not name batch images), so it goes as a list of one.
+    if ss is not None and ds is not None and ms is not None and (n > 1 or not lead):
+        m = 0
+        if mlay is not None:
+            _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6], n if ml[1] else 1, ms)
+            m = ctx.mask_a
+        _set_view(ctx.src, a.ptr, a, H, W, C, pitch, n, ss, m)
+        if o is not None:
+            _set_view(ctx.dst, o.ptr, o, H, W, C, olay[6], n, ds)
+        return None
+    sv = _views(ctx, "src", a, lead, lst, H, W, C, pitch)
+    dv = _views(ctx, "dst", o, olay[1], olay[2], H, W, C, olay[6]) if o is not None else None
+    mv = None
+    if mlay is not None:
+        off = _offsets(lead, ml[2]) if ml[1] else np.zeros(n, np.int64)
+        mv = _view_array((off + ma.ptr).astype(np.uint64), L.U8, ma.mem, H, W, 1, ml[6])
+        sv = _with_masks(sv, mv)
+    return sv, dv, mv
 
 
 def _mask(m, a: A.Arr, lead, H, W, ctx: L.Context):
@@ -241,15 +287,14 @@ def _range_of(ctx: L.Context, a: A.Arr, lay, mlay) -> Tuple[float, float]:
     offs = _offsets(lead, lst)
     moffs = _offsets(lead, mlay[1][2]) if (mlay is not None and mlay[1][1]) else None
     for i, off in enumerate(offs.tolist()):
-        _set_view(ctx.src, a.ptr + off, a, H, W, C, pitch)
-        mptr = None
+        m = 0
         if mlay is not None:
             ma, ml = mlay
             mo = moffs[i] if moffs is not None else 0
             _set_view(ctx.mask, ma.ptr + int(mo), ma, H, W, 1, ml[6])
-            mptr = ctx.mask_a
-        st = L.lib.imghist_range(ctx.ptr, ctx.src_a, mptr, ctx.d2_a,
-                                 ctx.d2_a + 8)
+            m = ctx.mask_a
+        _set_view(ctx.src, a.ptr + off, a, H, W, C, pitch, mask=m)
+        st = L.lib.imghist_range(ctx.ptr, ctx.src_a, ctx.d2_a, ctx.d2_a + 8)
         if st == L.E_INVALID_ARG and len(offs) > 1:
             continue  # an image with no finite sample; others may have some
         ctx.check(st)
@@ -311,7 +356,7 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
 
     mask: uint8 or bool of shape (H, W), or the batch's (N, H, W), in x's
     memory: only pixels where it is not 0 are counted (a batch with its masks
-    is one call, 0.3.8).
+    is one call).
 
     outliers=True returns (counts, extra): extra[..., 0:3] are the samples
     below lo (-inf too), above hi (+inf too) and NaN; both are views of one
@@ -327,7 +372,7 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
 
     out: None (new counts), or int64 counts of x's kind and device,
     C-contiguous, of the result's shape (with outliers=True, the one buffer
-    of both: (..., bins + 3)), overwritten and returned (0.3.9). Reusing
+    of both: (..., bins + 3)), overwritten and returned. Reusing
     one spares a 65536-bin NumPy histogram of a small image most of its
     time: a fresh array's pages fault when first written.
     """
@@ -362,46 +407,13 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
     else:
         out = A.empty(a, shape, _I64)
     if not empty_input:
-        counts = ctx.counts
-        counts.data = A.pointer(a.kind, out)
-        counts.len = n_img * C * per
-        counts.mem = a.mem
-        spec_a = ctx.spec_a
-        if not lead:
-            _set_view(ctx.src, a.ptr, a, H, W, C, pitch)
-            m_a = None
-            if mlay is not None:
-                ma, ml = mlay
-                _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
-                m_a = ctx.mask_a
-            ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, m_a, spec_a, ctx.counts_a))
-        elif mlay is None and (stride := _stride(lead, lst)) is not None:
-            # A tensor's images: the first view and the stride, no array of views.
-            _set_view(ctx.src, a.ptr, a, H, W, C, pitch)
-            ctx.check(L.lib.imghist_histogram_strided(ctx.ptr, ctx.src_a, n_img, stride, spec_a,
-                                                      ctx.counts_a))
-        elif mlay is None:
-            v = _views(ctx, "src", a, lead, lst, H, W, C, pitch)
-            ctx.check(L.lib.imghist_histogram_batch(ctx.ptr, v.ctypes.data, n_img, spec_a,
-                                                    ctx.counts_a))
-        elif L.HAVE_MASKED_BATCH:
-            # One call: an image's mask beside it (one mask for all: stride 0).
-            ma, ml = mlay
-            stride = _stride(lead, lst)
-            mstride = _stride(lead, ml[2]) if ml[1] else 0
-            if stride is not None and mstride is not None:
-                _set_view(ctx.src, a.ptr, a, H, W, C, pitch)
-                _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
-                ctx.check(L.lib.imghist_histogram_strided_masked(
-                    ctx.ptr, ctx.src_a, n_img, stride, ctx.mask_a, mstride, spec_a,
-                    ctx.counts_a))
-            else:
-                v = _views(ctx, "src", a, lead, lst, H, W, C, pitch)
-                mv = _mask_views(ma, lead, ml, n_img, H, W)
-                ctx.check(L.lib.imghist_histogram_batch_masked(
-                    ctx.ptr, v.ctypes.data, mv.ctypes.data, n_img, spec_a, ctx.counts_a))
+        L.COUNTS_PACK.pack_into(ctx.counts, 0, A.pointer(a.kind, out), n_img * C * per, a.mem)
+        views = _images(ctx, a, lay, mlay)
+        if views is None:
+            ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, ctx.spec_a, ctx.counts_a))
         else:
-            _masked_loop(ctx, a, lay, mlay, C * per, out)
+            ctx.check(L.lib.imghist_histogram_list(ctx.ptr, views[0].ctypes.data, n_img,
+                                                   ctx.spec_a, ctx.counts_a))
     out = A.result(a, out) if given is None else given
     if outliers:
         return out[..., :nb], out[..., nb:]
@@ -413,7 +425,7 @@ def _plain_context(p) -> L.Context:
     ctx = L.context(L.BACKEND_CUDA, dev)
     if stream != ctx.stream:
         ctx.set_stream(stream)
-    L.VIEW_PACK.pack_into(ctx.src, 0, ptr, dt, _DEVICE, W, H, pitch, 1)
+    L.VIEW_PACK.pack_into(ctx.src, 0, ptr, dt, _DEVICE, W, H, pitch, 1, 1, 0, 0)
     return ctx
 
 
@@ -427,51 +439,18 @@ def _plain_histogram(x, p):
     spec.bins = 0
     spec.flags = 0
     L.COUNTS_PACK.pack_into(ctx.counts, 0, A.pointer(kind, out), n, _DEVICE)
-    ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, None, ctx.spec_a, ctx.counts_a))
+    ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, ctx.spec_a, ctx.counts_a))
     return out
 
 
 def _plain_equalize(x, p, method: int):
     """equalize(x, method) of a dense 2-D GPU image into a new array (A.plain)."""
     ctx = _plain_context(p)
-    if method != ctx.method:
-        ctx.set_method(method)
     kind, dt, _, H, W, pitch = p[:6]
     out = A.new_like(x, kind)
-    L.VIEW_PACK.pack_into(ctx.dst, 0, A.pointer(kind, out), dt, _DEVICE, W, H, pitch, 1)
-    ctx.check(L.lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, None))
+    L.VIEW_PACK.pack_into(ctx.dst, 0, A.pointer(kind, out), dt, _DEVICE, W, H, pitch, 1, 1, 0, 0)
+    ctx.check(L.lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, method, None))
     return out
-
-
-def _mask_views(ma: A.Arr, lead, ml, n_img: int, H: int, W: int):
-    """A host array of imghist_view, the mask of each image of the batch (the
-    same one for every image when the mask is (H, W))."""
-    off = _offsets(lead, ml[2]) if ml[1] else np.zeros(n_img, np.int64)
-    v = np.zeros(n_img, _VIEW_DT)
-    v["data"] = (off + ma.ptr).astype(np.uint64)
-    v["dtype"] = L.U8
-    v["mem"] = ma.mem
-    v["width"] = W
-    v["height"] = H
-    v["pitch"] = ml[6]
-    v["channels"] = 1
-    return v
-
-
-def _masked_loop(ctx, a, lay, mlay, per_image, out):
-    _, lead, lst, H, W, C, pitch = lay
-    ma, ml = mlay
-    base = A.pointer(a.kind, out)
-    moffs = _offsets(lead, ml[2]) if ml[1] else None
-    counts = ctx.counts
-    counts.len = per_image
-    for i, off in enumerate(_offsets(lead, lst).tolist()):
-        _set_view(ctx.src, a.ptr + off, a, H, W, C, pitch)
-        mo = int(moffs[i]) if moffs is not None else 0
-        _set_view(ctx.mask, ma.ptr + mo, ma, H, W, 1, ml[6])
-        counts.data = base + i * per_image * 8
-        ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, ctx.mask_a, ctx.spec_a,
-                                          ctx.counts_a))
 
 
 def _image_out(a: A.Arr, out: Array):
@@ -506,15 +485,14 @@ def _integer_images(a: A.Arr, what: str) -> None:
 
 def _list_views(items: List[A.Arr], lays) -> np.ndarray:
     """A host array of imghist_view, one per (H, W) image of a list."""
-    v = np.zeros(len(items), _VIEW_DT)
-    for i, (a, lay) in enumerate(zip(items, lays)):
-        v[i] = (a.ptr, a.dt, a.mem, lay[4], lay[3], lay[6], 1)
-    return v
+    return _view_array([a.ptr for a in items], items[0].dt, items[0].mem,
+                       [lay[3] for lay in lays], [lay[4] for lay in lays], 1,
+                       [lay[6] for lay in lays])
 
 
 def _equalize_list(xs, method: int, mask, out, backend):
     """equalize of a list of (H, W) images of their own sizes: one batch
-    call (imghist_equalize_batch, or _masked with a mask each)."""
+    call (imghist_equalize_list, masks carried by the views)."""
     n = len(xs)
     for what, lst in (("mask", mask), ("out", out)):
         if lst is not None and (not isinstance(lst, (list, tuple)) or len(lst) != n):
@@ -522,10 +500,6 @@ def _equalize_list(xs, method: int, mask, out, backend):
                              f"list of {n}")
     if n == 0:
         return []
-    if not L.HAVE_EQ_BATCH_WIDE or not L.HAVE_EQUALIZE_BATCH:
-        raise ImghistError(f"imghist: equalizing a list needs a libimghist with "
-                           f"imghist_equalize_batch_masked (0.3.9); {L.library_path} is "
-                           f"{L.version_string}")
     srcs, lays, dsts, dlays, res, mas, mls = [], [], [], [], [], [], []
     for i, x in enumerate(xs):
         a = A.describe(x, f"x[{i}]")
@@ -552,15 +526,13 @@ def _equalize_list(xs, method: int, mask, out, backend):
             mas.append(ma)
             mls.append(ml)
     ctx = _context(srcs[0], backend)
-    ctx.set_method(method)
-    lib = L.lib
     sv, dv = _list_views(srcs, lays), _list_views(dsts, dlays)
-    if mask is None:
-        ctx.check(lib.imghist_equalize_batch(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n, None))
-    else:
+    mv = None
+    if mask is not None:
         mv = _list_views(mas, mls)
-        ctx.check(lib.imghist_equalize_batch_masked(ctx.ptr, sv.ctypes.data, mv.ctypes.data,
-                                                    dv.ctypes.data, n, None))
+        sv = _with_masks(sv, mv)
+    ctx.check(L.lib.imghist_equalize_list(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n, method,
+                                          None))
     return res
 
 
@@ -572,23 +544,13 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     x: (H, W), or (N, H, W) and any leading dimensions: each (H, W) image
     equalized with its own histogram (a torchvision (N, C, H, W) tensor has
     each channel equalized, as torchvision does); or a list of (H, W)
-    images of their own sizes (regions of interest: one batch call, 0.3.12),
-    of one library, device and dtype, with mask and out None or lists of as
-    many, returning a list. NumPy runs on the CPU,
-    PyTorch and CuPy GPU arrays on their GPU, queued on the current stream.
-    A batch is one call: imghist_equalize_strided (or
-    imghist_equalize_strided_masked) for arrays laid out as contiguous ones
-    are, else imghist_equalize_batch (imghist_equalize_batch_masked). On the
-    GPU uint8 without a mask is one launch, uint16 and masked tensors a few
-    launches for the whole batch, and from 0.3.11 other layouts whose
-    images share a 16-byte phase (such as some channels of an (N, C, H, W)
-    tensor) too, others image by image inside the library; from 0.3.12
-    uint16 batches of images of up to 65536 pixels one launch, a block an
-    image, where the images have at most 32768 pixels or number 24 or
-    more (on GPUs with 128 KiB of shared memory a block), lists of them
-    too; NumPy batches
-    spread over the CPU threads (0.3.9 for uint16 and masked batches;
-    before, a call per image).
+    images of their own sizes (regions of interest: one batch call), of one
+    library, device and dtype, with mask and out None or lists of as many,
+    returning a list. NumPy runs on the CPU, PyTorch and CuPy GPU arrays on
+    their GPU, queued on the current stream. A batch is one call:
+    imghist_equalize on one view of all the images for arrays laid out as
+    contiguous ones are, else imghist_equalize_list; the library picks its
+    launches on the GPU and spreads NumPy batches over the CPU threads.
 
     method: 'opencv' (default) is cv2.equalizeHist bit for bit (and its
     formula with 65536 levels for uint16); 'pil' is Pillow's
@@ -615,7 +577,6 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     a = A.describe(x)
     _integer_images(a, "equalize")
     ctx = _context(a, backend)
-    ctx.set_method(m)
     a, lay = _image_layout(a, 2)
     _, lead, lst, H, W, C, pitch = lay
     o, o_res, olay = _image_out(a, out)
@@ -623,70 +584,12 @@ def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = 
     n_img = math.prod(lead)
     if n_img == 0 or H == 0 or W == 0:
         return o_res
-    lib = L.lib
-    if not lead:
-        _set_view(ctx.src, a.ptr, a, H, W, 1, pitch)
-        _set_view(ctx.dst, o.ptr, o, H, W, 1, olay[6])
-        if mlay is None:
-            ctx.check(lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, None))
-        else:
-            ma, ml = mlay
-            _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
-            ctx.check(lib.imghist_equalize_masked(ctx.ptr, ctx.src_a, ctx.mask_a, ctx.dst_a,
-                                                  None))
-        return o_res
-    if mlay is None and (a.dt == L.U8 or L.HAVE_EQ_BATCH_WIDE):
-        if not L.HAVE_EQUALIZE_BATCH:
-            raise ImghistError(f"imghist: equalizing a batch needs a libimghist with "
-                               f"imghist_equalize_batch (0.4); {L.library_path} is "
-                               f"{L.version_string} without it")
-        ss, ds = _stride(lead, lst), _stride(olay[1], olay[2])
-        if ss is not None and ds is not None:
-            # Tensors: the first views and the strides, no arrays of views.
-            _set_view(ctx.src, a.ptr, a, H, W, 1, pitch)
-            _set_view(ctx.dst, o.ptr, o, H, W, 1, olay[6])
-            ctx.check(lib.imghist_equalize_strided(ctx.ptr, ctx.src_a, ss, ctx.dst_a, ds, n_img,
-                                                   None))
-            return o_res
-        sv = _views(ctx, "src", a, lead, lst, H, W, 1, pitch)
-        dv = _views(ctx, "dst", o, olay[1], olay[2], H, W, 1, olay[6])
-        ctx.check(lib.imghist_equalize_batch(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n_img,
-                                             None))
-        return o_res
-    if mlay is not None and L.HAVE_EQ_BATCH_WIDE:
-        # One call: an image's mask beside it (one mask for all: stride 0).
-        ma, ml = mlay
-        ss, ds = _stride(lead, lst), _stride(olay[1], olay[2])
-        ms = _stride(lead, ml[2]) if ml[1] else 0
-        if ss is not None and ds is not None and ms is not None:
-            _set_view(ctx.src, a.ptr, a, H, W, 1, pitch)
-            _set_view(ctx.dst, o.ptr, o, H, W, 1, olay[6])
-            _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
-            ctx.check(lib.imghist_equalize_strided_masked(ctx.ptr, ctx.src_a, ss, ctx.mask_a, ms,
-                                                          ctx.dst_a, ds, n_img, None))
-            return o_res
-        sv = _views(ctx, "src", a, lead, lst, H, W, 1, pitch)
-        dv = _views(ctx, "dst", o, olay[1], olay[2], H, W, 1, olay[6])
-        mv = _mask_views(ma, lead, ml, n_img, H, W)
-        ctx.check(lib.imghist_equalize_batch_masked(ctx.ptr, sv.ctypes.data, mv.ctypes.data,
-                                                    dv.ctypes.data, n_img, None))
-        return o_res
-    # A library before 0.3.9: uint16 and masked batches one call per image.
-    offs = _offsets(lead, lst).tolist()
-    ooffs = _offsets(olay[1], olay[2]).tolist()
-    moffs = None
-    if mlay is not None:
-        ma, ml = mlay
-        moffs = _offsets(lead, ml[2]).tolist() if ml[1] else [0] * len(offs)
-    for i, off in enumerate(offs):
-        _set_view(ctx.src, a.ptr + off, a, H, W, 1, pitch)
-        _set_view(ctx.dst, o.ptr + ooffs[i], o, H, W, 1, olay[6])
-        if mlay is None:
-            ctx.check(lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, None))
-        else:
-            _set_view(ctx.mask, ma.ptr + moffs[i], ma, H, W, 1, ml[6])
-            ctx.check(lib.imghist_equalize_masked(ctx.ptr, ctx.src_a, ctx.mask_a, ctx.dst_a,
-                                                  None))
+    views = _images(ctx, a, lay, mlay, o, olay)
+    if views is None:
+        ctx.check(L.lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, m, None))
+    else:
+        ctx.check(L.lib.imghist_equalize_list(ctx.ptr, views[0].ctypes.data,
+                                              views[1].ctypes.data, n_img, m, None))
     return o_res
 
 
@@ -701,9 +604,6 @@ def clahe(x: Array, clip_limit: float = 40.0, tiles: Tuple[int, int] = (8, 8),
     the current stream). out: None (a new array) or an array of x's kind,
     shape, dtype and device with packed rows; x itself works in place.
     Returns the result."""
-    if not L.HAVE_CLAHE:
-        raise ImghistError(f"imghist: clahe needs a libimghist with imghist_clahe (0.3.4); "
-                           f"{L.library_path} is {L.version_string}")
     try:
         tx, ty = (int(tiles[0]), int(tiles[1]))
     except (TypeError, ValueError, IndexError):
@@ -717,16 +617,12 @@ def clahe(x: Array, clip_limit: float = 40.0, tiles: Tuple[int, int] = (8, 8),
     n_img = math.prod(lead)
     if n_img == 0 or H == 0 or W == 0:
         return o_res
-    lib = L.lib
-    if not lead:
-        _set_view(ctx.src, a.ptr, a, H, W, 1, pitch)
-        _set_view(ctx.dst, o.ptr, o, H, W, 1, olay[6])
-        ctx.check(lib.imghist_clahe(ctx.ptr, ctx.src_a, ctx.dst_a, float(clip_limit), tx, ty))
-        return o_res
-    sv = _views(ctx, "src", a, lead, lst, H, W, 1, pitch)
-    dv = _views(ctx, "dst", o, olay[1], olay[2], H, W, 1, olay[6])
-    ctx.check(lib.imghist_clahe_batch(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n_img,
-                                      float(clip_limit), tx, ty))
+    views = _images(ctx, a, lay, None, o, olay)
+    if views is None:
+        ctx.check(L.lib.imghist_clahe(ctx.ptr, ctx.src_a, ctx.dst_a, float(clip_limit), tx, ty))
+    else:
+        ctx.check(L.lib.imghist_clahe_list(ctx.ptr, views[0].ctypes.data, views[1].ctypes.data,
+                                           n_img, float(clip_limit), tx, ty))
     return o_res
 
 
@@ -780,19 +676,11 @@ def _joint(a, b, bins, rng, mask, backend):
     if na * nbb > L.MAX_BINS:
         raise ValueError(f"imghist: {na} x {nbb} cells; at most 2^24")
     out = A.empty(A_, (na * nbb,), _I64)
-    counts = ctx.counts
-    counts.data = A.pointer(A_.kind, out)
-    counts.len = na * nbb
-    counts.mem = A_.mem
-    _set_view(ctx.src, A_.ptr, A_, H, W, 1, la[6])
+    L.COUNTS_PACK.pack_into(ctx.counts, 0, A.pointer(A_.kind, out), na * nbb, A_.mem)
+    _images(ctx, A_, la, mlay)  # one image: a's view, with its mask, in ctx.src
     _set_view(ctx.dst, B_.ptr, B_, H, W, 1, lb[6])
-    m_a = None
-    if mlay is not None:
-        ma, ml = mlay
-        _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6])
-        m_a = ctx.mask_a
-    ctx.check(L.lib.imghist_histogram2d(ctx.ptr, ctx.src_a, ctx.dst_a, m_a, ctx.spec_a,
-                                        ctx.spec2_a, ctx.counts_a))
+    ctx.check(L.lib.imghist_histogram2d(ctx.ptr, ctx.src_a, ctx.dst_a, ctx.spec_a, ctx.spec2_a,
+                                        ctx.counts_a))
     return A_, ctx, out, na, nbb
 
 
@@ -830,10 +718,7 @@ def mutual_information(a: Array, b: Array, bins: Union[int, Sequence[int], None]
     """
     A_, ctx, joint, na, nbb = _joint(a, b, bins, range, mask, backend)
     res = A.empty(A_, (2,), _F64)
-    counts = ctx.counts
-    counts.data = A.pointer(A_.kind, joint)
-    counts.len = na * nbb
-    counts.mem = A_.mem
+    L.COUNTS_PACK.pack_into(ctx.counts, 0, A.pointer(A_.kind, joint), na * nbb, A_.mem)
     ctx.check(L.lib.imghist_mutual_information(ctx.ptr, ctx.counts_a, na, nbb,
                                                A.pointer(A_.kind, res), A_.mem))
     return A.result(A_, res)
@@ -860,7 +745,7 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
     TIFF orientations are applied. read_truncated: a JPEG whose data ends
     early is refused (False, the default) or read as OpenCV's imread reads
     it, the part the data does not reach made up by libjpeg-turbo, with a
-    RuntimeWarning (True; needs libimghist 0.3.5). Raises ImghistError (with
+    RuntimeWarning (True). Raises ImghistError (with
     the library's message) when the file cannot be read or decoded.
     """
     d = _DEPTHS.get(depth)
@@ -874,9 +759,6 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
     ctx.set_param(L.P_LOAD_CHANNELS, 1 if channels else 0)
     ctx.set_param(L.P_LOAD_GRAY, g)
     if read_truncated:
-        if not L.HAVE_TRUNCATED:
-            raise ImghistError(f"imghist: read_truncated needs libimghist 0.3.5; "
-                               f"{L.library_path} is {L.version_string}")
         ctx.set_param(L.P_LOAD_TRUNCATED, 1)
     img = ctypes.c_void_p()
     if isinstance(path, (bytes, bytearray, memoryview)):
@@ -887,11 +769,12 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
         st = L.lib.imghist_load_file(ctx.ptr, os.fsencode(path), ctypes.addressof(img))
     ctx.check(st)
     try:
-        if read_truncated and L.lib.imghist_image_flags(img.value) & L.IMAGE_TRUNCATED:
+        image = L.Image.from_address(img.value)
+        if read_truncated and image.flags & L.IMAGE_TRUNCATED:
             name = "<memory>" if isinstance(path, (bytes, bytearray, memoryview)) else os.fspath(path)
             warnings.warn(f"imghist: {name!s}: JPEG data ends early; read as OpenCV reads it, "
                           f"the rest of the picture made up", RuntimeWarning, stacklevel=2)
-        v = L.Image.from_address(img.value).view
+        v = image.view
         dtype = {L.U8: np.uint8, L.U16: np.uint16, L.F32: np.float32}[v.dtype]
         C = v.channels or 1
         n = v.pitch * v.height
@@ -906,9 +789,6 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
 def _counts(hist) -> np.ndarray:
     """hist as a C-contiguous uint64 NumPy vector on the host (torch and CuPy
     counts are copied back), for the statistics calls."""
-    if not L.HAVE_STATS:
-        raise ImghistError(f"imghist: the statistics need a libimghist with imghist_otsu "
-                           f"(0.3.2); {L.library_path} is {L.version_string} without it")
     if hasattr(hist, "get") and hasattr(hist, "__cuda_array_interface__"):
         hist = hist.get()  # CuPy
     elif hasattr(hist, "detach") and hasattr(hist, "cpu"):
@@ -965,9 +845,6 @@ def match_lut(hist, ref_hist) -> np.ndarray:
     histogram hist onto the distribution of ref_hist (both 256 counts):
     scikit-image's match_histograms for unsigned images, rounded to a level
     with halves to even (np.rint)."""
-    if not L.HAVE_MATCH:
-        raise ImghistError(f"imghist: matching needs a libimghist with imghist_match_lut "
-                           f"(0.3.3); {L.library_path} is {L.version_string} without it")
     h, r = _counts(hist), _counts(ref_hist)
     if h.size != 256 or r.size != 256:
         raise ValueError("imghist: match_lut wants two histograms of 256 counts")

@@ -231,7 +231,7 @@ def stream(a):
 
 
 # --------------------------------------------------------------------------
-# The common GPU call made cheap (issue 12's per-call budget): a 2-D uint8 or
+# The common GPU call made cheap (a call costs about a launch): a 2-D uint8 or
 # uint16 torch or CuPy array on the current GPU with rows of packed samples.
 # plain() answers in a few attribute reads what describe() and the layout
 # checks would; anything else (None) takes the general path.

@@ -13,23 +13,23 @@ import threading
 
 __all__ = ["ImghistError", "ImghistArgumentError"]
 
-# ---- the header's enums and constants (include/imghist.h.in) ----
+# The header's enums and constants (include/imghist.h.in): only those the
+# package passes or compares.
 OK = 0
 E_INVALID_ARG = 1
 E_BUFSIZE = 10
 BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA = 0, 1, 2
 U8, U16, F32 = 1, 2, 3
 MEM_HOST, MEM_DEVICE = 0, 1
-ACCUMULATE, OUTLIERS, CLOSED = 1, 2, 4
+OUTLIERS, CLOSED = 2, 4
 MAX_BINS = 1 << 24
 MAX_CHANNELS = 4
 P_CPU_THREADS = 3
 P_LOAD_GRAY = 5
 P_LOAD_DEPTH = 7
 P_LOAD_CHANNELS = 8
-P_EQUALIZE_METHOD = 9  # 0.4 (issue 12): IMGHIST_EQ_OPENCV = 0, IMGHIST_EQ_PIL = 1
-P_LOAD_TRUNCATED = 10  # 0.3.5
-IMAGE_TRUNCATED = 1  # imghist_image_flags
+P_LOAD_TRUNCATED = 10
+IMAGE_TRUNCATED = 1
 EQ_OPENCV, EQ_PIL = 0, 1
 
 
@@ -50,16 +50,22 @@ class ImghistArgumentError(ImghistError, ValueError):
 
 
 class View(ctypes.Structure):
+    """imghist_view: one image, or `count` images image_stride bytes apart,
+    with the address of an optional mask view."""
     _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int), ("mem", ctypes.c_int),
                 ("width", ctypes.c_uint32), ("height", ctypes.c_uint32),
-                ("pitch", ctypes.c_size_t), ("channels", ctypes.c_uint32)]
+                ("pitch", ctypes.c_size_t), ("channels", ctypes.c_uint32),
+                ("count", ctypes.c_size_t), ("image_stride", ctypes.c_ssize_t),
+                ("mask", ctypes.c_void_p)]
 
 
 # A View's fields in one struct.pack_into call, for the calls that must be
 # cheap (a few attribute writes through ctypes cost as much as a launch).
-VIEW_PACK = struct.Struct("=QiiIIQI")
+VIEW_PACK = struct.Struct("=QiiIIQI4xQqQ")
 assert [View.data.offset, View.dtype.offset, View.mem.offset, View.width.offset,
-        View.height.offset, View.pitch.offset, View.channels.offset] == [0, 8, 12, 16, 20, 24, 32]
+        View.height.offset, View.pitch.offset, View.channels.offset, View.count.offset,
+        View.image_stride.offset, View.mask.offset] == [0, 8, 12, 16, 20, 24, 32, 40, 48, 56]
+assert VIEW_PACK.size == ctypes.sizeof(View)
 
 
 class Counts(ctypes.Structure):
@@ -77,7 +83,12 @@ class Spec(ctypes.Structure):
 
 
 class Image(ctypes.Structure):
-    _fields_ = [("view", View)]
+    _fields_ = [("view", View), ("flags", ctypes.c_uint)]
+
+
+# The soname of the library this package is written for; the views above are
+# its structures, so an older library would misread them.
+SONAME = "libimghist.so.2"
 
 
 def _candidates():
@@ -85,7 +96,7 @@ def _candidates():
     if env:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
-    names = [os.path.join(here, n) for n in ("libimghist.so.1", "libimghist.so")]
+    names = [os.path.join(here, n) for n in (SONAME, "libimghist.so")]
     return names + sorted(glob.glob(os.path.join(here, "libimghist.so.*")))
 
 
@@ -96,10 +107,18 @@ def _load():
             errors.append(f"{path}: no such file")
             continue
         try:
-            return ctypes.CDLL(path), path
+            found = ctypes.CDLL(path)
         except OSError as e:
             errors.append(str(e))
-    raise ImportError("imghist: cannot load libimghist.so.1 (set IMGHIST_LIBRARY to its path): "
+            continue
+        # imghist_histogram_list arrived with the views that carry count,
+        # stride and mask; a library without it takes other structures.
+        if not hasattr(found, "imghist_histogram_list"):
+            errors.append(f"{path}: a libimghist older than the 1.0 API "
+                          "(no imghist_histogram_list)")
+            continue
+        return found, path
+    raise ImportError(f"imghist: cannot load {SONAME} (set IMGHIST_LIBRARY to its path): "
                       + "; ".join(errors))
 
 
@@ -107,11 +126,13 @@ lib, library_path = _load()
 
 _p = ctypes.c_void_p
 _i = ctypes.c_int
+_u32 = ctypes.c_uint32
+_size = ctypes.c_size_t
 _sigs = {
     "imghist_version": (_i, []),
     "imghist_version_string": (ctypes.c_char_p, []),
     "imghist_strerror": (ctypes.c_char_p, [_i]),
-    "imghist_create_on": (_i, [_i, _i, _p]),
+    "imghist_create": (_i, [_i, _i, _p]),
     "imghist_device_count": (_i, [_p]),
     "imghist_get_device": (_i, [_p, _p]),
     "imghist_destroy": (None, [_p]),
@@ -122,61 +143,28 @@ _sigs = {
     "imghist_get_param": (_i, [_p, _i, _p]),
     "imghist_param_bounds": (_i, [_i, _p, _p]),
     "imghist_set_stream": (_i, [_p, _p]),
-    "imghist_histogram": (_i, [_p, _p, _p, _p, _p]),
-    "imghist_histogram_batch": (_i, [_p, _p, ctypes.c_size_t, _p, _p]),
-    "imghist_range": (_i, [_p, _p, _p, _p, _p]),
-    "imghist_histogram2d": (_i, [_p, _p, _p, _p, _p, _p, _p]),
-    "imghist_mutual_information": (_i, [_p, _p, ctypes.c_uint32, ctypes.c_uint32, _p, _i]),
-    "imghist_equalize_lut": (_i, [_p, _p]),
-    "imghist_equalize_lut_u16": (_i, [_p, _p]),
-    "imghist_equalize": (_i, [_p, _p, _p, _p]),
-    "imghist_equalize_masked": (_i, [_p, _p, _p, _p, _p]),
-    "imghist_load_file": (_i, [_p, ctypes.c_char_p, _p]),
-    "imghist_load_memory": (_i, [_p, _p, ctypes.c_size_t, ctypes.c_char_p, _p]),
-    "imghist_image_free": (None, [_p]),
-}
-# 0.4 (issue 12): present only in libraries that have them.
-_optional = {
-    "imghist_equalize_lut_pil": (_i, [_p, _p]),
-    "imghist_equalize_batch": (_i, [_p, _p, _p, ctypes.c_size_t, _p]),
-    "imghist_entropy": (_i, [_p, ctypes.c_size_t, _p]),
-    "imghist_percentile": (_i, [_p, ctypes.c_size_t, ctypes.c_double, _p]),
-    "imghist_otsu": (_i, [_p, ctypes.c_size_t, _p]),
+    "imghist_histogram": (_i, [_p, _p, _p, _p]),
+    "imghist_histogram_list": (_i, [_p, _p, _size, _p, _p]),
+    "imghist_range": (_i, [_p, _p, _p, _p]),
+    "imghist_histogram2d": (_i, [_p, _p, _p, _p, _p, _p]),
+    "imghist_mutual_information": (_i, [_p, _p, _u32, _u32, _p, _i]),
+    "imghist_equalize_lut": (_i, [_p, _u32, _i, _p]),
+    "imghist_equalize": (_i, [_p, _p, _p, _i, _p]),
+    "imghist_equalize_list": (_i, [_p, _p, _p, _size, _i, _p]),
+    "imghist_clahe": (_i, [_p, _p, _p, ctypes.c_double, _u32, _u32]),
+    "imghist_clahe_list": (_i, [_p, _p, _p, _size, ctypes.c_double, _u32, _u32]),
+    "imghist_entropy": (_i, [_p, _size, _p]),
+    "imghist_percentile": (_i, [_p, _size, ctypes.c_double, _p]),
+    "imghist_otsu": (_i, [_p, _size, _p]),
     "imghist_match_lut": (_i, [_p, _p, _p]),
-    "imghist_clahe": (_i, [_p, _p, _p, ctypes.c_double, ctypes.c_uint32, ctypes.c_uint32]),
-    "imghist_clahe_batch": (_i, [_p, _p, _p, ctypes.c_size_t, ctypes.c_double, ctypes.c_uint32,
-                                 ctypes.c_uint32]),
-    "imghist_image_flags": (ctypes.c_uint, [_p]),
-    "imghist_histogram_strided": (_i, [_p, _p, ctypes.c_size_t, ctypes.c_ssize_t, _p, _p]),
-    "imghist_equalize_strided": (_i, [_p, _p, ctypes.c_ssize_t, _p, ctypes.c_ssize_t,
-                                      ctypes.c_size_t, _p]),
-    "imghist_histogram_batch_masked": (_i, [_p, _p, _p, ctypes.c_size_t, _p, _p]),
-    "imghist_histogram_strided_masked": (_i, [_p, _p, ctypes.c_size_t, ctypes.c_ssize_t, _p,
-                                              ctypes.c_ssize_t, _p, _p]),
-    "imghist_equalize_batch_masked": (_i, [_p, _p, _p, _p, ctypes.c_size_t, _p]),
-    "imghist_equalize_strided_masked": (_i, [_p, _p, ctypes.c_ssize_t, _p, ctypes.c_ssize_t, _p,
-                                             ctypes.c_ssize_t, ctypes.c_size_t, _p]),
+    "imghist_load_file": (_i, [_p, ctypes.c_char_p, _p]),
+    "imghist_load_memory": (_i, [_p, _p, _size, ctypes.c_char_p, _p]),
+    "imghist_image_free": (None, [_p]),
 }
 for _name, (_res, _args) in _sigs.items():
     _f = getattr(lib, _name)
     _f.restype = _res
     _f.argtypes = _args
-for _name, (_res, _args) in _optional.items():
-    if hasattr(lib, _name):
-        _f = getattr(lib, _name)
-        _f.restype = _res
-        _f.argtypes = _args
-
-HAVE_PIL = hasattr(lib, "imghist_equalize_lut_pil")
-HAVE_EQUALIZE_BATCH = hasattr(lib, "imghist_equalize_batch")
-HAVE_STATS = hasattr(lib, "imghist_otsu")
-HAVE_MATCH = hasattr(lib, "imghist_match_lut")
-HAVE_CLAHE = hasattr(lib, "imghist_clahe")
-HAVE_TRUNCATED = hasattr(lib, "imghist_image_flags")
-HAVE_STRIDED = hasattr(lib, "imghist_equalize_strided")  # 0.3.6
-HAVE_MASKED_BATCH = hasattr(lib, "imghist_histogram_strided_masked")  # 0.3.8
-# 0.3.9: masked equalization batches, and 16-bit images in the batch calls
-HAVE_EQ_BATCH_WIDE = hasattr(lib, "imghist_equalize_strided_masked")
 
 version_string = lib.imghist_version_string().decode()
 
@@ -213,7 +201,7 @@ class Context:
     """One library context with the structures its calls pass, so that a
     call fills fields instead of building objects. Used by one thread only."""
 
-    __slots__ = ("ptr", "backend", "device", "stream", "method", "src", "src_a", "mask",
+    __slots__ = ("ptr", "backend", "device", "stream", "src", "src_a", "mask",
                  "mask_a", "dst", "dst_a", "spec", "spec_a", "spec2", "spec2_a", "counts",
                  "counts_a", "d2", "d2_a", "batch_key", "batch_views", "batch_dst_key",
                  "batch_dst_views", "__weakref__")
@@ -221,7 +209,8 @@ class Context:
     def __init__(self, backend: int, device: int):
         self.ptr = None
         out = ctypes.c_void_p()
-        st = lib.imghist_create_on(backend, max(device, 0), ctypes.addressof(out))
+        # GPU 0 unless one is named, never the thread's current GPU (-1).
+        st = lib.imghist_create(backend, max(device, 0), ctypes.addressof(out))
         if out.value is None:
             raise MemoryError("imghist: no memory for a context")
         if st != OK:
@@ -234,7 +223,6 @@ class Context:
         lib.imghist_get_device(self.ptr, ctypes.addressof(dev))
         self.device = dev.value
         self.stream = -1  # the context's own stream: set the caller's on first use
-        self.method = EQ_OPENCV
         if self.backend == BACKEND_CPU:
             self.check(lib.imghist_set_param(self.ptr, P_CPU_THREADS, cpu_threads()))
         self.src, self.mask, self.dst = View(), View(), View()
@@ -261,15 +249,6 @@ class Context:
         if stream != self.stream:
             self.check(lib.imghist_set_stream(self.ptr, stream or None))
             self.stream = stream
-
-    def set_method(self, method: int) -> None:
-        if method != self.method:
-            if not HAVE_PIL:
-                raise ImghistError(
-                    f"imghist: method='pil' needs a libimghist with imghist_equalize_lut_pil "
-                    f"(0.4); {library_path} is {version_string} without it")
-            self.set_param(P_EQUALIZE_METHOD, method)
-            self.method = method
 
     def __del__(self):
         ptr, self.ptr = self.ptr, None

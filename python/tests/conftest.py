@@ -1,9 +1,9 @@
 """Shared fixtures of the imghist Python tests.
 
 Run from the repository root with the library of a build:
-    IMGHIST_LIBRARY=build/src/libimghist.so.1 PYTHONPATH=python python3 -m pytest python/tests
+    IMGHIST_LIBRARY=build/src/libimghist.so PYTHONPATH=python python3 -m pytest python/tests
 (or against an installed package, without either variable). Without them,
-the first build*/src/libimghist.so.1 of the checkout is used.
+the first build*/src/libimghist.so.N of the checkout is used.
 """
 import glob
 import os
@@ -19,7 +19,7 @@ try:
 except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "python"))
     if "IMGHIST_LIBRARY" not in os.environ:
-        libs = sorted(glob.glob(os.path.join(ROOT, "build*", "src", "libimghist.so.1")))
+        libs = sorted(glob.glob(os.path.join(ROOT, "build*", "src", "libimghist.so.[0-9]")))
         if libs:
             os.environ["IMGHIST_LIBRARY"] = libs[0]
 

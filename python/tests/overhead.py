@@ -3,7 +3,7 @@
 imghist.histogram / equalize on a 1x1 device array (torch and CuPy where
 present), the calls queued back to back, one synchronisation at the end.
 Issue 12's target: <= 15 us per call. Not a pytest test; run on a GPU host:
-    IMGHIST_LIBRARY=build/src/libimghist.so.1 PYTHONPATH=python python3 python/tests/overhead.py
+    IMGHIST_LIBRARY=build/src/libimghist.so PYTHONPATH=python python3 python/tests/overhead.py
 """
 import time
 

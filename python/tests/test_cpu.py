@@ -10,7 +10,6 @@ import pytest
 
 import imghist
 import reference as ref
-from imghist import _lib
 
 try:
     import cv2
@@ -18,10 +17,6 @@ except ImportError:  # pragma: no cover
     cv2 = None
 
 needs_cv2 = pytest.mark.skipif(cv2 is None, reason="python3-opencv is missing")
-needs_batch = pytest.mark.skipif(not _lib.HAVE_EQUALIZE_BATCH,
-                                 reason="libimghist has no imghist_equalize_batch")
-needs_pil_method = pytest.mark.skipif(not _lib.HAVE_PIL,
-                                      reason="libimghist has no imghist_equalize_lut_pil")
 
 
 def u8(rng, *shape):
@@ -458,7 +453,6 @@ def test_equalize_list_errors(rng):
 
 
 @needs_cv2
-@needs_batch
 def test_equalize_batch(rng):
     b = (rng.beta(2, 5, (7, 45, 33)) * 255).astype(np.uint8)
     b[3] = 17  # a constant image
@@ -476,13 +470,6 @@ def test_equalize_batch(rng):
     np.testing.assert_array_equal(e4[1, 2], cv2.equalizeHist(nchw[1, 2]))
 
 
-@pytest.mark.skipif(_lib.HAVE_EQUALIZE_BATCH, reason="libimghist has imghist_equalize_batch")
-def test_equalize_batch_missing_is_clear(rng):
-    with pytest.raises(imghist.ImghistError, match="imghist_equalize_batch"):
-        imghist.equalize(u8(rng, 2, 4, 4))
-
-
-@needs_pil_method
 def test_equalize_pil(rng):
     for shape in [(1, 1), (2, 2), (64, 48), (300, 200)]:
         x = (rng.beta(2, 5, shape) * 255).astype(np.uint8)
@@ -498,7 +485,6 @@ def test_equalize_pil(rng):
         np.testing.assert_array_equal(imghist.equalize(y), cv2.equalizeHist(y))
 
 
-@needs_pil_method
 def test_equalize_pil_against_pillow(rng):
     Image = pytest.importorskip("PIL.Image")
     ImageOps = pytest.importorskip("PIL.ImageOps")
@@ -509,12 +495,6 @@ def test_equalize_pil_against_pillow(rng):
         m = (rng.random(shape) < 0.5).astype(np.uint8) * 255
         want_m = np.asarray(ImageOps.equalize(Image.fromarray(x), Image.fromarray(m)))
         np.testing.assert_array_equal(imghist.equalize(x, method="pil", mask=m), want_m)
-
-
-@pytest.mark.skipif(_lib.HAVE_PIL, reason="libimghist has imghist_equalize_lut_pil")
-def test_equalize_pil_missing_is_clear():
-    with pytest.raises(imghist.ImghistError, match="pil"):
-        imghist.equalize(np.zeros((4, 4), np.uint8), method="pil")
 
 
 def test_equalize_errors():
@@ -606,7 +586,6 @@ def test_load_native_depths(tmp_path, rng):
 
 
 @needs_cv2
-@pytest.mark.skipif(not _lib.HAVE_TRUNCATED, reason="libimghist without read_truncated (0.3.5)")
 def test_load_read_truncated(samples, tmp_path):
     path = os.path.join(samples, "hubble_deep_field.jpg")
     with open(path, "rb") as f:
@@ -682,7 +661,6 @@ def test_torch_cpu(rng):
     np.testing.assert_array_equal(e.numpy(), ref.equalize(x))
 
 
-@pytest.mark.skipif(not _lib.HAVE_STATS, reason="libimghist without imghist_otsu (0.3.2)")
 def test_statistics_of_a_histogram(rng):
     cv2 = pytest.importorskip("cv2")
     bimodal = np.concatenate([rng.normal(60, 12, 5000), rng.normal(190, 20, 3000)])
@@ -713,7 +691,6 @@ def test_statistics_of_a_histogram(rng):
 
 # ---- histogram matching ----
 
-@pytest.mark.skipif(not _lib.HAVE_MATCH, reason="libimghist without imghist_match_lut (0.3.3)")
 def test_match_histograms(rng):
     """Against scikit-image's match_histograms (rounded with np.rint) where it
     is installed, and against the definition (NumPy's interp over the
@@ -750,7 +727,6 @@ def test_match_histograms(rng):
 
 # ---- CLAHE ----
 
-@pytest.mark.skipif(not _lib.HAVE_CLAHE, reason="libimghist without imghist_clahe (0.3.4)")
 @pytest.mark.skipif(cv2 is None, reason="python3-opencv is missing")
 def test_clahe_against_opencv(rng):
     """cv2.createCLAHE(clip, tiles).apply() bit for bit: 8- and 16-bit, odd
