@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "bands.h"
 #include "cpu_clahe.h"
+#include "cpu_equalize16.h"
 #include "cpu_hist.h"
 #include "parallel.h"
 
@@ -631,106 +632,11 @@ static imghist_status lut_u8(const imghist_ctx *ctx, const uint64_t hist[256], u
                                                          : ih_equalize_lut_u8(hist, lut);
 }
 
-/*
- * 16-bit equalization of small images without the passes over all 65536
- * levels: 16-bit counts and a bitmap of the values the histogram
- * holds, whose set bits give its levels in order; the LUT at those alone
- * (ih_equalize_lut_u16_at: the same bits as the whole LUT); with a mask,
- * also the entries of the values only unmasked pixels hold, each that of
- * the histogram's level below it (the sum does not grow between levels),
- * from a second bitmap. The counts and bitmaps are cleared where they were
- * set, ready for the next image. For a 64 x 64 image the whole-LUT way
- * spent most of its time clearing 512 KiB of counts and scanning 65536
- * levels.
- */
-#define SPARSE16_MAX 32768 /* samples: every count fits 16 bits */
-
-typedef struct sparse16 {
-    uint16_t count[IH_U16_LEVELS]; /* 0 between images */
-    uint64_t seen[1024];   /* bit v: value v counted; 0 between images */
-    uint64_t want[1024];   /* bit v: value v in an unmasked pixel; 0 between images */
-    uint16_t levels[SPARSE16_MAX];
-    uint16_t lut[IH_U16_LEVELS];   /* entries at the values the image holds */
-} sparse16;
-
-static int sparse16_takes(const imghist_view *src)
-{
-    return src->dtype == IMGHIST_U16 && (uint64_t)src->width * src->height <= SPARSE16_MAX;
-}
-
-/* 0 when the mask keeps no sample (nothing written; sp left clear). */
-static int equalize16_sparse(sparse16 *sp, const imghist_view *src, const imghist_view *mask,
-                             const imghist_view *dst)
-{
-    uint64_t total = 0;
-    for (uint32_t y = 0; y < src->height; y++) {
-        const uint16_t *row = row_of(src, y);
-        const uint8_t *m = mask != NULL ? row_of(mask, y) : NULL;
-        for (uint32_t x = 0; x < src->width; x++) {
-            /* without branches: a random mask mispredicts */
-            const uint32_t v = row[x];
-            const uint64_t bit = UINT64_C(1) << (v & 63);
-            const uint32_t keep = m == NULL || m[x] != 0;
-            const uint64_t all = 0 - (uint64_t)keep; /* keep: every bit */
-            sp->count[v] = (uint16_t)(sp->count[v] + keep);
-            sp->seen[v >> 6] |= bit & all;
-            sp->want[v >> 6] |= bit & ~all;
-            total += keep;
-        }
-    }
-    size_t n = 0;
-    for (uint32_t k = 0; k < 1024; k++) {
-        uint64_t w = sp->seen[k];
-        sp->seen[k] = 0;
-        while (w != 0) {
-            sp->levels[n++] = (uint16_t)(k * 64 + (uint32_t)__builtin_ctzll(w));
-            w &= w - 1;
-        }
-    }
-    if (n > 0) {
-        ih_equalize_lut_u16_at(sp->count, sp->levels, n, total, sp->lut);
-    }
-    /* values of unmasked pixels alone: the entry of the level below, 0
-     * under the first (or the one value everywhere) */
-    const uint32_t first = n > 0 ? sp->levels[0] : 0;
-    const int one = n > 0 && sp->count[first] == total;
-    size_t j = 0; /* levels[0..j) are below v */
-    for (uint32_t k = 0; mask != NULL && k < 1024; k++) {
-        uint64_t w = sp->want[k];
-        sp->want[k] = 0;
-        while (w != 0 && n > 0) {
-            const uint32_t v = k * 64 + (uint32_t)__builtin_ctzll(w);
-            w &= w - 1;
-            while (j < n && sp->levels[j] < v) {
-                j++;
-            }
-            if (j < n && sp->levels[j] == v) {
-                continue; /* counted too: its entry is made */
-            }
-            sp->lut[v] = one ? (uint16_t)first : j == 0 ? 0 : sp->lut[sp->levels[j - 1]];
-        }
-    }
-    for (size_t k = 0; k < n; k++) {
-        sp->count[sp->levels[k]] = 0;
-    }
-    if (n == 0) {
-        return 0;
-    }
-    for (uint32_t y = 0; y < src->height; y++) {
-        const uint16_t *sr = row_of(src, y);
-        uint16_t *dr = (uint16_t *)((uint8_t *)dst->data + (size_t)y * dst->pitch);
-        for (uint32_t x = 0; x < src->width; x++) {
-            dr[x] = sp->lut[sr[x]];
-        }
-    }
-    return 1;
-}
-
 static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
                                    const imghist_view *mask, const imghist_view *dst,
                                    const imghist_counts *hist_out)
 {
-    if (hist_out == NULL && sparse16_takes(src)) {
+    if (hist_out == NULL && ih_sparse16_takes(src)) {
         sparse16 *sp = ih_scratch(ctx, sizeof *sp);
         if (sp == NULL) {
             return IMGHIST_E_NOMEM;
@@ -738,7 +644,7 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
         memset(sp->count, 0, sizeof sp->count);
         memset(sp->seen, 0, sizeof sp->seen);
         memset(sp->want, 0, sizeof sp->want);
-        return equalize16_sparse(sp, src, mask, dst)
+        return ih_equalize16_sparse(sp, src, mask, dst)
                    ? IMGHIST_OK
                    : ih_fail(ctx, IMGHIST_E_INVALID_ARG, "the mask has no non-zero sample");
     }
@@ -815,7 +721,7 @@ static void eq_each_worker(void *arg, size_t worker)
     const int wide = b->job->dtype == IMGHIST_U16;
     uint64_t *own = b->hists == NULL ? malloc(levels * sizeof *own) : NULL;
     void *lut = malloc(levels * (wide ? 2 : 1));
-    /* small 16-bit images without histograms: equalize16_sparse */
+    /* small 16-bit images without histograms: ih_equalize16_sparse */
     sparse16 *sp = wide && b->hists == NULL ? calloc(1, sizeof *sp) : NULL;
     if ((b->hists == NULL && own == NULL) || lut == NULL ||
         (wide && b->hists == NULL && sp == NULL)) {
@@ -839,9 +745,9 @@ static void eq_each_worker(void *arg, size_t worker)
         cx.src = &b->src[i];
         cx.mask = b->masks != NULL ? &b->masks[i] : NULL;
         cx.dst = &b->dst[i];
-        if (sp != NULL && sparse16_takes(cx.src)) {
+        if (sp != NULL && ih_sparse16_takes(cx.src)) {
             /* never empty: the core refused empty masks before any image */
-            (void)equalize16_sparse(sp, cx.src, cx.mask, cx.dst);
+            (void)ih_equalize16_sparse(sp, cx.src, cx.mask, cx.dst);
             continue;
         }
         memset(hist, 0, levels * sizeof *hist);
