@@ -57,6 +57,43 @@ static int host_is_little_endian(void)
     return first == 1;
 }
 
+/* libpng's transformations to the samples imghist keeps: 8 or 16 bits,
+ * alpha kept or dropped, palettes and low-depth gray expanded, and in the
+ * luma mode OpenCV's rgb_to_gray. They may longjmp, as any libpng call. */
+static void set_transforms(png_structp png, png_infop info, const ih_load_opts *opts, int luma,
+                           int keep16)
+{
+    const int color = png_get_color_type(png, info);
+    if (keep16) {
+        if (host_is_little_endian()) {
+            png_set_swap(png); /* PNG stores 16-bit samples big-endian */
+        }
+    } else {
+        png_set_strip_16(png);
+    }
+    if (opts->keep_channels) {
+        if (png_get_valid(png, info, PNG_INFO_tRNS)) {
+            png_set_tRNS_to_alpha(png);
+        }
+    } else {
+        png_set_strip_alpha(png);
+    }
+    png_set_packing(png);
+    if (color == PNG_COLOR_TYPE_PALETTE) {
+        png_set_palette_to_rgb(png);
+    }
+    if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) {
+        png_set_expand_gray_1_2_4_to_8(png);
+    }
+    if (luma && !keep16) {
+        /* OpenCV's png_set_rgb_to_gray(png, 1, 0.299, 0.587), in the fixed
+         * point libpng turns those doubles into. On gray it does nothing. */
+        png_set_rgb_to_gray_fixed(png, PNG_ERROR_ACTION_NONE, 29900, 58700);
+    }
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+}
+
 imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out)
 {
@@ -111,36 +148,8 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
         st = IMGHIST_E_LIMIT;
         png_longjmp(png, 1);
     }
-    const int color = png_get_color_type(png, info);
     const int keep16 = opts->native_depth && png_get_bit_depth(png, info) == 16;
-    if (keep16) {
-        if (host_is_little_endian()) {
-            png_set_swap(png); /* PNG stores 16-bit samples big-endian */
-        }
-    } else {
-        png_set_strip_16(png);
-    }
-    if (opts->keep_channels) {
-        if (png_get_valid(png, info, PNG_INFO_tRNS)) {
-            png_set_tRNS_to_alpha(png);
-        }
-    } else {
-        png_set_strip_alpha(png);
-    }
-    png_set_packing(png);
-    if (color == PNG_COLOR_TYPE_PALETTE) {
-        png_set_palette_to_rgb(png);
-    }
-    if (color == PNG_COLOR_TYPE_GRAY && png_get_bit_depth(png, info) < 8) {
-        png_set_expand_gray_1_2_4_to_8(png);
-    }
-    if (luma && !keep16) {
-        /* OpenCV's png_set_rgb_to_gray(png, 1, 0.299, 0.587), in the fixed
-         * point libpng turns those doubles into. On gray it does nothing. */
-        png_set_rgb_to_gray_fixed(png, PNG_ERROR_ACTION_NONE, 29900, 58700);
-    }
-    png_set_interlace_handling(png);
-    png_read_update_info(png, info);
+    set_transforms(png, info, opts, luma, keep16);
 
     const int channels = png_get_channels(png, info);
     const size_t rowbytes = png_get_rowbytes(png, info);
