@@ -11,6 +11,7 @@
 #include "equalize_rules.cuh"
 #include "equalize_wide.cuh"
 #include "granules.cuh"
+#include "limits.cuh"
 
 namespace {
 
@@ -115,7 +116,7 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
  * lut_kernel does 256 levels) took 147 us, and 26 us with its warps reading
  * their levels in a row: all of the reads and scans on one SM.
  */
-constexpr uint32_t LUT16_BLOCKS = 65536 / LUT_THREADS;
+constexpr uint32_t LUT16_BLOCKS = IH_LEVELS16 / LUT_THREADS;
 
 /* Sum and min over the block (lut16_sums; every thread calls it; a barrier at the start). */
 __device__ __forceinline__ void block_sum_min(unsigned long long &sum, uint32_t &least,
@@ -147,11 +148,11 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_sums(const unsigned long lo
 {
     __shared__ unsigned long long s_sum[32];
     __shared__ uint32_t s_min[32];
-    hist += (size_t)blockIdx.y * 65536; /* a batch: image blockIdx.y's */
+    hist += (size_t)blockIdx.y * IH_LEVELS16; /* a batch: image blockIdx.y's */
     scratch += (size_t)blockIdx.y * 2 * LUT16_BLOCKS;
     const uint32_t v = blockIdx.x * LUT_THREADS + threadIdx.x;
     unsigned long long sum = hist[v];
-    uint32_t least = sum != 0 ? v : 65536u;
+    uint32_t least = sum != 0 ? v : IH_LEVELS16;
     block_sum_min(sum, least, s_sum, s_min);
     if (threadIdx.x == 0) {
         scratch[blockIdx.x] = sum;
@@ -169,9 +170,9 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_entries(const unsigned long
     __shared__ uint32_t s_first[W];
     __shared__ unsigned long long s_warp[LUT_THREADS / 32];
     __shared__ unsigned long long s_block;
-    hist += (size_t)blockIdx.y * 65536; /* a batch: image blockIdx.y's */
+    hist += (size_t)blockIdx.y * IH_LEVELS16; /* a batch: image blockIdx.y's */
     scratch += (size_t)blockIdx.y * 2 * LUT16_BLOCKS;
-    lut += (size_t)blockIdx.y * 65536;
+    lut += (size_t)blockIdx.y * IH_LEVELS16;
     const uint32_t v = blockIdx.x * LUT_THREADS + threadIdx.x;
     const unsigned long long h = hist[v];
     /* The total, the first level and this block's offset from the 64 pairs,
@@ -194,7 +195,7 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_entries(const unsigned long
     }
     __syncthreads();
     unsigned long long total = 0, mine = 0;
-    uint32_t first = 65536u;
+    uint32_t first = IH_LEVELS16;
 #pragma unroll
     for (uint32_t w = 0; w < W; w++) {
         total += s_total[w];
@@ -222,7 +223,7 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_entries(const unsigned long
  * counts still in L2), scans each warp's levels from its offset with no
  * barrier and writes their entries. Entries as lut16_entries makes them.
  */
-constexpr uint32_t LUT16_WARP_LEVELS = 65536 / (LUT_THREADS / 32);
+constexpr uint32_t LUT16_WARP_LEVELS = IH_LEVELS16 / (LUT_THREADS / 32);
 constexpr int LUT16_PAIRS_IN_FLIGHT = 8;
 
 /* f(v, pair) for the lane's pairs of levels v, v + 1 in its warp's range
@@ -266,7 +267,7 @@ __device__ __forceinline__ void block_levels(T sum, uint32_t &first, T *s_sum, u
     __syncthreads();
     total = 0;
     before = 0;
-    first = 65536u;
+    first = IH_LEVELS16;
     for (uint32_t w = 0; w < LUT_THREADS / 32; w++) {
         before += w < warp ? s_sum[w] : (T)0;
         total += s_sum[w];
@@ -280,20 +281,20 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_image_kernel(const unsigned
     __shared__ unsigned long long s_sum[LUT_THREADS / 32];
     __shared__ uint32_t s_min[LUT_THREADS / 32];
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const unsigned long long *hist = hists + (size_t)blockIdx.x * 65536;
-    uint16_t *lut = luts + (size_t)blockIdx.x * 65536;
+    const unsigned long long *hist = hists + (size_t)blockIdx.x * IH_LEVELS16;
+    uint16_t *lut = luts + (size_t)blockIdx.x * IH_LEVELS16;
     const uint32_t base = warp * LUT16_WARP_LEVELS + 2 * lane;
     const ulonglong2 *pairs = reinterpret_cast<const ulonglong2 *>(hist + base);
     unsigned long long sum = 0;
-    uint32_t first = 65536u;
+    uint32_t first = IH_LEVELS16;
     warp_pairs(pairs, base, [&](uint32_t v, const ulonglong2 &q) {
         sum += q.x + q.y;
-        first = min(first, q.x != 0 ? v : q.y != 0 ? v + 1 : 65536u);
+        first = min(first, q.x != 0 ? v : q.y != 0 ? v + 1 : IH_LEVELS16);
     });
     unsigned long long total = 0, before = 0;
     block_levels(sum, first, s_sum, s_min, total, before);
     if (total == 0) { /* identity: the image is copied */
-        for (uint32_t v = threadIdx.x; v < 65536u; v += LUT_THREADS) {
+        for (uint32_t v = threadIdx.x; v < IH_LEVELS16; v += LUT_THREADS) {
             lut[v] = (uint16_t)v;
         }
         return;
@@ -327,7 +328,7 @@ __device__ __forceinline__ void load_lut16(uint16_t *s_lut, const uint16_t *lut)
 {
     const uint4 *src = reinterpret_cast<const uint4 *>(lut);
     uint4 *dst = reinterpret_cast<uint4 *>(s_lut);
-    for (int i = threadIdx.x; i < 65536 * 2 / 16; i += blockDim.x) {
+    for (int i = threadIdx.x; i < IH_LEVELS16 * 2 / 16; i += blockDim.x) {
         dst[i] = src[i];
     }
     __syncthreads();
@@ -422,7 +423,7 @@ __global__ void __launch_bounds__(APPLY_THREADS, 1)
     extern __shared__ __align__(16) uint16_t s_lut[];
     for (uint32_t img = blockIdx.y; img < count; img += gridDim.y) {
         __syncthreads(); /* the previous image's lookups are done */
-        load_lut16(s_lut, luts + (size_t)img * 65536);
+        load_lut16(s_lut, luts + (size_t)img * IH_LEVELS16);
         ih_geom gi = g;
         uint8_t *d = dst;
         image_at(ptrs, img, gi.base, src_stride, d, dst_stride);
@@ -461,7 +462,7 @@ __global__ void __launch_bounds__(APPLY_THREADS, 1)
     }
 }
 
-constexpr size_t LUT16_BYTES = 65536 * 2;
+constexpr size_t LUT16_BYTES = IH_LEVELS16 * 2;
 
 /* Whether a block of the current device holds a 16-bit LUT in shared memory
  * (128 KiB: sm_80 and sm_90; not sm_75, sm_86 or sm_89, whose lookups gather
@@ -495,7 +496,7 @@ __global__ void __launch_bounds__(256)
 {
     __shared__ uint8_t s_lut8[256];
     for (uint32_t img = blockIdx.y; img < count; img += gridDim.y) {
-        const T *lut = luts + (size_t)img * (sizeof(T) == 1 ? 256 : 65536);
+        const T *lut = luts + (size_t)img * (sizeof(T) == 1 ? 256 : IH_LEVELS16);
         if constexpr (sizeof(T) == 1) {
             __syncthreads(); /* the previous image's lookups are done */
             if (threadIdx.x < 256) {
@@ -559,7 +560,7 @@ __global__ void __launch_bounds__(256)
             mask == nullptr ? nullptr
             : ptrs != nullptr ? (const uint8_t *)(uintptr_t)ptrs[2 * (size_t)img + 1]
                               : mask + (long long)img * mask_stride;
-        unsigned long long *h = counts + (size_t)img * 65536;
+        unsigned long long *h = counts + (size_t)img * IH_LEVELS16;
         const bool sa = (((uintptr_t)s | src_pitch) & 1) == 0;
         /* whole warps step together (the vote needs every lane) */
         for (uint32_t k0 = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); k0 < samples;
@@ -657,7 +658,7 @@ __global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
             h4[i] = make_uint4(0, 0, 0, 0);
         }
         if (threadIdx.x == 0) {
-            s_aside = (m == nullptr || m[0] != 0) ? load16(s, sa) : 65536u;
+            s_aside = (m == nullptr || m[0] != 0) ? load16(s, sa) : IH_LEVELS16;
         }
         __syncthreads();
         /* the counts (sample 0 aside); lanes with one value add once */
@@ -699,12 +700,12 @@ __global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
         const uint32_t aside = s_aside;
         /* each warp's levels: lane reads words base + 32 j + lane */
         const uint32_t base = warp * WARP_WORDS + lane;
-        uint32_t sum = 0, first = 65536u;
+        uint32_t sum = 0, first = IH_LEVELS16;
         for (uint32_t j = 0; j < WARP_WORDS / 32; j++) {
             const uint32_t w = h[base + 32 * j], lv = 2 * (base + 32 * j);
             const uint32_t lo = (w & 0xffffu) + (lv == aside), hi = (w >> 16) + (lv + 1 == aside);
             sum += lo + hi;
-            first = min(first, lo != 0 ? lv : hi != 0 ? lv + 1 : 65536u);
+            first = min(first, lo != 0 ? lv : hi != 0 ? lv + 1 : IH_LEVELS16);
         }
         uint32_t total = 0, run = 0;
         block_levels(sum, first, s_sum, s_min, total, run);
@@ -869,7 +870,7 @@ cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t leve
                                    int *empty, bool pil, unsigned long long *scratch,
                                    cudaStream_t stream)
 {
-    if (levels == 65536 && !pil && scratch != nullptr) {
+    if (levels == IH_LEVELS16 && !pil && scratch != nullptr) {
         lut16_sums<<<LUT16_BLOCKS, LUT_THREADS, 0, stream>>>(hist, scratch);
         lut16_entries<<<LUT16_BLOCKS, LUT_THREADS, 0, stream>>>(hist, scratch, (uint16_t *)lut,
                                                                  empty);
@@ -897,7 +898,7 @@ cudaError_t ih_launch_apply_lut16(const uint8_t *src, size_t src_pitch, uint8_t 
             const uint32_t rows = (uint32_t)(height - row0 < band ? height - row0 : band);
             e = ih_launch_apply_lut_batch(src + row0 * src_pitch, 0, src_pitch,
                                           dst + row0 * dst_pitch, 0, dst_pitch, width, rows,
-                                          65536, lut, 1, nullptr, sm_count, stream);
+                                          IH_LEVELS16, lut, 1, nullptr, sm_count, stream);
             if (e != cudaSuccess) {
                 return e;
             }
@@ -960,8 +961,8 @@ cudaError_t ih_launch_equalize_lut_batch(const unsigned long long *hists, uint32
     for (uint32_t i0 = 0; i0 < count; i0 += 65535) {
         const uint32_t n = count - i0 < 65535 ? count - i0 : 65535;
         const unsigned long long *h = hists + (size_t)i0 * levels;
-        if (levels == 65536 && !pil && scratch != nullptr) {
-            uint16_t *l = (uint16_t *)luts + (size_t)i0 * 65536;
+        if (levels == IH_LEVELS16 && !pil && scratch != nullptr) {
+            uint16_t *l = (uint16_t *)luts + (size_t)i0 * IH_LEVELS16;
             unsigned long long *sc = scratch + (size_t)i0 * 2 * LUT16_BLOCKS;
             if (n >= LUT16_IMAGE_MIN) {
                 lut16_image_kernel<<<n, LUT_THREADS, 0, stream>>>(h, l);
@@ -993,7 +994,7 @@ cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, 
                                       cudaStream_t stream)
 {
     const uint64_t samples = (uint64_t)width * height;
-    if (samples >= IH_MAX_GRANULES || width == 0 || (levels != 256 && levels != 65536)) {
+    if (samples >= IH_MAX_GRANULES || width == 0 || (levels != 256 && levels != IH_LEVELS16)) {
         return cudaErrorInvalidValue;
     }
     /* 16-bit images of 2^16 samples and more whose sources and destinations
@@ -1007,7 +1008,7 @@ cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, 
      * load a 128 KiB LUT for fewer bytes of pixels (one H100,
      * bench/results-2026-11-27-h100-lookup-threshold.txt). */
     bool fits = false;
-    if (levels == 65536) {
+    if (levels == IH_LEVELS16) {
         const cudaError_t e = lut16_fits(fits);
         if (e != cudaSuccess) {
             return e;

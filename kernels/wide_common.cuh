@@ -12,7 +12,6 @@
 
 #include "granules.cuh"
 #include "hist_wide.cuh"
-#include "limits.cuh"
 
 namespace {
 

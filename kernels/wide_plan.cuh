@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "wide_common.cuh"
+#include "limits.cuh"
 
 namespace {
 
@@ -122,12 +123,12 @@ inline void job_args(const ih_wide_band &band, const ih_hist_job &job, const ih_
     a.bin = job.bin;
     if (shift32(job)) {
         a.ilo = (int32_t)job.bin.ilo;
-        a.blo = (uint32_t)clamp64(job.bin.ilo, 0, 65536);
-        a.bhi = (uint32_t)clamp64(job.bin.ihi, 0, 65536);
+        a.blo = (uint32_t)clamp64(job.bin.ilo, 0, IH_LEVELS16);
+        a.bhi = (uint32_t)clamp64(job.bin.ihi, 0, IH_LEVELS16);
         a.shift = job.bin.shift;
         a.span = a.bhi - a.blo;
         a.natural = job.dtype == IMGHIST_U16 && job.channels == 1 && a.ilo == 0 &&
-                    a.shift == 0 && a.blo == 0 && a.bhi == 65536 && job.bin.bins == 65536;
+                    a.shift == 0 && a.blo == 0 && a.bhi == IH_LEVELS16 && job.bin.bins == IH_LEVELS16;
     }
     if (job.dtype == IMGHIST_U8) {
         a.natural = job.natural; /* one bin per value, no outlier counters */
