@@ -112,9 +112,8 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
  * levels, in two launches: lut16_sums writes each block's count and first
  * non-empty level to `scratch`; lut16_entries reads those 64 pairs (the
  * total, the first level and the block's offset), scans its block's counts
- * and writes its entries: 3.4 + 4.5 us on the H100. A single block (as
- * lut_kernel does 256 levels) took 147 us, and 26 us with its warps reading
- * their levels in a row: all of the reads and scans on one SM.
+ * and writes its entries. A single block (as lut_kernel does 256 levels)
+ * would put all of the reads and scans on one SM.
  */
 constexpr uint32_t LUT16_BLOCKS = IH_LEVELS16 / LUT_THREADS;
 
@@ -316,12 +315,10 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_image_kernel(const unsigned
     });
 }
 
-/* Images a LUT batch from which lut16_image_kernel takes it. On an H100
- * (ncu, 64 images: 33 us against 27.6 + 33.8 us for the two kernels) a
- * batch of 64 to 512 16-bit 64 x 64 to 512 x 512 images equalized 8-30 %
- * faster; 16 images of 2048 x 2048 (16 SMs busy) not faster, perhaps
- * slower (within the spread), 32 no different: below 48 the two kernels
- * keep it (bench/results-2026-11-27-h100-lut-blocks.txt). */
+/* Images a LUT batch from which lut16_image_kernel takes it: one kernel a
+ * batch saves a launch and a pass over the counts where many images keep
+ * the SMs busy; a few images (a few SMs busy) are no faster in it, and the
+ * two kernels keep them. */
 constexpr uint32_t LUT16_IMAGE_MIN = 48;
 
 __device__ __forceinline__ void load_lut16(uint16_t *s_lut, const uint16_t *lut)
@@ -533,15 +530,12 @@ __global__ void __launch_bounds__(256)
  * Natural 16-bit histograms of a batch of small images added straight to
  * their 65536 global counters each (image i's at counts + i * 65536): a
  * block's private copy of 65536 counters cost more to clear and fold than
- * a small image takes to count (one such block: 11.5 us for a 64 x 64
- * image alone). Tensors try the S16 batch kernels first (0.3.10); this
- * takes those they do not and single images of up to 2^20 samples.
+ * a small image takes to count. Tensors try the S16 batch kernels first;
+ * this takes those they do not and single images of up to 2^20 samples.
  * Lanes of a warp with the same sample add once (__match_any_sync), so that
- * flat regions do not queue on one address (without it a flat 1024 x 1024
- * image took 7 times as long, while the match cost nothing measurable on
- * other data: bench/results-2026-11-27-h100-hist16-match.txt; the
- * one-block kernel below, whose atomics are in shared memory, is the
- * other way round). mask: NULL, or image i's at
+ * flat regions do not queue on one address of global memory, where such a
+ * queue costs far more than the match (the one-block kernel below, whose
+ * atomics are in shared memory, is the other way round). mask: NULL, or image i's at
  * mask + i * mask_stride, a sample counted where its byte is not 0; with
  * ptrs, image i and its mask at ptrs[2 i] and ptrs[2 i + 1].
  */
@@ -582,7 +576,7 @@ __global__ void __launch_bounds__(256)
 }
 
 /*
- * The whole 16-bit equalization of small images, a block an image (0.3.12):
+ * The whole 16-bit equalization of small images, a block an image:
  * the image's natural histogram as 16-bit counts in shared memory (65536
  * levels in 128 KiB, two a word), scanned there into its LUT, which the
  * block then applies. Nothing but the pixels goes through global memory,
@@ -681,10 +675,8 @@ __global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
 #pragma unroll
             for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
                 /* a warp of one value (flat regions) adds once; others a
-                 * sample at a time (__match_any_sync to merge equal lanes
-                 * made the kernel 1.5-2 times slower on an H100, where
-                 * shared atomics on one address cost little:
-                 * bench/results-2026-11-27-h100-eq16-match.txt) */
+                 * sample at a time (shared atomics on one address cost
+                 * less than __match_any_sync to merge equal lanes) */
                 const uint32_t key = in[j] ? v[j] : 0x10000u;
                 const uint32_t k0v = __shfl_sync(0xffffffffu, key, 0);
                 if (__all_sync(0xffffffffu, key == k0v)) {
@@ -1000,13 +992,10 @@ cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, 
     /* 16-bit images of 2^16 samples and more whose sources and destinations
      * keep one 16-byte phase (rows and images alike): each block with its
      * image's LUT in shared memory and whole granules, as a single image's
-     * lookup (the gather below ran a batch of 16 2048 x 2048 images at
-     * about 40 % of the memory's speed on an H100); a block per 65536
-     * samples, the batch's blocks at most an SM each. From 2^16, not 2^18
-     * (0.3.11): 128 equalizations of 256 x 256 images took 0.26-0.29 ms
-     * against 0.32-0.34 ms, 2^15 gained no more, and below it a block would
-     * load a 128 KiB LUT for fewer bytes of pixels (one H100,
-     * bench/results-2026-11-27-h100-lookup-threshold.txt). */
+     * lookup (the gather below reads large images well under the memory's
+     * speed); a block per 65536 samples, the batch's blocks at most an SM
+     * each. From 2^16 samples: below it a block would load a 128 KiB LUT
+     * for fewer bytes of pixels. */
     bool fits = false;
     if (levels == IH_LEVELS16) {
         const cudaError_t e = lut16_fits(fits);

@@ -115,7 +115,7 @@ __device__ __forceinline__ void load_chunk(const uint4 *src, uint32_t c0, uint4 
  * blocks take whole chunks of full granules with no test per granule, and a
  * sample costs a handful of instructions: the bin, an in-range predicate and
  * the atomic (the general kernel above spends several times that on
- * per-sample slot codes and row bookkeeping, and was issue-bound).
+ * per-sample slot codes and row bookkeeping, and is issue-bound).
  */
 template <int KIND, bool NAT, typename T>
 __device__ __forceinline__ bool lean_bin(const Args &a, const uint32_t *lut, const float *tab, T v,

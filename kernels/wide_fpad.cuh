@@ -41,8 +41,8 @@ namespace {
  * less the sign give y + 0x4b400000 and its word with one LEA.HI and one
  * IMAD, the constants folded into the lane's base. About 12 instructions a
  * sample, half of them on the FMA pipe, and a table load only near an edge:
- * the table-for-every-sample form spent about half its shared-memory
- * wavefronts on those loads, which bound the H200.
+ * a table load for every sample would spend about half the shared-memory
+ * wavefronts on those loads, which bound the count.
  */
 constexpr float MAGIC = 12582912.0f; /* 1.5 * 2^23 */
 constexpr uint32_t MAGIC_BITS = 0x4b400000u;

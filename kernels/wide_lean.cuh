@@ -91,9 +91,9 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
              * `bins` and f >= tab[bins]; NaN gives e = 0 and fails the
              * compare: all three give a code outside [0, bins). Those (and
              * the closed range's end) go through lean_bin. A fast path that
-             * trusted floor(t) away from the edges sent 60 % of warps down a
-             * second path with 10000 bins over [0, 1), where eps (0.0036) is
-             * about seven ulps of t. */
+             * trusts floor(t) away from the edges would send many warps down
+             * a second path where eps is a few ulps of t (10000 bins over
+             * [0, 1), say). */
             bool all_in = true;
 #pragma unroll
             for (int j = 0; j < NPER; j++) {
@@ -267,8 +267,8 @@ __device__ __forceinline__ void lean_run(uint32_t *cnt, uint32_t *cnt_lane, cons
         /* The next chunk's loads go out before this one is counted: a warp
          * spends longer counting a chunk (it issues one instruction in ten
          * cycles among its SM's 32 warps) than the memory takes to answer,
-         * and with one chunk in flight the H200's SMs sat at 60 % of its
-         * read rate on F32. S32 blocks have 512 threads, so the 16 more
+         * so with one chunk in flight the SMs would wait on memory (F32
+         * most). S32 blocks have 512 threads, so the 16 more
          * registers fit; S16's 1024 have none to spare. */
         const uint32_t step = gridDim.x * CHUNK;
         uint32_t c0 = blockIdx.x * CHUNK;
@@ -338,7 +338,7 @@ struct LeanShared {
 };
 
 /* A lean block's start: its image (BATCH), its table and zeroed counters
- * (lean_kernel spells this out: its measured code stays as it was). */
+ * (lean_kernel spells this out itself, which keeps its code as tuned). */
 template <int KIND, int STORE, bool BATCH> __device__ __forceinline__ LeanShared lean_begin(Args &a)
 {
     if constexpr (BATCH) {

@@ -71,7 +71,7 @@ inline int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
  * the exact position of v among binning.h's edges: twice ih_float_bound plus
  * 2^-20. A sample whose frac(t) is within eps of 0 or 1 is binned exactly.
  * Where the bound is loose (eps > 1/4) or none (a range wider than 1e38,
- * where v - lo_f could overflow and lean_bin once put such samples in bin 0)
+ * where v - lo_f could overflow and put such samples in bin 0)
  * or t could reach 2^24, the estimate is not used.
  */
 inline void float_estimate(const ih_binning &b, Args &a)
@@ -184,8 +184,8 @@ inline int walk_of(const ih_wide_band &band, const ih_hist_job &job, const ih_wi
         ((uintptr_t)band.mask & (16 / size - 1)) == 0) {
         return W_FLAT_MASKED;
     }
-    /* Channels in the 16-bit pairs (rare: over 58000 counters an image on
-     * an H100) walk rows: the lean kernel's S16 form spills with them. */
+    /* Channels in the 16-bit pairs (rare: it takes counters too many for
+     * the S32 store) walk rows: the lean kernel's S16 form spills with them. */
     if (flat && plan.store != IH_WIDE_S16) {
         return W_FLAT_CHANNELS;
     }
@@ -206,8 +206,8 @@ inline bool split_fits(int walk, const ih_hist_job &job, const ih_wide_plan_t &p
  * for rows (the general walk), PLAIN_MASKED for rows with a mask, else 0.
  * Such a plan gets all 32
  * copies of the counters where they fit a block, even at one block an SM
- * (four channels, 129 KiB: 92-97 % of an H100's read rate, against 74 % with
- * the 16 copies that leave two blocks; bench/RESULTS.md, session 20). */
+ * (four channels take 129 KiB): every lane its own bank is worth more than
+ * a second block with 16 copies. */
 enum { PLAIN_FLAT = 1, PLAIN_ROWS = 2, PLAIN_MASKED = 3, PLAIN_FLAT_MASKED = 4 };
 
 inline int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_plan_t &plan, int walk,
@@ -221,8 +221,8 @@ inline int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_pl
      * mask byte i: pixel i): a flat walk with the granule's mask bytes
      * loaded beside it. Two and four channels need the mask aligned with the
      * granules (16 / channels pixels each; a batch's masks each so aligned),
-     * three do not. The row walk read packed RGBA with a mask at 54 % of an
-     * H100's read rate, RGB at 74 %. */
+     * three do not. The row walk spends a division and a mask test a
+     * sample, which the flat walk does not. */
     const uint32_t ch = job.channels;
     const size_t row_bytes = (size_t)band.width * ch;
     const uint32_t align = ch == 3 ? 1u : 16u / ch;

@@ -23,19 +23,16 @@ namespace {
  * 32768 values have 16-bit counters in pairs (S, 16384 words after P, swz(s
  * >> 1), half s & 1 for their index s) as in the S16 store. The shared layout
  * (S16) returns the old value of every add, so its lanes on one word take
- * turns: with 8 values a multiple of 64 a warp's 32 adds went to 8 words,
- * and the H200 counted at 47 % of its read rate (the H100 at 68 %; 96 % in
- * this layout). A block takes a split layout when at most 2 of the 1024
+ * turns: with 8 values a multiple of 64 a warp's 32 adds go to 8 words,
+ * and the count runs at a fraction of the read rate. A block takes a split layout when at most 2 of the 1024
  * granules split_of samples hold a value outside its P, or at most
  * SPLIT_OUTSIDE_MAX (64) where the shared layout's lanes would queue on a
  * few words (crowded). A warp with a value outside P takes every sample
  * through split_add, about twice the shared layout's cost, which pays only
- * where that queueing costs more: a band of 16 values with 1 sample in 256
- * elsewhere (hot pixels or stars on a sky background: 3 % of granules) went
- * from 67 % of an H100's read rate in the shared layout to 86 % in this one
- * (0.3.13), while a band of 1000 values with as many outliers, which the
- * shared layout reads at 96 %, ran at 86 % in it (bench/RESULTS.md, session
- * 26). split_run then folds the block's counters.
+ * where that queueing costs more: a narrow band of values with a few
+ * samples elsewhere (hot pixels or stars on a sky background) gains, while
+ * a wide band, which the shared layout counts near the read rate, would
+ * lose; hence the limits. split_run then folds the block's counters.
  */
 constexpr int SPLIT_OUTSIDE_MAX = 64;
 constexpr uint32_t SPLIT_CROWDED = 16;
@@ -135,9 +132,8 @@ __device__ __forceinline__ void split_granule(uint32_t *cnt, const Args &a, cons
     }
     /* Some lane holds a value outside P: every sample through split_add.
      * (Each word's halves apart, those in P by the literal increments above
-     * and only the others through split_add, was slower: a band with 1 in
-     * 256 samples elsewhere 77 % of an H100's read rate against 86 %,
-     * bench/RESULTS.md, session 26.) */
+     * and only the others through split_add, is slower: the warp then
+     * takes both paths.) */
 #pragma unroll
     for (int j = 0; j < 8; j++) {
         split_add(cnt, a, m, (uint32_t)sample_of<uint16_t>(v, j), 1u);

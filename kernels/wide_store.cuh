@@ -176,8 +176,8 @@ __device__ __forceinline__ uint32_t copies_sum(const Args &a, const uint32_t *cn
  * of bin v: bins 2t and 2t + 1 a thread, one 16-byte store where the
  * target allows (an even len, 16-byte aligned); with accumulate added to
  * the target's. (A store a counter word in the words' order, two 8-byte
- * stores 16 bytes apart a lane, ran at about half the speed of the memset
- * it replaces.) */
+ * stores 16 bytes apart a lane, would run at about half the speed of a
+ * memset of the target.) */
 template <class Count> __device__ __forceinline__ void own_store(const Args &a, Count count)
 {
     const bool vec = (a.len & 1u) == 0 && ((uintptr_t)a.target & 15u) == 0;

@@ -20,7 +20,7 @@ namespace {
  * so that every lane keeps to its own bank as in hist_u8's kernel. A byte
  * costs a PRMT, an address and the atomic (lean_granule's form below: the
  * channel's wrap, its offset, the swizzle and the address, about twice the
- * integer work, which bounded 8-bit RGB at 73 % of the H100's read rate).
+ * integer work, which bounds 8-bit RGB below the read rate).
  * c0: the channel of the granule's first byte (in a flat run, granule gi
  * starts at sample 16 gi: channel 0 for two or four channels, gi mod 3 for
  * three); ROWS: any c0 (a granule anywhere in a row), else 0 for two or
