@@ -13,74 +13,77 @@
 
 namespace {
 
-/* MASKED (one channel, S32; or the natural 16-bit histogram in S16): mk
- * holds the mask bytes of the granule's samples (byte j: sample j's pixel),
- * and a sample whose byte is 0 is not counted. */
-template <int KIND, int STORE, bool VOTE, bool NAT, typename T, bool MULTI = false,
-          bool MASKED = false>
-__device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
-                                             const uint32_t *lut, const float *tab, const uint4 &v,
-                                             uint32_t gi = 0, const uint4 &mk = uint4{})
+/* lean_granule's vote (VOTE): true where the warp counted the granule
+ * with one add. Every lane calls it. */
+template <int KIND, int STORE, bool NAT, typename T>
+__device__ __forceinline__ bool lean_vote(uint32_t *cnt, const Args &a, const uint32_t *lut,
+                                          const float *tab, const uint4 &v)
 {
-    static_assert(!MASKED || (!MULTI && (STORE == IH_WIDE_S32 ||
-                                         (STORE == IH_WIDE_S16 && KIND == K_SHIFT && NAT))),
-                  "masks: one channel, S32 or the natural 16-bit S16");
     constexpr int NPER = 16 / (int)sizeof(T);
-    if constexpr (VOTE && STORE != IH_WIDE_S32 && !MULTI && !MASKED) {
-        /* A warp whose 32 granules are one sample repeated (constant data)
-         * makes one add: ATOMS.ADD, unlike POPC.INC, pays for equal lanes. */
-        const uint32_t x0 = __shfl_sync(FULL, v.x, 0); /* every lane, before the test */
-        if (__all_sync(FULL, ih_repeats<sizeof(T)>(v) && v.x == x0)) {
-            uint32_t b0;
-            if ((threadIdx.x & 31u) == 0 && lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, 0), b0)) {
-                add_n<STORE>(cnt, a, b0, NPER * 32u, 0);
-            }
-            return;
+    /* A warp whose 32 granules are one sample repeated (constant data)
+     * makes one add: ATOMS.ADD, unlike POPC.INC, pays for equal lanes. */
+    const uint32_t x0 = __shfl_sync(FULL, v.x, 0); /* every lane, before the test */
+    if (__all_sync(FULL, ih_repeats<sizeof(T)>(v) && v.x == x0)) {
+        uint32_t b0;
+        if ((threadIdx.x & 31u) == 0 && lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, 0), b0)) {
+            add_n<STORE>(cnt, a, b0, NPER * 32u, 0);
+        }
+        return true;
+    }
+    return false;
+}
+
+/* The natural 16-bit histogram in S16 (one bin per value): a granule's
+ * eight samples into their halves, then the wraps. */
+template <typename T, bool MASKED>
+__device__ __forceinline__ void lean_natural16(uint32_t *cnt, const Args &a, const uint4 &v,
+                                               const uint4 &mk)
+{
+    /* One bin per 16-bit value: a 32-bit word's two samples go through
+     * the counter index swz(s >> 1) together, in the word's halves (about
+     * two integer instructions fewer a sample), and a granule looks at
+     * its old halves once, through the largest of them (VIMNMX3 on
+     * sm_90): 0xffff in either half, incremented or not, sends it to
+     * s16_fix, which looks at each sample exactly. */
+    const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
+    uint32_t old[8];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const uint32_t w = w4[i];
+        /* swz(s) = s ^ ((s >> 5) & 31) for s = sample >> 1, both halves;
+         * bit 15 (the high sample's bit 0) is masked off below. */
+        const uint32_t x = (w >> 1) ^ ((w >> 6) & 0x001f001fu);
+        const uint32_t dlo = (w & 1u) * 0xffffu + 1u;
+        const uint32_t dhi = __umulhi(w & 0x10000u, 0xffff0000u) + 1u; /* 1 or 65536 */
+        if constexpr (MASKED) {
+            /* a sample left out sees 0: no half of it looks wrapped */
+            old[2 * i] = sample_of<uint8_t>(mk, 2 * i) != 0
+                             ? atomicAdd(cnt + (x & 0x7fffu), dlo) : 0u;
+            old[2 * i + 1] = sample_of<uint8_t>(mk, 2 * i + 1) != 0
+                                 ? atomicAdd(cnt + (x >> 16), dhi) : 0u;
+        } else {
+            old[2 * i] = atomicAdd(cnt + (x & 0x7fffu), dlo);
+            old[2 * i + 1] = atomicAdd(cnt + (x >> 16), dhi);
         }
     }
-    if constexpr (KIND == K_SHIFT && STORE == IH_WIDE_S16 && NAT && !MULTI) {
-        /* One bin per 16-bit value: a 32-bit word's two samples go through
-         * the counter index swz(s >> 1) together, in the word's halves (about
-         * two integer instructions fewer a sample), and a granule looks at
-         * its old halves once, through the largest of them (VIMNMX3 on
-         * sm_90): 0xffff in either half, incremented or not, sends it to
-         * s16_fix, which looks at each sample exactly. */
-        const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
-        uint32_t old[8];
+    uint32_t most = 0;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const uint32_t w = w4[i];
-            /* swz(s) = s ^ ((s >> 5) & 31) for s = sample >> 1, both halves;
-             * bit 15 (the high sample's bit 0) is masked off below. */
-            const uint32_t x = (w >> 1) ^ ((w >> 6) & 0x001f001fu);
-            const uint32_t dlo = (w & 1u) * 0xffffu + 1u;
-            const uint32_t dhi = __umulhi(w & 0x10000u, 0xffff0000u) + 1u; /* 1 or 65536 */
-            if constexpr (MASKED) {
-                /* a sample left out sees 0: no half of it looks wrapped */
-                old[2 * i] = sample_of<uint8_t>(mk, 2 * i) != 0
-                                 ? atomicAdd(cnt + (x & 0x7fffu), dlo) : 0u;
-                old[2 * i + 1] = sample_of<uint8_t>(mk, 2 * i + 1) != 0
-                                     ? atomicAdd(cnt + (x >> 16), dhi) : 0u;
-            } else {
-                old[2 * i] = atomicAdd(cnt + (x & 0x7fffu), dlo);
-                old[2 * i + 1] = atomicAdd(cnt + (x >> 16), dhi);
-            }
-        }
-        uint32_t most = 0;
-#pragma unroll
-        for (int j = 0; j < 8; j += 2) {
-            most = __vimax3_u16x2(most, old[j], old[j + 1]);
-        }
-        if ((most & 0xffffu) == 0xffffu || (most >> 16) == 0xffffu) {
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                s16_fix(a, (uint32_t)sample_of<T>(v, j), 1u, old[j]);
-            }
-        }
-        return;
+    for (int j = 0; j < 8; j += 2) {
+        most = __vimax3_u16x2(most, old[j], old[j + 1]);
     }
-    uint32_t b[NPER];
-    bool in[NPER];
+    if ((most & 0xffffu) == 0xffffu || (most >> 16) == 0xffffu) {
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            s16_fix(a, (uint32_t)sample_of<T>(v, j), 1u, old[j]);
+        }
+    }
+}
+
+/* The bins of a granule's NPER samples (b) and whether each is in one (in). */
+template <int KIND, bool NAT, typename T, int NPER>
+__device__ __forceinline__ void lean_bins(const Args &a, const uint32_t *lut, const float *tab,
+                                          const uint4 &v, uint32_t (&b)[NPER], bool (&in)[NPER])
+{
     if constexpr (KIND == K_FTAB) {
         if (a.eps < 0.5f) {
             /* Without a branch: the edge nearest the estimate t, e, and one
@@ -127,13 +130,14 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
             in[j] = lean_bin<KIND, NAT, T>(a, lut, tab, sample_of<T>(v, j), b[j]);
         }
     }
-    if constexpr (MASKED) {
-#pragma unroll
-        for (int j = 0; j < NPER; j++) {
-            in[j] = in[j] && sample_of<uint8_t>(mk, j) != 0;
-        }
-    }
-    add_channels<MULTI, NPER>(a, gi, b);
+}
+
+/* The samples of a granule that are in a bin (in) into their counters (b)
+ * in the block's store. */
+template <int STORE, int NPER>
+__device__ __forceinline__ void lean_count(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
+                                           const uint32_t (&b)[NPER], const bool (&in)[NPER])
+{
     if constexpr (STORE == IH_WIDE_S32) {
         /* Literal increments (ATOMS.POPC.INC merges equal lanes), at byte
          * offsets: one shift and one add to the address. A granule whose
@@ -194,6 +198,41 @@ __device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, 
             }
         }
     }
+}
+
+/* MASKED (one channel, S32; or the natural 16-bit histogram in S16): mk
+ * holds the mask bytes of the granule's samples (byte j: sample j's pixel),
+ * and a sample whose byte is 0 is not counted. */
+template <int KIND, int STORE, bool VOTE, bool NAT, typename T, bool MULTI = false,
+          bool MASKED = false>
+__device__ __forceinline__ void lean_granule(uint32_t *cnt, uint32_t *cnt_lane, const Args &a,
+                                             const uint32_t *lut, const float *tab, const uint4 &v,
+                                             uint32_t gi = 0, const uint4 &mk = uint4{})
+{
+    static_assert(!MASKED || (!MULTI && (STORE == IH_WIDE_S32 ||
+                                         (STORE == IH_WIDE_S16 && KIND == K_SHIFT && NAT))),
+                  "masks: one channel, S32 or the natural 16-bit S16");
+    constexpr int NPER = 16 / (int)sizeof(T);
+    if constexpr (VOTE && STORE != IH_WIDE_S32 && !MULTI && !MASKED) {
+        if (lean_vote<KIND, STORE, NAT, T>(cnt, a, lut, tab, v)) {
+            return;
+        }
+    }
+    if constexpr (KIND == K_SHIFT && STORE == IH_WIDE_S16 && NAT && !MULTI) {
+        lean_natural16<T, MASKED>(cnt, a, v, mk);
+        return;
+    }
+    uint32_t b[NPER];
+    bool in[NPER];
+    lean_bins<KIND, NAT, T, NPER>(a, lut, tab, v, b, in);
+    if constexpr (MASKED) {
+#pragma unroll
+        for (int j = 0; j < NPER; j++) {
+            in[j] = in[j] && sample_of<uint8_t>(mk, j) != 0;
+        }
+    }
+    add_channels<MULTI, NPER>(a, gi, b);
+    lean_count<STORE, NPER>(cnt, cnt_lane, a, b, in);
 }
 
 /* A block's share of the flat run. NAT: U16 with one bin per value; MULTI:
