@@ -1,7 +1,8 @@
 /*
  * Wide histograms, host side: how a job is laid out and walked on this
  * device (the store's counter words, the walk of a band, the plain layout,
- * the F32 estimate) and the arguments of its launches.
+ * the F32 estimate) and the arguments of its launches. Inline: the
+ * launchers (hist_wide.cu) and the plan (wide_plan.cu) both use them.
  */
 #ifndef IMGHIST_WIDE_PLAN_CUH
 #define IMGHIST_WIDE_PLAN_CUH
@@ -13,8 +14,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "wide_common.cuh"
 #include "limits.cuh"
+#include "wide_common.cuh"
 
 namespace {
 
@@ -109,8 +110,8 @@ inline void float_estimate(const ih_binning &b, Args &a)
 }
 
 /* The arguments every launch of a job shares (the geometry comes later). */
-inline void job_args(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan,
-              unsigned long long *target, Args &a)
+inline void job_args(const ih_wide_band &band, const ih_hist_job &job,
+                     const ih_wide_plan_t &plan, unsigned long long *target, Args &a)
 {
     memset(&a, 0, sizeof a);
     a.mask = band.mask;
@@ -128,7 +129,8 @@ inline void job_args(const ih_wide_band &band, const ih_hist_job &job, const ih_
         a.shift = job.bin.shift;
         a.span = a.bhi - a.blo;
         a.natural = job.dtype == IMGHIST_U16 && job.channels == 1 && a.ilo == 0 &&
-                    a.shift == 0 && a.blo == 0 && a.bhi == IH_LEVELS16 && job.bin.bins == IH_LEVELS16;
+                    a.shift == 0 && a.blo == 0 && a.bhi == IH_LEVELS16 &&
+                    job.bin.bins == IH_LEVELS16;
     }
     if (job.dtype == IMGHIST_U8) {
         a.natural = job.natural; /* one bin per value, no outlier counters */
@@ -159,8 +161,8 @@ inline uint32_t phys_of(const ih_hist_job &job, int store, uint32_t copies)
 /* How a band is walked: flat (rows back to back from a 16-byte aligned
  * start, for the kinds the lean kernel bins), simple rows, or the general
  * walk (channels, masks). */
-inline int walk_of(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan,
-            size_t row_bytes)
+inline int walk_of(const ih_wide_band &band, const ih_hist_job &job,
+                   const ih_wide_plan_t &plan, size_t row_bytes)
 {
     const bool simple = job.channels == 1 && band.mask == nullptr;
     const bool lean_kind = job.dtype == IMGHIST_U8 || (job.dtype == IMGHIST_U16 && shift32(job)) ||
@@ -210,8 +212,8 @@ inline bool split_fits(int walk, const ih_hist_job &job, const ih_wide_plan_t &p
  * a second block with 16 copies. */
 enum { PLAIN_FLAT = 1, PLAIN_ROWS = 2, PLAIN_MASKED = 3, PLAIN_FLAT_MASKED = 4 };
 
-inline int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_plan_t &plan, int walk,
-             int optin, long long mask_stride = 0)
+inline int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_plan_t &plan,
+                    int walk, int optin, long long mask_stride = 0)
 {
     if ((walk != W_FLAT_CHANNELS && walk != W_GENERAL) || job.dtype != IMGHIST_U8 ||
         job.channels < 2 || !job.natural || job.stride != 256 || plan.store != IH_WIDE_S32) {
@@ -244,8 +246,8 @@ inline int plain_of(const ih_wide_band &band, const ih_hist_job &job, ih_wide_pl
 }
 
 /* The geometry of `rows` rows from base (flat: one run of bytes). */
-inline void set_geom(Args &a, const uint8_t *base, size_t pitch, size_t row_bytes, uint32_t rows,
-              bool flat)
+inline void set_geom(Args &a, const uint8_t *base, size_t pitch, size_t row_bytes,
+                     uint32_t rows, bool flat)
 {
     ih_geom &g = a.g;
     g.base = base;
@@ -272,8 +274,8 @@ inline cudaError_t device_facts(int &sms, int &optin)
 
 /* The walk of a batch's launch (a flat masked walk needs every image's mask
  * in step with its samples). */
-inline int batch_walk(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan,
-               long long mask_stride)
+inline int batch_walk(const ih_wide_band &band, const ih_hist_job &job,
+                      const ih_wide_plan_t &plan, long long mask_stride)
 {
     const size_t size = ih_dtype_size(job.dtype);
     const int walk = walk_of(band, job, plan, (size_t)band.width * job.channels * size);
@@ -284,8 +286,8 @@ inline int batch_walk(const ih_wide_band &band, const ih_hist_job &job, const ih
  * in the flat walks (with a mask: the natural histogram) or the simple one.
  * (The general walk's S16 batch kernel, for other masks, spilled 1 KB a
  * thread under S16's 64 registers: those go a launch an image.) */
-inline bool s16_batch_walk(const ih_wide_band &band, const ih_hist_job &job, const ih_wide_plan_t &plan,
-                    long long mask_stride)
+inline bool s16_batch_walk(const ih_wide_band &band, const ih_hist_job &job,
+                           const ih_wide_plan_t &plan, long long mask_stride)
 {
     const int walk = batch_walk(band, job, plan, mask_stride);
     return job.dtype == IMGHIST_U16 && shift32(job) &&
