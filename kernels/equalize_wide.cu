@@ -481,8 +481,9 @@ __global__ void __launch_bounds__(256)
  * this takes those they do not and single images of up to 2^20 samples.
  * Lanes of a warp with the same sample add once (__match_any_sync), so that
  * flat regions do not queue on one address of global memory, where such a
- * queue costs far more than the match (the one-block kernel below, whose
- * atomics are in shared memory, is the other way round). mask: NULL, or image i's at
+ * queue costs far more than the match (the one-block kernel of
+ * equalize16_small.cu, whose atomics are in shared memory, is the other way
+ * round). mask: NULL, or image i's at
  * mask + i * mask_stride, a sample counted where its byte is not 0; with
  * ptrs, image i and its mask at ptrs[2 i] and ptrs[2 i + 1].
  */

@@ -1,6 +1,6 @@
 /*
- * Wide histograms: a sample's counter (its bin, channel and mask), and the
- * samples of a loaded granule.
+ * Wide histograms: a sample's counter (its bin, channel and mask), and a
+ * thread's granules: their loads and their samples.
  */
 #ifndef IMGHIST_WIDE_BIN_CUH
 #define IMGHIST_WIDE_BIN_CUH
@@ -114,7 +114,7 @@ __device__ __forceinline__ void load_chunk(const uint4 *src, uint32_t c0, uint4 
  * cheap bin (K_LUT8, K_SHIFT, K_FTAB). Its
  * blocks take whole chunks of full granules with no test per granule, and a
  * sample costs a handful of instructions: the bin, an in-range predicate and
- * the atomic (the general kernel above spends several times that on
+ * the atomic (the general kernel, wide_kernel, spends several times that on
  * per-sample slot codes and row bookkeeping, and is issue-bound).
  */
 template <int KIND, bool NAT, typename T>

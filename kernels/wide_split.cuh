@@ -24,8 +24,9 @@ namespace {
  * >> 1), half s & 1 for their index s) as in the S16 store. The shared layout
  * (S16) returns the old value of every add, so its lanes on one word take
  * turns: with 8 values a multiple of 64 a warp's 32 adds go to 8 words,
- * and the count runs at a fraction of the read rate. A block takes a split layout when at most 2 of the 1024
- * granules split_of samples hold a value outside its P, or at most
+ * and the count runs at a fraction of the read rate. A block takes a split
+ * layout when at most 2 of the 1024 granules split_of samples hold a value
+ * outside its P, or at most
  * SPLIT_OUTSIDE_MAX (64) where the shared layout's lanes would queue on a
  * few words (crowded). A warp with a value outside P takes every sample
  * through split_add, about twice the shared layout's cost, which pays only

@@ -18,7 +18,7 @@ namespace {
  * in the plain layout: counter (channel c, value x) of lane L at
  * byte col + c * 32768 + x * 128, where col is the lane's counter of (0, 0),
  * so that every lane keeps to its own bank as in hist_u8's kernel. A byte
- * costs a PRMT, an address and the atomic (lean_granule's form below: the
+ * costs a PRMT, an address and the atomic (lean_granule's form, wide_lean.cuh: the
  * channel's wrap, its offset, the swizzle and the address, about twice the
  * integer work, which bounds 8-bit RGB below the read rate).
  * c0: the channel of the granule's first byte (in a flat run, granule gi
