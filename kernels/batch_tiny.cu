@@ -2,8 +2,8 @@
  * Batches of tiny images laid out as a tensor (CIFAR's 32x32, 64x64 crops),
  * one warp per image. The block kernels pay a fixed cost per image that
  * such images cannot hide: 32 KiB of replicated counters cleared or folded,
- * block barriers, a 512-thread scan; with 1 KB images a batch took 20 times
- * the time to read it (bench/RESULTS.md, 2026-11-26, session 18). Here each
+ * block barriers, a 512-thread scan, which outweighs reading a 1 KB image
+ * many times over. Here each
  * warp keeps its image's 256 counters in 1 KiB of shared memory, counts the
  * image's granules with shared atomics (literal increments, which the SM
  * merges across lanes of one address), holds 8 bins a lane to write the

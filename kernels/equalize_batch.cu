@@ -5,8 +5,8 @@
  * An image whose granules fit in shared memory (with the counters) is read
  * from global memory once: one block copies it into shared memory while it
  * counts it, folds and scans the histogram, makes the LUT and writes the
- * looked-up image from its copy (counting a cp.async copy once it had all
- * landed measured 12 % slower on an H100, 1024 x 224x224). The other images
+ * looked-up image from its copy (counting a cp.async copy once it has all
+ * landed would be slower). The other images
  * go the two-pass way: a persistent grid counts their chunks, numbered back to back as in the
  * histogram batch; the last block to fold into an image (a ticket per image)
  * turns its counts into its histogram and LUT; a second launch looks them up.
@@ -270,7 +270,7 @@ cudaError_t ih_equalize_batch_setup(uint32_t *small_max, int *count_bps, int *ap
         return e;
     }
     /* Two blocks per SM, so that one block's loads overlap another's scan and
-     * stores (about 80 KB per image on an H100); one where two leave too
+     * stores; one where two leave too
      * little. */
     const long counters = SH_WORDS * (long)sizeof(uint32_t);
     const long fixed = (long)(fa.sharedSizeBytes > fu.sharedSizeBytes ? fa.sharedSizeBytes

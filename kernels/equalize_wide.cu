@@ -4,17 +4,18 @@
  * equalize_rules.cuh: one block for 256 levels, 64 blocks in two launches for
  * 65536, a block an image for batches of 48 such histograms and more), and
  * the 16-bit lookup: the 65536-entry LUT (128 KiB) in shared memory, one
- * block per SM, 16-byte granules of 8 samples.
+ * block per SM, 16-byte granules of 8 samples. The whole equalization of
+ * small 16-bit images, a block an image, is equalize16_small.cu's.
  */
 #include <stdint.h>
 
+#include "equalize16.cuh"
 #include "equalize_rules.cuh"
 #include "equalize_wide.cuh"
 #include "granules.cuh"
 
 namespace {
 
-constexpr int LUT_THREADS = 1024;
 constexpr int APPLY_THREADS = 1024;
 constexpr int UNROLL = 2;
 constexpr int CHUNK = APPLY_THREADS * UNROLL;
@@ -111,11 +112,10 @@ __global__ void __launch_bounds__(LUT_THREADS) lut_kernel(const unsigned long lo
  * levels, in two launches: lut16_sums writes each block's count and first
  * non-empty level to `scratch`; lut16_entries reads those 64 pairs (the
  * total, the first level and the block's offset), scans its block's counts
- * and writes its entries: 3.4 + 4.5 us on the H100. A single block (as
- * lut_kernel does 256 levels) took 147 us, and 26 us with its warps reading
- * their levels in a row: all of the reads and scans on one SM.
+ * and writes its entries. A single block (as lut_kernel does 256 levels)
+ * would put all of the reads and scans on one SM.
  */
-constexpr uint32_t LUT16_BLOCKS = 65536 / LUT_THREADS;
+constexpr uint32_t LUT16_BLOCKS = IH_LEVELS16 / LUT_THREADS;
 
 /* Sum and min over the block (lut16_sums; every thread calls it; a barrier at the start). */
 __device__ __forceinline__ void block_sum_min(unsigned long long &sum, uint32_t &least,
@@ -147,11 +147,11 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_sums(const unsigned long lo
 {
     __shared__ unsigned long long s_sum[32];
     __shared__ uint32_t s_min[32];
-    hist += (size_t)blockIdx.y * 65536; /* a batch: image blockIdx.y's */
+    hist += (size_t)blockIdx.y * IH_LEVELS16; /* a batch: image blockIdx.y's */
     scratch += (size_t)blockIdx.y * 2 * LUT16_BLOCKS;
     const uint32_t v = blockIdx.x * LUT_THREADS + threadIdx.x;
     unsigned long long sum = hist[v];
-    uint32_t least = sum != 0 ? v : 65536u;
+    uint32_t least = sum != 0 ? v : IH_LEVELS16;
     block_sum_min(sum, least, s_sum, s_min);
     if (threadIdx.x == 0) {
         scratch[blockIdx.x] = sum;
@@ -169,9 +169,9 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_entries(const unsigned long
     __shared__ uint32_t s_first[W];
     __shared__ unsigned long long s_warp[LUT_THREADS / 32];
     __shared__ unsigned long long s_block;
-    hist += (size_t)blockIdx.y * 65536; /* a batch: image blockIdx.y's */
+    hist += (size_t)blockIdx.y * IH_LEVELS16; /* a batch: image blockIdx.y's */
     scratch += (size_t)blockIdx.y * 2 * LUT16_BLOCKS;
-    lut += (size_t)blockIdx.y * 65536;
+    lut += (size_t)blockIdx.y * IH_LEVELS16;
     const uint32_t v = blockIdx.x * LUT_THREADS + threadIdx.x;
     const unsigned long long h = hist[v];
     /* The total, the first level and this block's offset from the 64 pairs,
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_entries(const unsigned long
     }
     __syncthreads();
     unsigned long long total = 0, mine = 0;
-    uint32_t first = 65536u;
+    uint32_t first = IH_LEVELS16;
 #pragma unroll
     for (uint32_t w = 0; w < W; w++) {
         total += s_total[w];
@@ -222,7 +222,7 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_entries(const unsigned long
  * counts still in L2), scans each warp's levels from its offset with no
  * barrier and writes their entries. Entries as lut16_entries makes them.
  */
-constexpr uint32_t LUT16_WARP_LEVELS = 65536 / (LUT_THREADS / 32);
+constexpr uint32_t LUT16_WARP_LEVELS = IH_LEVELS16 / (LUT_THREADS / 32);
 constexpr int LUT16_PAIRS_IN_FLIGHT = 8;
 
 /* f(v, pair) for the lane's pairs of levels v, v + 1 in its warp's range
@@ -244,56 +244,26 @@ __device__ __forceinline__ void warp_pairs(const ulonglong2 *pairs, uint32_t bas
     }
 }
 
-/* A block of LUT_THREADS threads, each warp's lanes holding their levels'
- * count (sum) and first non-empty level: the warps' totals and firsts
- * through s_sum and s_min (one barrier), then in every thread the block's
- * total, the counts of the warps before its own (before), and its first
- * non-empty level (65536: none). */
-template <typename T>
-__device__ __forceinline__ void block_levels(T sum, uint32_t &first, T *s_sum, uint32_t *s_min,
-                                             T &total, T &before)
-{
-    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int d = 16; d > 0; d >>= 1) {
-        sum += __shfl_xor_sync(0xffffffffu, sum, d);
-        first = min(first, __shfl_xor_sync(0xffffffffu, first, d));
-    }
-    if (lane == 0) {
-        s_sum[warp] = sum;
-        s_min[warp] = first;
-    }
-    __syncthreads();
-    total = 0;
-    before = 0;
-    first = 65536u;
-    for (uint32_t w = 0; w < LUT_THREADS / 32; w++) {
-        before += w < warp ? s_sum[w] : (T)0;
-        total += s_sum[w];
-        first = min(first, s_min[w]);
-    }
-}
-
 __global__ void __launch_bounds__(LUT_THREADS) lut16_image_kernel(const unsigned long long *hists,
                                                                   uint16_t *luts)
 {
     __shared__ unsigned long long s_sum[LUT_THREADS / 32];
     __shared__ uint32_t s_min[LUT_THREADS / 32];
     const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const unsigned long long *hist = hists + (size_t)blockIdx.x * 65536;
-    uint16_t *lut = luts + (size_t)blockIdx.x * 65536;
+    const unsigned long long *hist = hists + (size_t)blockIdx.x * IH_LEVELS16;
+    uint16_t *lut = luts + (size_t)blockIdx.x * IH_LEVELS16;
     const uint32_t base = warp * LUT16_WARP_LEVELS + 2 * lane;
     const ulonglong2 *pairs = reinterpret_cast<const ulonglong2 *>(hist + base);
     unsigned long long sum = 0;
-    uint32_t first = 65536u;
+    uint32_t first = IH_LEVELS16;
     warp_pairs(pairs, base, [&](uint32_t v, const ulonglong2 &q) {
         sum += q.x + q.y;
-        first = min(first, q.x != 0 ? v : q.y != 0 ? v + 1 : 65536u);
+        first = min(first, q.x != 0 ? v : q.y != 0 ? v + 1 : IH_LEVELS16);
     });
     unsigned long long total = 0, before = 0;
     block_levels(sum, first, s_sum, s_min, total, before);
     if (total == 0) { /* identity: the image is copied */
-        for (uint32_t v = threadIdx.x; v < 65536u; v += LUT_THREADS) {
+        for (uint32_t v = threadIdx.x; v < IH_LEVELS16; v += LUT_THREADS) {
             lut[v] = (uint16_t)v;
         }
         return;
@@ -315,19 +285,17 @@ __global__ void __launch_bounds__(LUT_THREADS) lut16_image_kernel(const unsigned
     });
 }
 
-/* Images a LUT batch from which lut16_image_kernel takes it. On an H100
- * (ncu, 64 images: 33 us against 27.6 + 33.8 us for the two kernels) a
- * batch of 64 to 512 16-bit 64 x 64 to 512 x 512 images equalized 8-30 %
- * faster; 16 images of 2048 x 2048 (16 SMs busy) not faster, perhaps
- * slower (within the spread), 32 no different: below 48 the two kernels
- * keep it (bench/results-2026-11-27-h100-lut-blocks.txt). */
+/* Images a LUT batch from which lut16_image_kernel takes it: one kernel a
+ * batch saves a launch and a pass over the counts where many images keep
+ * the SMs busy; a few images (a few SMs busy) are no faster in it, and the
+ * two kernels keep them. */
 constexpr uint32_t LUT16_IMAGE_MIN = 48;
 
 __device__ __forceinline__ void load_lut16(uint16_t *s_lut, const uint16_t *lut)
 {
     const uint4 *src = reinterpret_cast<const uint4 *>(lut);
     uint4 *dst = reinterpret_cast<uint4 *>(s_lut);
-    for (int i = threadIdx.x; i < 65536 * 2 / 16; i += blockDim.x) {
+    for (int i = threadIdx.x; i < IH_LEVELS16 * 2 / 16; i += blockDim.x) {
         dst[i] = src[i];
     }
     __syncthreads();
@@ -394,22 +362,6 @@ __global__ void __launch_bounds__(APPLY_THREADS, 1)
     apply16_vec_run(g, dst, dst_pitch, s_lut);
 }
 
-/* Image img's source and destination: at src + img * src_stride and dst +
- * img * dst_stride, or, with ptrs (device; views anywhere), at ptrs[2 img]
- * and ptrs[2 img + 1]. */
-__device__ __forceinline__ void image_at(const unsigned long long *ptrs, uint32_t img,
-                                         const uint8_t *&src, long long src_stride, uint8_t *&dst,
-                                         long long dst_stride)
-{
-    if (ptrs != nullptr) {
-        src = reinterpret_cast<const uint8_t *>(ptrs[2 * (size_t)img]);
-        dst = reinterpret_cast<uint8_t *>(ptrs[2 * (size_t)img + 1]);
-    } else {
-        src += (long long)img * src_stride;
-        dst += (long long)img * dst_stride;
-    }
-}
-
 /* A tensor of 16-bit images (image i at g.base + i * src_stride, dst + i *
  * dst_stride, or where ptrs says, its LUT at luts + i * 65536): blocks
  * blockIdx.y, + gridDim.y, ... take images, gridDim.x blocks an image, each
@@ -422,17 +374,12 @@ __global__ void __launch_bounds__(APPLY_THREADS, 1)
     extern __shared__ __align__(16) uint16_t s_lut[];
     for (uint32_t img = blockIdx.y; img < count; img += gridDim.y) {
         __syncthreads(); /* the previous image's lookups are done */
-        load_lut16(s_lut, luts + (size_t)img * 65536);
+        load_lut16(s_lut, luts + (size_t)img * IH_LEVELS16);
         ih_geom gi = g;
         uint8_t *d = dst;
         image_at(ptrs, img, gi.base, src_stride, d, dst_stride);
         apply16_vec_run(gi, d, dst_pitch, s_lut);
     }
-}
-
-__device__ __forceinline__ uint32_t load16(const uint8_t *p, bool aligned)
-{
-    return aligned ? *reinterpret_cast<const uint16_t *>(p) : (uint32_t)p[0] | ((uint32_t)p[1] << 8);
 }
 
 /* Any alignment: a sample per thread and step, rows cut into segments. */
@@ -460,8 +407,6 @@ __global__ void __launch_bounds__(APPLY_THREADS, 1)
         }
     }
 }
-
-constexpr size_t LUT16_BYTES = 65536 * 2;
 
 /* Whether a block of the current device holds a 16-bit LUT in shared memory
  * (128 KiB: sm_80 and sm_90; not sm_75, sm_86 or sm_89, whose lookups gather
@@ -495,7 +440,7 @@ __global__ void __launch_bounds__(256)
 {
     __shared__ uint8_t s_lut8[256];
     for (uint32_t img = blockIdx.y; img < count; img += gridDim.y) {
-        const T *lut = luts + (size_t)img * (sizeof(T) == 1 ? 256 : 65536);
+        const T *lut = luts + (size_t)img * (sizeof(T) == 1 ? 256 : IH_LEVELS16);
         if constexpr (sizeof(T) == 1) {
             __syncthreads(); /* the previous image's lookups are done */
             if (threadIdx.x < 256) {
@@ -532,15 +477,13 @@ __global__ void __launch_bounds__(256)
  * Natural 16-bit histograms of a batch of small images added straight to
  * their 65536 global counters each (image i's at counts + i * 65536): a
  * block's private copy of 65536 counters cost more to clear and fold than
- * a small image takes to count (one such block: 11.5 us for a 64 x 64
- * image alone). Tensors try the S16 batch kernels first (0.3.10); this
- * takes those they do not and single images of up to 2^20 samples.
+ * a small image takes to count. Tensors try the S16 batch kernels first;
+ * this takes those they do not and single images of up to 2^20 samples.
  * Lanes of a warp with the same sample add once (__match_any_sync), so that
- * flat regions do not queue on one address (without it a flat 1024 x 1024
- * image took 7 times as long, while the match cost nothing measurable on
- * other data: bench/results-2026-11-27-h100-hist16-match.txt; the
- * one-block kernel below, whose atomics are in shared memory, is the
- * other way round). mask: NULL, or image i's at
+ * flat regions do not queue on one address of global memory, where such a
+ * queue costs far more than the match (the one-block kernel of
+ * equalize16_small.cu, whose atomics are in shared memory, is the other way
+ * round). mask: NULL, or image i's at
  * mask + i * mask_stride, a sample counted where its byte is not 0; with
  * ptrs, image i and its mask at ptrs[2 i] and ptrs[2 i + 1].
  */
@@ -559,7 +502,7 @@ __global__ void __launch_bounds__(256)
             mask == nullptr ? nullptr
             : ptrs != nullptr ? (const uint8_t *)(uintptr_t)ptrs[2 * (size_t)img + 1]
                               : mask + (long long)img * mask_stride;
-        unsigned long long *h = counts + (size_t)img * 65536;
+        unsigned long long *h = counts + (size_t)img * IH_LEVELS16;
         const bool sa = (((uintptr_t)s | src_pitch) & 1) == 0;
         /* whole warps step together (the vote needs every lane) */
         for (uint32_t k0 = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); k0 < samples;
@@ -575,190 +518,6 @@ __global__ void __launch_bounds__(256)
             const uint32_t peers = __match_any_sync(0xffffffffu, in ? v : 0x10000u + lane);
             if (in && lane == (uint32_t)(__ffs(peers) - 1)) {
                 atomicAdd(h + v, (unsigned long long)__popc(peers));
-            }
-        }
-    }
-}
-
-/*
- * The whole 16-bit equalization of small images, a block an image (0.3.12):
- * the image's natural histogram as 16-bit counts in shared memory (65536
- * levels in 128 KiB, two a word), scanned there into its LUT, which the
- * block then applies. Nothing but the pixels goes through global memory,
- * where the batch path writes and reads 65536 64-bit counts an image and a
- * 128 KiB LUT. At most 65536 samples an image: every count but that of the
- * first sample counted (kept aside when its mask keeps it) fits 16 bits.
- * Image img's source, mask (NULL: none) and destination at their strides
- * from src, mask and dst, or as views[img] says (views of shapes of their
- * own). Bits as the LUT kernels' (ih_lut_opencv; an empty mask gives a
- * copy).
- */
-constexpr int EQ16_SMALL_THREADS = LUT_THREADS; /* block_levels' block */
-constexpr int EQ16_SMALL_UNROLL = 8; /* samples a thread has in flight */
-
-/* OpenCV's entry for level v (as ih_lut_opencv) in 32-bit integers, the
- * image's scale computed once: top / (total - hf) as ih_lut_opencv rounds
- * it (every count below 2^24 converts exactly either way). */
-__device__ __forceinline__ uint32_t lut16_entry(uint32_t v, uint32_t cdf, uint32_t first,
-                                                uint32_t hf, bool one, float scale)
-{
-    if (one) {
-        return first; /* one value everywhere: the image maps onto itself */
-    }
-    if (v <= first) {
-        return 0;
-    }
-    const float x = rintf(__fmul_rn(__uint2float_rn(cdf - hf), scale));
-    return x > 65535.0f ? 65535u : (uint32_t)x;
-}
-
-__global__ void __launch_bounds__(EQ16_SMALL_THREADS, 1)
-    eq16_small_kernel(const uint8_t *src, long long src_stride, size_t src_pitch0,
-                      const uint8_t *mask, long long mask_stride, size_t mask_pitch0,
-                      uint8_t *dst, long long dst_stride, size_t dst_pitch0, uint32_t width0,
-                      uint32_t samples0, ih_fastdiv row_div0, uint32_t count,
-                      const ih_eq16_view *__restrict__ views)
-{
-    extern __shared__ __align__(16) uint32_t h[]; /* level v's count: half v & 1 of word v / 2 */
-    __shared__ uint32_t s_sum[EQ16_SMALL_THREADS / 32], s_min[EQ16_SMALL_THREADS / 32];
-    __shared__ uint32_t s_aside; /* sample 0's value where its mask keeps it, else 65536 */
-    const uint32_t lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    constexpr uint32_t WARP_WORDS = 32768 / (EQ16_SMALL_THREADS / 32);
-    for (uint32_t img = blockIdx.x; img < count; img += gridDim.x) {
-        const uint8_t *s = src;
-        uint8_t *d = dst;
-        const uint8_t *m;
-        uint32_t width = width0, samples = samples0;
-        size_t src_pitch = src_pitch0, dst_pitch = dst_pitch0, mask_pitch = mask_pitch0;
-        ih_fastdiv row_div = row_div0;
-        if (views != nullptr) {
-            /* views of shapes of their own (ih_eq16_describe) */
-            const ih_eq16_view e = views[img];
-            s = reinterpret_cast<const uint8_t *>(e.src);
-            d = reinterpret_cast<uint8_t *>(e.dst);
-            m = reinterpret_cast<const uint8_t *>(e.mask);
-            src_pitch = e.src_pitch;
-            dst_pitch = e.dst_pitch;
-            mask_pitch = e.mask_pitch;
-            width = e.width;
-            samples = e.samples;
-            row_div.d = e.width;
-            row_div.mul = e.div_mul;
-            row_div.shift = e.div_shift;
-        } else {
-            image_at(nullptr, img, s, src_stride, d, dst_stride);
-            m = mask != nullptr ? mask + (long long)img * mask_stride : nullptr;
-        }
-        const bool sa = (((uintptr_t)s | src_pitch) & 1) == 0;
-        const bool da = (((uintptr_t)d | dst_pitch) & 1) == 0;
-        __syncthreads(); /* the previous image's lookups are done */
-        uint4 *h4 = reinterpret_cast<uint4 *>(h);
-        for (uint32_t i = threadIdx.x; i < 32768 / 4; i += EQ16_SMALL_THREADS) {
-            h4[i] = make_uint4(0, 0, 0, 0);
-        }
-        if (threadIdx.x == 0) {
-            s_aside = (m == nullptr || m[0] != 0) ? load16(s, sa) : 65536u;
-        }
-        __syncthreads();
-        /* the counts (sample 0 aside); lanes with one value add once */
-        constexpr uint32_t STEP = EQ16_SMALL_THREADS * EQ16_SMALL_UNROLL;
-        for (uint32_t k0 = 1 + (threadIdx.x & ~31u) * EQ16_SMALL_UNROLL; k0 < samples;
-             k0 += STEP) {
-            uint32_t v[EQ16_SMALL_UNROLL];
-            bool in[EQ16_SMALL_UNROLL];
-#pragma unroll
-            for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
-                const uint32_t k = k0 + (uint32_t)j * 32u + lane;
-                in[j] = k < samples;
-                v[j] = 0;
-                if (in[j]) {
-                    const uint32_t r = ih_div(row_div, k), x = k - r * width;
-                    v[j] = load16(s + (size_t)r * src_pitch + (size_t)x * 2, sa);
-                    in[j] = m == nullptr || m[(size_t)r * mask_pitch + x] != 0;
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
-                /* a warp of one value (flat regions) adds once; others a
-                 * sample at a time (__match_any_sync to merge equal lanes
-                 * made the kernel 1.5-2 times slower on an H100, where
-                 * shared atomics on one address cost little:
-                 * bench/results-2026-11-27-h100-eq16-match.txt) */
-                const uint32_t key = in[j] ? v[j] : 0x10000u;
-                const uint32_t k0v = __shfl_sync(0xffffffffu, key, 0);
-                if (__all_sync(0xffffffffu, key == k0v)) {
-                    if (lane == 0 && k0v < 0x10000u) {
-                        atomicAdd(&h[k0v >> 1], 32u << ((k0v & 1u) << 4));
-                    }
-                } else if (in[j]) {
-                    atomicAdd(&h[v[j] >> 1], 1u << ((v[j] & 1u) << 4));
-                }
-            }
-        }
-        __syncthreads();
-        const uint32_t aside = s_aside;
-        /* each warp's levels: lane reads words base + 32 j + lane */
-        const uint32_t base = warp * WARP_WORDS + lane;
-        uint32_t sum = 0, first = 65536u;
-        for (uint32_t j = 0; j < WARP_WORDS / 32; j++) {
-            const uint32_t w = h[base + 32 * j], lv = 2 * (base + 32 * j);
-            const uint32_t lo = (w & 0xffffu) + (lv == aside), hi = (w >> 16) + (lv + 1 == aside);
-            sum += lo + hi;
-            first = min(first, lo != 0 ? lv : hi != 0 ? lv + 1 : 65536u);
-        }
-        uint32_t total = 0, run = 0;
-        block_levels(sum, first, s_sum, s_min, total, run);
-        uint32_t hf = 0;
-        if (total != 0) {
-            hf = ((h[first >> 1] >> ((first & 1u) << 4)) & 0xffffu) + (first == aside);
-        }
-        const bool one = hf == total;
-        const float scale = one ? 0.0f : __fdiv_rn(65535.0f, __uint2float_rn(total - hf));
-        __syncthreads(); /* hf read before the words turn into LUT entries */
-        if (total != 0) {
-            for (uint32_t j = 0; j < WARP_WORDS / 32; j++) {
-                const uint32_t at = base + 32 * j, w = h[at], lv = 2 * at;
-                const uint32_t hi = (w >> 16) + (lv + 1 == aside);
-                uint32_t inc = (w & 0xffffu) + (lv == aside) + hi;
-#pragma unroll
-                for (int o = 1; o < 32; o <<= 1) {
-                    const uint32_t up = __shfl_up_sync(0xffffffffu, inc, o);
-                    inc += lane >= (uint32_t)o ? up : 0u;
-                }
-                const uint32_t cum_hi = run + inc, cum_lo = cum_hi - hi;
-                h[at] = lut16_entry(lv, cum_lo, first, hf, one, scale) |
-                        (lut16_entry(lv + 1, cum_hi, first, hf, one, scale) << 16);
-                run += __shfl_sync(0xffffffffu, inc, 31);
-            }
-        }
-        __syncthreads();
-        /* the lookups, UNROLL samples a thread loaded before any is stored
-         * (dst may be src: each sample is read and written by one thread) */
-        const uint16_t *lut = reinterpret_cast<const uint16_t *>(h);
-        for (uint32_t k0 = threadIdx.x; k0 < samples; k0 += STEP) {
-            uint32_t v[EQ16_SMALL_UNROLL];
-#pragma unroll
-            for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
-                const uint32_t k = k0 + (uint32_t)j * EQ16_SMALL_THREADS;
-                if (k < samples) {
-                    const uint32_t r = ih_div(row_div, k), x = k - r * width;
-                    v[j] = load16(s + (size_t)r * src_pitch + (size_t)x * 2, sa);
-                }
-            }
-#pragma unroll
-            for (int j = 0; j < EQ16_SMALL_UNROLL; j++) {
-                const uint32_t k = k0 + (uint32_t)j * EQ16_SMALL_THREADS;
-                if (k < samples) {
-                    const uint32_t r = ih_div(row_div, k), x = k - r * width;
-                    const uint32_t o = total != 0 ? lut[v[j]] : v[j];
-                    uint8_t *q = d + (size_t)r * dst_pitch + (size_t)x * 2;
-                    if (da) {
-                        *reinterpret_cast<uint16_t *>(q) = (uint16_t)o;
-                    } else {
-                        q[0] = (uint8_t)o;
-                        q[1] = (uint8_t)(o >> 8);
-                    }
-                }
             }
         }
     }
@@ -788,88 +547,11 @@ cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, siz
     return cudaGetLastError();
 }
 
-namespace {
-
-/* The one-block kernel's shared memory, and its grid for count images: a
- * block an SM (128 KiB each), each taking images in turn. */
-cudaError_t eq16_grid(uint32_t count, int sm_count, unsigned &grid)
-{
-    static_assert(IH_EQ16_SMALL_MAX <= 65536, "16-bit counts with one sample aside");
-    grid = (unsigned)(count < (uint32_t)sm_count ? count : (uint32_t)sm_count);
-    return count == 0 ? cudaErrorInvalidValue
-                      : cudaFuncSetAttribute(eq16_small_kernel,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)LUT16_BYTES);
-}
-
-} // namespace
-
-cudaError_t ih_launch_equalize16_small(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
-                                       const uint8_t *mask, ptrdiff_t mask_stride,
-                                       size_t mask_pitch, uint8_t *dst, ptrdiff_t dst_stride,
-                                       size_t dst_pitch, uint32_t width, uint32_t height,
-                                       uint32_t count, int sm_count, cudaStream_t stream)
-{
-    const uint64_t samples = (uint64_t)width * height;
-    unsigned grid = 0;
-    if (samples == 0 || samples > IH_EQ16_SMALL_MAX) {
-        return cudaErrorInvalidValue;
-    }
-    cudaError_t e = eq16_grid(count, sm_count, grid);
-    if (e != cudaSuccess) {
-        return e;
-    }
-    eq16_small_kernel<<<grid, EQ16_SMALL_THREADS, LUT16_BYTES, stream>>>(
-        src, src_stride, src_pitch, mask, mask_stride, mask_pitch, dst, dst_stride, dst_pitch,
-        width, (uint32_t)samples, ih_make_fastdiv(width), count, nullptr);
-    return cudaGetLastError();
-}
-
-void ih_eq16_describe(ih_eq16_view *v, const void *src, size_t src_pitch, const void *mask,
-                      size_t mask_pitch, void *dst, size_t dst_pitch, uint32_t width,
-                      uint32_t height)
-{
-    const ih_fastdiv f = ih_make_fastdiv(width);
-    v->src = (unsigned long long)(uintptr_t)src;
-    v->dst = (unsigned long long)(uintptr_t)dst;
-    v->mask = (unsigned long long)(uintptr_t)mask;
-    v->src_pitch = src_pitch;
-    v->dst_pitch = dst_pitch;
-    v->mask_pitch = mask_pitch;
-    v->width = width;
-    v->samples = width * height; /* at most IH_EQ16_SMALL_MAX (checked) */
-    v->div_mul = f.mul;
-    v->div_shift = f.shift;
-}
-
-cudaError_t ih_launch_equalize16_views(const ih_eq16_view *views, uint32_t count, int sm_count,
-                                       cudaStream_t stream)
-{
-    unsigned grid = 0;
-    cudaError_t e = eq16_grid(count, sm_count, grid);
-    if (e != cudaSuccess) {
-        return e;
-    }
-    eq16_small_kernel<<<grid, EQ16_SMALL_THREADS, LUT16_BYTES, stream>>>(
-        nullptr, 0, 0, nullptr, 0, 0, nullptr, 0, 0, 0, 0, ih_fastdiv{1, 0, 0}, count, views);
-    return cudaGetLastError();
-}
-
-bool ih_equalize16_small_fits(uint64_t width, uint64_t height)
-{
-    int dev = 0, optin = 0;
-    /* the counts, and the kernel's few words of its own */
-    return width * height <= IH_EQ16_SMALL_MAX && cudaGetDevice(&dev) == cudaSuccess &&
-           cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) ==
-               cudaSuccess &&
-           (size_t)optin >= LUT16_BYTES + 1024;
-}
-
 cudaError_t ih_launch_equalize_lut(const unsigned long long *hist, uint32_t levels, void *lut,
                                    int *empty, bool pil, unsigned long long *scratch,
                                    cudaStream_t stream)
 {
-    if (levels == 65536 && !pil && scratch != nullptr) {
+    if (levels == IH_LEVELS16 && !pil && scratch != nullptr) {
         lut16_sums<<<LUT16_BLOCKS, LUT_THREADS, 0, stream>>>(hist, scratch);
         lut16_entries<<<LUT16_BLOCKS, LUT_THREADS, 0, stream>>>(hist, scratch, (uint16_t *)lut,
                                                                  empty);
@@ -897,7 +579,7 @@ cudaError_t ih_launch_apply_lut16(const uint8_t *src, size_t src_pitch, uint8_t 
             const uint32_t rows = (uint32_t)(height - row0 < band ? height - row0 : band);
             e = ih_launch_apply_lut_batch(src + row0 * src_pitch, 0, src_pitch,
                                           dst + row0 * dst_pitch, 0, dst_pitch, width, rows,
-                                          65536, lut, 1, nullptr, sm_count, stream);
+                                          IH_LEVELS16, lut, 1, nullptr, sm_count, stream);
             if (e != cudaSuccess) {
                 return e;
             }
@@ -960,8 +642,8 @@ cudaError_t ih_launch_equalize_lut_batch(const unsigned long long *hists, uint32
     for (uint32_t i0 = 0; i0 < count; i0 += 65535) {
         const uint32_t n = count - i0 < 65535 ? count - i0 : 65535;
         const unsigned long long *h = hists + (size_t)i0 * levels;
-        if (levels == 65536 && !pil && scratch != nullptr) {
-            uint16_t *l = (uint16_t *)luts + (size_t)i0 * 65536;
+        if (levels == IH_LEVELS16 && !pil && scratch != nullptr) {
+            uint16_t *l = (uint16_t *)luts + (size_t)i0 * IH_LEVELS16;
             unsigned long long *sc = scratch + (size_t)i0 * 2 * LUT16_BLOCKS;
             if (n >= LUT16_IMAGE_MIN) {
                 lut16_image_kernel<<<n, LUT_THREADS, 0, stream>>>(h, l);
@@ -993,21 +675,18 @@ cudaError_t ih_launch_apply_lut_batch(const uint8_t *src, ptrdiff_t src_stride, 
                                       cudaStream_t stream)
 {
     const uint64_t samples = (uint64_t)width * height;
-    if (samples >= IH_MAX_GRANULES || width == 0 || (levels != 256 && levels != 65536)) {
+    if (samples >= IH_MAX_GRANULES || width == 0 || (levels != 256 && levels != IH_LEVELS16)) {
         return cudaErrorInvalidValue;
     }
     /* 16-bit images of 2^16 samples and more whose sources and destinations
      * keep one 16-byte phase (rows and images alike): each block with its
      * image's LUT in shared memory and whole granules, as a single image's
-     * lookup (the gather below ran a batch of 16 2048 x 2048 images at
-     * about 40 % of the memory's speed on an H100); a block per 65536
-     * samples, the batch's blocks at most an SM each. From 2^16, not 2^18
-     * (0.3.11): 128 equalizations of 256 x 256 images took 0.26-0.29 ms
-     * against 0.32-0.34 ms, 2^15 gained no more, and below it a block would
-     * load a 128 KiB LUT for fewer bytes of pixels (one H100,
-     * bench/results-2026-11-27-h100-lookup-threshold.txt). */
+     * lookup (the gather below reads large images well under the memory's
+     * speed); a block per 65536 samples, the batch's blocks at most an SM
+     * each. From 2^16 samples: below it a block would load a 128 KiB LUT
+     * for fewer bytes of pixels. */
     bool fits = false;
-    if (levels == 65536) {
+    if (levels == IH_LEVELS16) {
         const cudaError_t e = lut16_fits(fits);
         if (e != cudaSuccess) {
             return e;

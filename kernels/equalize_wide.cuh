@@ -61,7 +61,7 @@ cudaError_t ih_launch_hist16_batch(const uint8_t *src, ptrdiff_t src_stride, siz
  * memory. Image i at src + i * src_stride, dst + i * dst_stride, its mask
  * (NULL: none) at mask + i * mask_stride. An empty mask copies the image.
  * Needs more than 128 KiB of shared memory a block
- * (ih_equalize16_small_fits). dst may be src. (0.3.12) */
+ * (ih_equalize16_small_fits). dst may be src. */
 #define IH_EQ16_SMALL_MAX (UINT64_C(1) << 16)
 cudaError_t ih_launch_equalize16_small(const uint8_t *src, ptrdiff_t src_stride, size_t src_pitch,
                                        const uint8_t *mask, ptrdiff_t mask_stride,
@@ -85,7 +85,7 @@ void ih_eq16_describe(ih_eq16_view *v, const void *src, size_t src_pitch, const 
                       uint32_t height);
 /* ih_launch_equalize16_small's work on `count` images described in device
  * memory (views: count of them, each of at most IH_EQ16_SMALL_MAX samples,
- * none empty), a block an image. (0.3.12) */
+ * none empty), a block an image. */
 cudaError_t ih_launch_equalize16_views(const ih_eq16_view *views, uint32_t count, int sm_count,
                                        cudaStream_t stream);
 

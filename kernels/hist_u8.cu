@@ -6,9 +6,9 @@
  * counter(bin, L) lives at word bin*32 + L. A warp's 32 increments therefore
  * never conflict, whatever the data (constant images, values that are all
  * multiples of 32, noise all run at the same speed). The SM runs such atomics
- * at about one warp instruction per clock; what limited the kernel on the
- * H200 was the integer work around them, now one PRMT and one address a byte
- * (bench_shared.cu, bench/RESULTS.md), and warps whose granules are each one
+ * at about one warp instruction per clock, so the integer work around them
+ * is what bounds the kernel: one PRMT and one address a byte, and warps
+ * whose granules are each one
  * repeated byte add 16 at once. Blocks read 16-byte granules (granules.cuh),
  * several loads in flight per thread, over a persistent grid; at the end each
  * block folds its 32 replicas and adds them to a 64-bit global workspace.
@@ -85,21 +85,19 @@ __global__ void __launch_bounds__(THREADS) hist_u8_kernel(ih_geom g, ih_hist_lau
  * The batch: the images' chunks are numbered back to back and cut into runs of
  * `run` chunks; a persistent grid takes the runs in turn (block b: runs b,
  * b + grid, ...), so that no image size leaves blocks idle at the end. The
- * library makes it one run per block (bench/RESULTS.md). A block folds its
+ * library makes it one run per block. A block folds its
  * counters into an image's histogram each time a run leaves that image,
  * adding what they gained since the last fold instead of zeroing them: a
  * fold reads the 32 KiB of counters once, and nothing writes them again.
  * With a workspace (ws, tickets: zero, and left zero), the counts are
- * written, not added, so that the caller need not clear them first (held,
- * 1-3 points of the read ceiling faster than a memset in front on an H100,
- * bench/RESULTS.md):
+ * written, not added, so that the caller need not clear them first (which
+ * is faster than a memset in front):
  * an image that one run holds whole is stored by its block; the pieces of
  * an image split over runs are added into ws, and the last piece's block
  * (a ticket per image) stores the sum and leaves ws zero. Without ws, the
  * blocks add into hists (IMGHIST_ACCUMULATE, or counts already zeroed).
- * Three blocks per SM measured faster than two without the few bytes of
- * spills (80-82 % of the read ceiling against 74-76 %, before the geometry
- * moved to shared memory).
+ * Three blocks per SM: their overlap is worth more than the few bytes of
+ * spills that two blocks would avoid.
  */
 /* WRITE: through ws and tickets, else adding into hists; UNIFORM: imgs is a
  * uniform batch (two kernels, so that neither carries the other's registers). */
@@ -118,11 +116,10 @@ __global__ void __launch_bounds__(THREADS, IH_BATCH_MIN_BLOCKS)
         }
     };
     __shared__ __align__(16) uint32_t sh[SH_WORDS];
-    /* The current image's geometry. Read through a pointer into global
-     * memory, the compiler loaded it again at every step (ncu: 8.5 M global
-     * loads where the pixels need 1.2 M, each in front of a step's
-     * addresses): 78-81 % of the read ceiling; from shared memory 83-87 %.
-     * A copy in registers measured 77-80 %. */
+    /* The current image's geometry, in shared memory: read through a
+     * pointer into global memory, the compiler loads it again at every step
+     * (in front of each step's addresses), and a copy in registers costs
+     * more than the shared loads. */
     __shared__ ih_geom s_geom;
     __shared__ bool s_last;
     const uint32_t col = lane_column(sh);

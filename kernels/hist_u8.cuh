@@ -57,8 +57,8 @@ cudaError_t ih_launch_apply_lut(const ih_geom &src, uint8_t *dst, size_t dst_pit
 /* Which batch kernels to use on this GPU, as built for it: *writes, whether
  * the launch should be given a workspace, to write its counts (only where
  * the writing kernel spills no registers: sm_90 has none; sm_80 to sm_89
- * spill some, and there the counts are cleared and added into, as measured
- * before); *uniform, whether a uniform batch may go without descriptors
+ * spill some, and there the counts are cleared and added into, which costs
+ * less than the spills); *uniform, whether a uniform batch may go without descriptors
  * (only where the uniform kernel of that mode spills nothing either). */
 cudaError_t ih_batch_kernels(bool *writes, bool *uniform);
 

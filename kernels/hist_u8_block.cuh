@@ -50,8 +50,7 @@ __device__ __forceinline__ void inc_shared(uint32_t a, uint32_t n)
  * The four bytes of w, each to its bin in the lane's column (col: the 32-bit
  * shared address of the lane's counter of bin 0). Each byte costs one PRMT
  * (the byte, zero-extended), one address computation and the atomic: the
- * integer pipe, not the atomics, was what held the H200 back (about four ALU
- * instructions a byte before; bench_shared.cu).
+ * integer pipe, not the atomics, is what bounds the count.
  */
 __device__ __forceinline__ void count_word(uint32_t col, uint32_t w)
 {
@@ -187,8 +186,8 @@ __device__ __forceinline__ void walk_as(const ih_geom &g, uint32_t t, uint32_t f
  * before the first use, then handed to on_vec(v, row, col); the bytes of
  * granules at a row's edges go one by one to on_byte(value, row, col). row is
  * the row index, col the byte offset in it. Aligned geometries skip the edge
- * tests and, packed, the division that finds a granule's row (bench_shared.cu:
- * the integer instructions around the atomics are what limits the H200).
+ * tests and, packed, the division that finds a granule's row (the integer
+ * instructions around the atomics are what bounds the count).
  */
 template <int WIDTH, bool KEEP, class OnVec, class OnByte, class Aside = NoAside>
 __device__ __forceinline__ void walk_granules_by(const ih_geom &g, uint32_t t, uint32_t first,
@@ -301,8 +300,8 @@ __device__ __forceinline__ unsigned long long scan256(unsigned long long v,
  * lutl + v*128. Each byte costs one PRMT to take it out of its word, one
  * address computation and the load, and its share of the three PRMT that put
  * four results back together: about a quarter of the integer instructions of
- * a table of packed bytes (shift, mask and shift again), which held the H200's
- * lookups below the speed of a copy.
+ * a table of packed bytes (shift, mask and shift again), which would hold
+ * the lookups below the speed of a copy.
  */
 constexpr int LUT_WORDS = 256 * LANES;
 
