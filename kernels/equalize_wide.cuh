@@ -13,8 +13,8 @@
 
 /* Equalization LUT of `levels` (256 or 65536) 64-bit counts (device) into lut
  * (levels bytes for 256, levels uint16 for 65536; device): imghist_equalize_lut
- * (imghist_equalize_lut_pil when pil, 256 levels only) and
- * imghist_equalize_lut_u16 bit for bit. An empty histogram gives the identity
+ * with IMGHIST_EQ_OPENCV (IMGHIST_EQ_PIL when pil, 256 levels only) bit for
+ * bit. An empty histogram gives the identity
  * (the image is copied) and sets *empty (device int, NULL: not reported) to
  * 1, else 0. 256 levels: one block. 65536 levels (OpenCV's rule only) need
  * scratch, IH_LUT16_SCRATCH_BYTES of device memory: two launches of 64

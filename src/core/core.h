@@ -58,7 +58,7 @@ struct imghist_ctx {
     void *backend_state;             /* the backend's own, NULL on the CPU */
     int device;                      /* CUDA: the GPU the context runs on; before the
                                         backend opens, -1 (the thread's current one)
-                                        or the one imghist_create_on asked for */
+                                        or the one imghist_create asked for */
     ih_params params;
     imghist_method eq_method;        /* the equalization call in progress's rule */
     int batch_route;                 /* IH_ROUTE_*: how the last batch call went */

@@ -625,7 +625,7 @@ static imghist_status cpu_histogram2d(imghist_ctx *ctx, const imghist_view *a,
     return st;
 }
 
-/* The 8-bit LUT by the context's rule (IMGHIST_P_EQUALIZE_METHOD). */
+/* The 8-bit LUT by the call's rule (ctx->eq_method). */
 static imghist_status lut_u8(const imghist_ctx *ctx, const uint64_t hist[256], uint8_t lut[256])
 {
     return ctx->eq_method == IMGHIST_EQ_PIL ? ih_equalize_lut_pil(hist, lut)
@@ -763,7 +763,7 @@ static void eq_each_worker(void *arg, size_t worker)
 }
 
 /*
- * ih_backend_ops.equalize_each (and equalize_batch, without masks): images
+ * Equalization of a list (cpu_equalize_batch: without masks): images
  * across IMGHIST_P_CPU_THREADS threads, each image on one thread; with
  * fewer images than threads (or too few pixels for them all), one image
  * after the other, each cut into bands by cpu_equalize.

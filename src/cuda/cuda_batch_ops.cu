@@ -1,5 +1,5 @@
 /*
- * imghist_equalize_batch on device views: the descriptors (one per image,
+ * 8-bit equalization of a list of device views without masks: the descriptors (one per image,
  * small images first, then the large ones and their chunk numbering; built
  * and uploaded through cuda_desc.cu, not at all when the GPU already holds
  * them), the context's workspaces grown on the stream, and the one or two

@@ -61,7 +61,7 @@ struct ih_cuda_state {
     size_t wide_staging_bytes;
     unsigned int *range_keys;           /* imghist_range's min and max keys */
     struct ih_joint_state *joint;       /* cuda_joint_ops.cu's workspaces, NULL until used */
-    /* cuda_batch_ops.cu: imghist_equalize_batch */
+    /* cuda_batch_ops.cu: 8-bit equalization of lists */
     uint32_t eqb_small_max;             /* most granule bytes of a one-block image */
     int eqb_count_bps, eqb_apply_bps;   /* resident blocks per SM of its two kernels */
     ih_desc_cache eqb_desc;             /* its descriptors (cuda_batch_ops.cu) */
@@ -256,7 +256,7 @@ imghist_status ih_cuda_grow_async(imghist_ctx *ctx, void **buf, size_t *cap, siz
 imghist_status ih_cuda_deliver(imghist_ctx *ctx, const imghist_counts *out, size_t n,
                                const unsigned long long *target);
 
-/* ---- cuda_batch_ops.cu: imghist_equalize_batch on device views ---- */
+/* ---- cuda_batch_ops.cu: 8-bit equalization of lists of device views ---- */
 imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_view *src,
                                              const imghist_view *dst, size_t count,
                                              const imghist_counts *hists);
