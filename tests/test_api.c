@@ -742,6 +742,8 @@ static void test_batch_invalid(void **state)
     imghist_view bad[3];
 
     EXPECT(ctx, imghist_histogram_list(ctx, v, 3, NULL, &out), IMGHIST_OK);
+    /* The CPU backend records no batch route. */
+    assert_int_equal(imghist_exp_last_route(ctx), IMGHIST_ROUTE_NONE);
     EXPECT(ctx, imghist_histogram_list(ctx, v, 0, NULL, &out), IMGHIST_E_INVALID_ARG);
     EXPECT(ctx, imghist_histogram_list(ctx, NULL, 3, NULL, &out), IMGHIST_E_INVALID_ARG);
     EXPECT(ctx, imghist_histogram_list(ctx, v, 3, NULL, NULL), IMGHIST_E_INVALID_ARG);
@@ -1691,7 +1693,7 @@ static void test_encode_png(void **state)
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
     b = v, b.mem = (imghist_mem)5;
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_E_INVALID_ARG);
-    /* 16-bit samples and 2-4 channels are PNGs too (0.3); float is not, nor
+    /* 16-bit samples and 2-4 channels are PNGs too; float is not, nor
      * are 5 channels. */
     b = v, b.dtype = IMGHIST_U16, b.width = EW / 2;
     EXPECT(ctx, imghist_encode_png(ctx, &b, &png, &size), IMGHIST_OK);

@@ -662,7 +662,7 @@ static void test_equalize_strided(void **state)
     imghist_destroy(ctx);
 }
 
-/* ---- 16-bit and masked batches (0.3.9) ---- */
+/* ---- 16-bit and masked batches ---- */
 
 static imghist_view u16_view(void *p, uint32_t w, uint32_t h, size_t pitch)
 {
@@ -940,8 +940,8 @@ static void test_masked_batch_refusals(void **state)
 
 /*
  * 16-bit images of at most 32768 samples equalize without the passes over
- * all 65536 levels (0.3.12: counts and a bitmap of the values present, the
- * LUT at those alone; with a mask, the entries of values only unmasked
+ * all 65536 levels (counts and a bitmap of the values present, the LUT at
+ * those alone; with a mask, the entries of values only unmasked
  * pixels hold from the level below). Against the whole LUT made from the
  * image's histogram (imghist_histogram and imghist_equalize_lut) and
  * applied here: random, skewed and two-valued samples, one value, the

@@ -465,7 +465,7 @@ static void test_single_calls_pil(void **state)
     batch_free(&b);
 }
 
-/* ---- 16-bit and masked batches (0.3.9: image by image in the library) ---- */
+/* ---- 16-bit and masked batches ---- */
 
 /* How check_wide_batch_of lays its images out. */
 enum wide_layout {
@@ -498,9 +498,9 @@ static int64_t route(void)
 
 /*
  * The route the views' call of check_wide_batch_of must have taken, where
- * the library promises one: views of one shape anywhere (0.3.11) take a
- * few launches for the whole batch, the 16-bit masked ones of at most 2^20
- * samples too (0.3.12: the global-atomics kernel with their pointers; above
+ * the library promises one: views of one shape anywhere take a few
+ * launches for the whole batch, the 16-bit masked ones of at most 2^20
+ * samples too (the global-atomics kernel with their pointers; above
  * that only where the mask is as packed as the image, which these are not,
  * so either); views of other shapes go an image at a time.
  */
@@ -766,18 +766,18 @@ static void test_u16_and_masked_batches(void **state)
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, quick ? 4 : 20, -1, 1024, 1040);
     check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, quick ? 3 : 7, -1, 1001, 1104);
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 2, -1, 1001, 272);
-    /* the granule lookups from 2^16 samples (0.3.11): 256 x 256 takes them,
+    /* the granule lookups from 2^16 samples: 256 x 256 takes them,
      * 255 x 257 (65535 samples) the gather */
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, quick ? 5 : 70, -1, 256, 256);
     check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 5, -1, 255, 257);
     check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 7, -1, 256, 256);
-    /* the same for views of one shape anywhere (0.3.11: one launch each
+    /* the same for views of one shape anywhere (one launch each
      * for histograms, LUTs and lookups, with the images' pointers) */
     check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, quick ? 5 : 17, -1, 1030, 1031);
     check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, quick ? 3 : 9, -1, 1001, 1104);
     check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 70, -1, 64, 48); /* two chunks */
     check_wide_batch_of(IMGHIST_U8, 1, W_ONE_SHAPE, 9, -1, 1500, 700);
-    /* 48 16-bit LUTs and more: a block an image (0.3.11), with an empty
+    /* 48 16-bit LUTs and more: a block an image, with an empty
      * mask (the identity), and images of one value (every fourth of 16
      * rows: OpenCV's one-value rule); 47 the two LUT kernels */
     check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, 50, 5, 300, 200);
@@ -793,7 +793,7 @@ static void test_u16_and_masked_batches(void **state)
         check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 5, 1, 128, 128); /* an empty mask */
     }
     one_value = 0;
-    /* views of shapes of their own (0.3.12: a block an image, without
+    /* views of shapes of their own (a block an image, without
      * histograms): all of at most 64 x 64 (any count), of up to 300 x 218
      * (30 images; 5: only where all are of at most 2^15 samples), and
      * an empty mask */

@@ -573,7 +573,7 @@ static uint16_t s16_sample(int pat, size_t i)
  * widths are odd: the run ends in a partial granule. Also data of one set
  * only: 8 values, multiples of 64, and those plus 1; 16 values from 1000;
  * 12-bit data. And data whose sampled granules hold values outside P
- * (0.3.13: up to 64 of 1024 such granules take a split layout where the
+ * (up to 64 of 1024 such granules take a split layout where the
  * shared layout's adds would queue on few words): a band of 16 values with
  * 1 sample in 256 elsewhere (hot pixels: the window), 8 values x64 with 1
  * in 200 odd anywhere (the parity), and for the shared layout a wide band
@@ -615,7 +615,7 @@ static void test_split_layouts(void **state)
     (void)state;
     /* and one row fewer: the last, partial chunk of 4096 granules (767 or
      * 511 granules) then ends in a warp with fewer than 32 lanes in the
-     * loop, which the split walk's votes waited for before 0.3.10 */
+     * loop, which the split walk's votes must not wait for */
     const uint32_t h = quick ? 2048 : 8192;
     split_layouts_of(4097, h);
     split_layouts_of(4097, h - 1);
@@ -754,7 +754,7 @@ static void test_s16_batches(void **state)
     /* odd sizes: each flat run ends in a partial granule */
     s16_batches(quick ? 12 : 26, 1031, 1030);
     /* More images than SMs, of fewer than 65536 samples: a block an image,
-     * which stores all its counters (0.3.13; the constant image puts 65535
+     * which stores all its counters (the constant image puts 65535
      * in one 16-bit half) */
     s16_batches(300, 255, 257);
     s16_batches(quick ? 150 : 400, 181, 181);
@@ -1079,7 +1079,7 @@ static void test_masked_flat(void **state)
 }
 
 /*
- * 8-bit channels with a mask as packed as the pixels (0.3.13: the plain
+ * 8-bit channels with a mask as packed as the pixels (the plain
  * layout's flat masked walk; for two and four channels only where the mask
  * is aligned with the granules, 16 / channels pixels each, else the row
  * walk): one row, a few rows, many blocks' worth;
@@ -1207,7 +1207,7 @@ static void test_batches(void **state)
                     }
                     check_batch(t, w, h, ch, n, (enum layout)lay, &s, (int)tu_below(&rng, 2),
                                 tu_below(&rng, 8) == 0 ? FILL_CONSTANT : FILL_MIXED);
-                    /* and masked (0.3.8): a mask an image, or one for all */
+                    /* and masked: a mask an image, or one for all */
                     check_batch_masked(t, w, h, ch, n, (enum layout)lay, &s,
                                        (int)tu_below(&rng, 2), FILL_MIXED,
                                        1 + (int)tu_below(&rng, 2));

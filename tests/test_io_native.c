@@ -1,5 +1,5 @@
 /*
- * Image I/O beyond 8-bit gray (issue 11): IMGHIST_P_LOAD_DEPTH and
+ * Image I/O beyond 8-bit gray: IMGHIST_P_LOAD_DEPTH and
  * IMGHIST_P_LOAD_CHANNELS on PNG, PNM, PSD, HDR, JPEG and TIFF; TIFF through
  * libtiff (8/16/float, gray/RGB, strips/tiles, chunky/planar, compressions,
  * orientation, palette, hostile files); PNG output of U8/U16 views of 1 to 4

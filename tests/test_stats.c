@@ -1,7 +1,7 @@
 /*
- * 0.3.2's histogram statistics (imghist_entropy, imghist_percentile,
- * imghist_otsu) through the public API: values worked out by hand, and the
- * refusals. test_stats_ref.py checks them against NumPy and OpenCV on images.
+ * Histogram statistics (imghist_entropy, imghist_percentile, imghist_otsu)
+ * and lookup tables (imghist_apply_lut) through the public API: values
+ * worked out by hand, and the refusals. test_stats_ref.py checks them against NumPy and OpenCV on images.
  */
 #include <math.h>
 #include <setjmp.h>
