@@ -1,6 +1,6 @@
 /*
  * pil_equalize OUTDIR IN...: loads every IN (8-bit gray), equalizes them all
- * in one imghist_equalize_batch call with PIL's rule and writes OUTDIR/<k>.png
+ * in one imghist_equalize_list call with PIL's rule and writes OUTDIR/<k>.png
  * for the k-th input; for test_pil_ref.py, which compares them with Pillow's
  * ImageOps.equalize. The backend is the default (CUDA where a GPU is usable).
  */
@@ -17,13 +17,12 @@ int main(int argc, char **argv)
     }
     const int n = argc - 2;
     imghist_ctx *ctx = NULL;
-    imghist_status st = imghist_create(IMGHIST_BACKEND_AUTO, &ctx);
+    imghist_status st = imghist_create(IMGHIST_BACKEND_AUTO, -1, &ctx);
     imghist_image **img = calloc((size_t)n, sizeof *img);
     imghist_view *views = calloc((size_t)n, sizeof *views);
     if (img == NULL || views == NULL) {
         st = IMGHIST_E_NOMEM;
     }
-    if (st == IMGHIST_OK) st = imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL);
     if (st == IMGHIST_OK) st = imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, 4);
     for (int k = 0; k < n && st == IMGHIST_OK; k++) {
         st = imghist_load_file(ctx, argv[k + 2], &img[k]);
@@ -31,7 +30,8 @@ int main(int argc, char **argv)
             views[k] = img[k]->view;
         }
     }
-    if (st == IMGHIST_OK) st = imghist_equalize_batch(ctx, views, views, (size_t)n, NULL);
+    if (st == IMGHIST_OK) st = imghist_equalize_list(ctx, views, views, (size_t)n, IMGHIST_EQ_PIL,
+                                                         NULL);
     for (int k = 0; k < n && st == IMGHIST_OK; k++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%d.png", argv[1], k);

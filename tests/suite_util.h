@@ -41,7 +41,7 @@ static inline int su_open_gpu_suite(const char *suite, imghist_ctx **gpu, imghis
     if (only != NULL && *only != '\0') {
         cmocka_set_test_filter(only);
     }
-    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, gpu);
+    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, -1, gpu);
     if (st == IMGHIST_E_NO_GPU || st == IMGHIST_E_UNSUPPORTED) {
         printf("skipping the %s: %s\n", suite, imghist_last_error(*gpu));
         imghist_destroy(*gpu);
@@ -51,7 +51,7 @@ static inline int su_open_gpu_suite(const char *suite, imghist_ctx **gpu, imghis
         fprintf(stderr, "cannot create a CUDA context: %s\n", imghist_last_error(*gpu));
         return 1;
     }
-    if (imghist_create(IMGHIST_BACKEND_CPU, cpu) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_CPU, -1, cpu) != IMGHIST_OK) {
         fprintf(stderr, "cannot create a CPU context: %s\n", imghist_last_error(*cpu));
         return 1;
     }

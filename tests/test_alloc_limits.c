@@ -111,7 +111,7 @@ static int replay(imghist_ctx *ctx, const char *dir, const char *mode_name, int 
 int main(int argc, char **argv)
 {
     imghist_ctx *ctx = NULL;
-    if (imghist_create(IMGHIST_BACKEND_CPU, &ctx) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_CPU, -1, &ctx) != IMGHIST_OK) {
         return 1;
     }
     static const struct {

@@ -295,7 +295,7 @@ static void test_equalize(void **state)
     free_result(&r);
 
     imghist_ctx *ctx = NULL;
-    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, -1, &ctx), IMGHIST_OK);
     imghist_image *in = NULL, *eq = NULL;
     assert_int_equal(imghist_load_file(ctx, sample("moon.png"), &in), IMGHIST_OK);
     assert_int_equal(imghist_load_file(ctx, out, &eq), IMGHIST_OK);
@@ -306,12 +306,12 @@ static void test_equalize(void **state)
     imghist_view wv = in->view;
     wv.data = want;
     wv.pitch = in->view.width;
-    assert_int_equal(imghist_equalize(ctx, &in->view, &wv, NULL), IMGHIST_OK);
+    assert_int_equal(imghist_equalize(ctx, &in->view, &wv, IMGHIST_EQ_OPENCV, NULL), IMGHIST_OK);
     assert_memory_equal(eq->view.data, want, npix);
     /* Equalized: the darkest value maps to 0 and the brightest to 255. */
     uint64_t h[256];
     const imghist_counts hc = {.data = h, .len = 256, .mem = IMGHIST_MEM_HOST};
-    assert_int_equal(imghist_histogram(ctx, &eq->view, NULL, NULL, &hc), IMGHIST_OK);
+    assert_int_equal(imghist_histogram(ctx, &eq->view, NULL, &hc), IMGHIST_OK);
     assert_true(h[255] > 0);
     free(want);
     imghist_image_free(in);
@@ -593,7 +593,7 @@ static void test_cuda_backend_without_gpu(void **state)
 {
     (void)state;
     imghist_ctx *ctx = NULL;
-    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &ctx);
+    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, -1, &ctx);
     imghist_destroy(ctx);
     run_result r = RUN(sample("moon.png"), "--backend", "cuda", "-v");
     if (st == IMGHIST_OK) {
@@ -752,7 +752,7 @@ static void test_backend_any_case(void **state)
     /* Cuda is a name the tool knows: it runs or says there is no GPU, never
      * a usage error. */
     imghist_ctx *ctx = NULL;
-    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, &ctx);
+    const imghist_status st = imghist_create(IMGHIST_BACKEND_CUDA, -1, &ctx);
     imghist_destroy(ctx);
     r = RUN(sample("moon.png"), "--backend", "Cuda", "-q");
     if (st == IMGHIST_OK) {

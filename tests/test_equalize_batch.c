@@ -1,11 +1,12 @@
 /*
- * 0.3.1's equalization additions through the public API, on the CPU backend:
- * PIL's LUT (imghist_equalize_lut_pil) against a reference written from
- * Pillow's ImageOps.equalize source and against tables worked out by hand;
- * IMGHIST_P_EQUALIZE_METHOD in imghist_equalize and imghist_equalize_masked;
- * imghist_equalize_batch against a loop of imghist_equalize for both rules,
- * any thread count, mixed sizes, odd widths, pitched rows, unaligned
- * pointers, in place; and every refusal of the batch call.
+ * Equalization of many images through the public API, on the CPU backend:
+ * PIL's LUT (imghist_equalize_lut with IMGHIST_EQ_PIL) against a reference
+ * written from Pillow's ImageOps.equalize source and against tables worked
+ * out by hand; the method argument of imghist_equalize, masked or not;
+ * imghist_equalize_list and views of several images against a loop of
+ * imghist_equalize for both rules, any thread count, mixed sizes, odd
+ * widths, pitched rows, unaligned pointers, in place; and every refusal of
+ * the list and tensor forms.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -21,6 +22,7 @@
 #include "imghist.h"
 #include "suite_util.h"
 #include "test_util.h"
+#include "views.h"
 
 static tu_rng rng;
 
@@ -35,12 +37,11 @@ static tu_rng rng;
         assert_true(imghist_last_error(ctx)[0] != '\0');                                   \
     } while (0)
 
-static imghist_ctx *cpu_ctx(int threads, int method)
+static imghist_ctx *cpu_ctx(int threads)
 {
     imghist_ctx *ctx = NULL;
-    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, -1, &ctx), IMGHIST_OK);
     IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, threads));
-    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, method));
     return ctx;
 }
 
@@ -106,7 +107,7 @@ static void test_pil_lut_random(void **state)
         }
         uint8_t got[256], want[256];
         pil_reference(h, want);
-        assert_int_equal(imghist_equalize_lut_pil(h, got), IMGHIST_OK);
+        assert_int_equal(imghist_equalize_lut(h, 256, IMGHIST_EQ_PIL, got), IMGHIST_OK);
         assert_memory_equal(got, want, 256);
     }
 }
@@ -114,7 +115,7 @@ static void test_pil_lut_random(void **state)
 static void expect_identity(const uint64_t h[256])
 {
     uint8_t lut[256];
-    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_OK);
+    assert_int_equal(imghist_equalize_lut(h, 256, IMGHIST_EQ_PIL, lut), IMGHIST_OK);
     for (int i = 0; i < 256; i++) {
         assert_int_equal(lut[i], i);
     }
@@ -139,7 +140,7 @@ static void test_pil_lut_by_hand(void **state)
     expect_identity(h);
     /* Step 1 exactly: 255 pixels below; n = 0, entry i = pixels below i. */
     h[3] = 255;
-    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_OK);
+    assert_int_equal(imghist_equalize_lut(h, 256, IMGHIST_EQ_PIL, lut), IMGHIST_OK);
     for (int i = 0; i < 256; i++) {
         assert_int_equal(lut[i], i <= 3 ? 0 : 255);
     }
@@ -148,7 +149,7 @@ static void test_pil_lut_by_hand(void **state)
     memset(h, 0, sizeof h);
     h[10] = 1000;
     h[200] = 500;
-    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_OK);
+    assert_int_equal(imghist_equalize_lut(h, 256, IMGHIST_EQ_PIL, lut), IMGHIST_OK);
     for (int i = 0; i < 256; i++) {
         assert_int_equal(lut[i], i <= 10 ? 0 : 255);
     }
@@ -159,7 +160,7 @@ static void test_pil_lut_by_hand(void **state)
     for (int k = 0; k < 8; k++) {
         h[32 * k] = 100;
     }
-    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_OK);
+    assert_int_equal(imghist_equalize_lut(h, 256, IMGHIST_EQ_PIL, lut), IMGHIST_OK);
     for (int i = 0; i < 256; i++) {
         const int below = i == 0 ? 0 : (i - 1) / 32 + 1;
         const int v = (1 + 100 * below) / 2;
@@ -171,10 +172,10 @@ static void test_pil_lut_by_hand(void **state)
     assert_int_equal(lut[161], 255);
     /* Refusals: empty, NULL. */
     memset(h, 0, sizeof h);
-    assert_int_equal(imghist_equalize_lut_pil(h, lut), IMGHIST_E_INVALID_ARG);
-    assert_int_equal(imghist_equalize_lut_pil(NULL, lut), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_equalize_lut(h, 256, IMGHIST_EQ_PIL, lut), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_equalize_lut(NULL, 256, IMGHIST_EQ_PIL, lut), IMGHIST_E_INVALID_ARG);
     h[0] = 1;
-    assert_int_equal(imghist_equalize_lut_pil(h, NULL), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_equalize_lut(h, 256, IMGHIST_EQ_PIL, NULL), IMGHIST_E_INVALID_ARG);
 }
 
 /* ---- the method parameter ---- */
@@ -191,17 +192,10 @@ static void fill_random(uint8_t *p, size_t n, int kind)
     }
 }
 
-static void test_method_param(void **state)
+static void test_method_argument(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(1, 0);
-    int64_t v = -1, lo = -1, hi = -1;
-    IH_OK(ctx, imghist_get_param(ctx, IMGHIST_P_EQUALIZE_METHOD, &v));
-    assert_int_equal(v, IMGHIST_EQ_OPENCV);
-    assert_int_equal(imghist_param_bounds(IMGHIST_P_EQUALIZE_METHOD, &lo, &hi), IMGHIST_OK);
-    assert_int_equal(lo, IMGHIST_EQ_OPENCV);
-    assert_int_equal(hi, IMGHIST_EQ_PIL);
-    IH_REFUSED(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, 2), IMGHIST_E_INVALID_ARG);
+    imghist_ctx *ctx = cpu_ctx(1);
 
     enum { W = 301, H = 77 };
     uint8_t *src = malloc(W * H), *dst = malloc(W * H), *mask = malloc(W * H);
@@ -212,20 +206,32 @@ static void test_method_param(void **state)
     }
     const imghist_view sv = u8_view(src, W, H, W), dv = u8_view(dst, W, H, W);
     const imghist_view mv = u8_view(mask, W, H, W);
+    /* A method imghist_method does not name: refused, nothing written. */
+    memset(dst, 0x6b, W * H);
+    const imghist_method unknown[] = {(imghist_method)2, (imghist_method)-1};
+    for (size_t k = 0; k < 2; k++) {
+        IH_REFUSED(ctx, imghist_equalize(ctx, &sv, &dv, unknown[k], NULL), IMGHIST_E_INVALID_ARG);
+        IH_REFUSED(ctx, imghist_equalize_list(ctx, &sv, &dv, 1, unknown[k], NULL),
+                   IMGHIST_E_INVALID_ARG);
+        assert_non_null(strstr(imghist_last_error(ctx), "unknown equalization method"));
+    }
+    for (size_t i = 0; i < W * H; i++) {
+        assert_int_equal(dst[i], 0x6b);
+    }
     for (int method = 0; method < 2; method++) {
-        IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, method));
         for (int masked = 0; masked < 2; masked++) {
             uint64_t h[256];
             const imghist_counts hc = {h, 256, IMGHIST_MEM_HOST};
-            IH_OK(ctx, imghist_equalize_masked(ctx, &sv, masked ? &mv : NULL, &dv, &hc));
+            const imghist_view svm = vw_masked(sv, masked ? &mv : NULL);
+            IH_OK(ctx, imghist_equalize(ctx, &svm, &dv, (imghist_method)method, &hc));
             uint64_t want_h[256] = {0};
             for (size_t i = 0; i < W * H; i++) {
                 want_h[src[i]] += !masked || mask[i];
             }
             assert_memory_equal(h, want_h, sizeof h);
             uint8_t lut[256];
-            assert_int_equal(method ? imghist_equalize_lut_pil(want_h, lut)
-                                    : imghist_equalize_lut(want_h, lut),
+            assert_int_equal(method ? imghist_equalize_lut(want_h, 256, IMGHIST_EQ_PIL, lut)
+                                    : imghist_equalize_lut(want_h, 256, IMGHIST_EQ_OPENCV, lut),
                              IMGHIST_OK);
             for (size_t i = 0; i < W * H; i++) {
                 assert_int_equal(dst[i], lut[src[i]]);
@@ -234,18 +240,20 @@ static void test_method_param(void **state)
     }
     /* PIL's rule has no 16-bit form. */
     uint16_t s16[4] = {1, 2, 3, 4}, d16[4];
-    const imghist_view v16 = {s16, IMGHIST_U16, IMGHIST_MEM_HOST, 2, 2, 4, 1};
-    const imghist_view w16 = {d16, IMGHIST_U16, IMGHIST_MEM_HOST, 2, 2, 4, 1};
-    IH_REFUSED(ctx, imghist_equalize(ctx, &v16, &w16, NULL), IMGHIST_E_UNSUPPORTED);
-    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_OPENCV));
-    IH_OK(ctx, imghist_equalize(ctx, &v16, &w16, NULL));
+    const imghist_view v16 = {.data = s16, .dtype = IMGHIST_U16, .mem = IMGHIST_MEM_HOST,
+        .width = 2, .height = 2, .pitch = 4, .channels = 1};
+    const imghist_view w16 = {.data = d16, .dtype = IMGHIST_U16, .mem = IMGHIST_MEM_HOST,
+        .width = 2, .height = 2, .pitch = 4, .channels = 1};
+    IH_REFUSED(ctx, imghist_equalize(ctx, &v16, &w16, IMGHIST_EQ_PIL, NULL),
+               IMGHIST_E_UNSUPPORTED);
+    IH_OK(ctx, imghist_equalize(ctx, &v16, &w16, IMGHIST_EQ_OPENCV, NULL));
     free(src);
     free(dst);
     free(mask);
     imghist_destroy(ctx);
 }
 
-/* ---- imghist_equalize_batch ---- */
+/* ---- imghist_equalize_list ---- */
 
 /* A batch in host memory: sources and destinations in buffers with room for
  * pitch padding and unaligned starts; padding bytes 0xfd. */
@@ -333,16 +341,16 @@ static void check_batch_vs_loop(int method, int threads, size_t n, uint32_t big_
     rng.s = seed;
     batch got = batch_make(n, big_w, big_h);
     rng = keep;
-    imghist_ctx *one = cpu_ctx(1, method), *ctx = cpu_ctx(threads, method);
+    imghist_ctx *one = cpu_ctx(1), *ctx = cpu_ctx(threads);
     uint64_t *want_h = malloc(n * 256 * sizeof(uint64_t));
     uint64_t *got_h = malloc((n * 256 + 7) * sizeof(uint64_t));
     for (size_t i = 0; i < n; i++) {
         const imghist_counts c = {want_h + i * 256, 256, IMGHIST_MEM_HOST};
-        IH_OK(one, imghist_equalize(one, &want.src[i], &want.dst[i], &c));
+        IH_OK(one, imghist_equalize(one, &want.src[i], &want.dst[i], (imghist_method)method, &c));
     }
     memset(got_h, 0xa5, (n * 256 + 7) * sizeof(uint64_t));
     const imghist_counts gc = {got_h, n * 256 + 7, IMGHIST_MEM_HOST};
-    IH_OK(ctx, imghist_equalize_batch(ctx, got.src, got.dst, n, &gc));
+    IH_OK(ctx, imghist_equalize_list(ctx, got.src, got.dst, n, (imghist_method)method, &gc));
     assert_memory_equal(got_h, want_h, n * 256 * sizeof(uint64_t));
     for (size_t k = n * 256; k < n * 256 + 7; k++) {
         assert_true(got_h[k] == 0xa5a5a5a5a5a5a5a5ull); /* not written past the batch */
@@ -371,7 +379,7 @@ static void test_batch_vs_loop(void **state)
 static void test_batch_no_hists_shared_source(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2, IMGHIST_EQ_PIL);
+    imghist_ctx *ctx = cpu_ctx(2);
     enum { W = 33, H = 9 };
     uint8_t src[W * H], d1[W * H], d2[W * H], want[W * H];
     fill_random(src, sizeof src, 3);
@@ -379,8 +387,8 @@ static void test_batch_no_hists_shared_source(void **state)
     const imghist_view sv[2] = {s, s};
     const imghist_view dv[2] = {u8_view(d1, W, H, W), u8_view(d2, W, H, W)};
     const imghist_view wv = u8_view(want, W, H, W);
-    IH_OK(ctx, imghist_equalize(ctx, &s, &wv, NULL));
-    IH_OK(ctx, imghist_equalize_batch(ctx, sv, dv, 2, NULL));
+    IH_OK(ctx, imghist_equalize(ctx, &s, &wv, IMGHIST_EQ_PIL, NULL));
+    IH_OK(ctx, imghist_equalize_list(ctx, sv, dv, 2, IMGHIST_EQ_PIL, NULL));
     assert_memory_equal(d1, want, sizeof want);
     assert_memory_equal(d2, want, sizeof want);
     imghist_destroy(ctx);
@@ -389,7 +397,7 @@ static void test_batch_no_hists_shared_source(void **state)
 static void test_batch_refusals(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(1, 0);
+    imghist_ctx *ctx = cpu_ctx(1);
     enum { W = 16, H = 4 };
     uint8_t buf[4 * W * H];
     memset(buf, 7, sizeof buf);
@@ -397,15 +405,29 @@ static void test_batch_refusals(void **state)
     imghist_view d[2] = {u8_view(buf + 2 * W * H, W, H, W), u8_view(buf + 3 * W * H, W, H, W)};
     uint64_t h[2 * 256];
     const imghist_counts hc = {h, 2 * 256, IMGHIST_MEM_HOST};
-    IH_OK(ctx, imghist_equalize_batch(ctx, s, d, 2, &hc));
+    IH_OK(ctx, imghist_equalize_list(ctx, s, d, 2, IMGHIST_EQ_OPENCV, &hc));
 
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, d, 0, &hc), IMGHIST_E_INVALID_ARG);
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, NULL, d, 2, &hc), IMGHIST_E_INVALID_ARG);
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, NULL, 2, &hc), IMGHIST_E_INVALID_ARG);
-    assert_int_equal(imghist_equalize_batch(NULL, s, d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, d, 0, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, NULL, d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, NULL, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_equalize_list(NULL, s, d, 2, IMGHIST_EQ_OPENCV, &hc),
+                     IMGHIST_E_INVALID_ARG);
+    /* A list takes one image a view, sources and destinations alike. */
+    imghist_view many[2] = {s[0], vw_tensor(s[1], 2, 0)};
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, many, d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "list view 1 holds 2 images"));
+    many[0] = vw_tensor(d[0], 3, 0), many[1] = d[1];
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, many, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "list destination 0 holds 3 images"));
     /* Short counts. */
     const imghist_counts short_c = {h, 2 * 256 - 1, IMGHIST_MEM_HOST};
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, d, 2, &short_c), IMGHIST_E_BUFSIZE);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, d, 2, IMGHIST_EQ_OPENCV, &short_c),
+               IMGHIST_E_BUFSIZE);
     /* Mixed and unsupported sample types, channels. */
     imghist_view bad[2] = {s[0], s[1]};
     bad[1].dtype = IMGHIST_U16;
@@ -414,67 +436,82 @@ static void test_batch_refusals(void **state)
     imghist_view bad_d[2] = {d[0], d[1]};
     bad_d[1] = bad[1];
     bad_d[1].data = d[1].data;
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, bad, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "batch image 1"));
     assert_non_null(strstr(imghist_last_error(ctx), "mixes 8- and 16-bit"));
     bad[1] = s[1];
     bad[1].dtype = IMGHIST_F32;
     bad[1].width = W / 4;
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, d, 2, &hc), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, bad, d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_UNSUPPORTED);
     bad[1] = s[1];
     bad[1].channels = 2;
     bad[1].width = W / 2;
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, d, 2, &hc), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, bad, d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_UNSUPPORTED);
     /* A destination of another size, another memory; device memory on the CPU. */
     bad_d[1] = d[1];
     bad_d[1].width = W - 1;
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
     bad_d[1] = d[1];
     bad_d[1].mem = IMGHIST_MEM_DEVICE;
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
     bad[1] = s[1];
     bad[1].mem = IMGHIST_MEM_DEVICE;
     bad_d[1] = d[1];
     bad_d[1].mem = IMGHIST_MEM_DEVICE;
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, bad, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, bad, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
     imghist_view dev_s[1] = {s[0]}, dev_d[1] = {d[0]};
     dev_s[0].mem = dev_d[0].mem = IMGHIST_MEM_DEVICE;
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, dev_s, dev_d, 1, NULL), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, dev_s, dev_d, 1, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_UNSUPPORTED);
     const imghist_counts dev_c = {h, 256, IMGHIST_MEM_DEVICE};
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, d, 1, &dev_c), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, d, 1, IMGHIST_EQ_OPENCV, &dev_c),
+               IMGHIST_E_UNSUPPORTED);
     /* Overlaps: two destinations; a destination over another image's source;
      * a destination one row into its own source; the same pointer with
      * another pitch. */
     bad_d[0] = d[0];
     bad_d[1] = u8_view(buf + 2 * W * H + W, W, H, W);
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
     bad_d[1] = bad_d[0];
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
     bad_d[0] = d[0];
     bad_d[1] = s[0];
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "overlap"));
     bad_d[0] = d[0];
     bad_d[1] = u8_view(buf + W * H + W, W, H, W);
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
     imghist_view tall[1] = {u8_view(buf, W / 2, H, W)};
     imghist_view tall_d[1] = {u8_view(buf, W / 2, H, W / 2)};
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, tall, tall_d, 1, NULL), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, tall, tall_d, 1, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_INVALID_ARG);
     /* Sources out of address order: a destination over another image's
      * source is still found. */
     const imghist_view rev_s[2] = {s[1], s[0]};
     bad_d[0] = d[0];
     bad_d[1] = s[1];
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, rev_s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, rev_s, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
     bad_d[0] = s[0];
     bad_d[1] = d[1];
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, rev_s, bad_d, 2, &hc), IMGHIST_E_INVALID_ARG);
-    IH_OK(ctx, imghist_equalize_batch(ctx, rev_s, d, 2, &hc));
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, rev_s, bad_d, 2, IMGHIST_EQ_OPENCV, &hc),
+               IMGHIST_E_INVALID_ARG);
+    IH_OK(ctx, imghist_equalize_list(ctx, rev_s, d, 2, IMGHIST_EQ_OPENCV, &hc));
     /* Destinations in reverse address order are fine (they are sorted). */
     const imghist_view rev_d[2] = {d[1], d[0]};
-    IH_OK(ctx, imghist_equalize_batch(ctx, s, rev_d, 2, NULL));
+    IH_OK(ctx, imghist_equalize_list(ctx, s, rev_d, 2, IMGHIST_EQ_OPENCV, NULL));
     /* In place is fine. */
-    IH_OK(ctx, imghist_equalize_batch(ctx, s, s, 2, &hc));
+    IH_OK(ctx, imghist_equalize_list(ctx, s, s, 2, IMGHIST_EQ_OPENCV, &hc));
     imghist_destroy(ctx);
 }
 
@@ -505,9 +542,9 @@ static void expect_tensor_ok(imghist_ctx *ctx, uint8_t *buf, size_t bytes, const
         imghist_view si = s[i], di = d[i];
         si.data = start + ((uint8_t *)s[i].data - buf);
         di.data = want + ((uint8_t *)d[i].data - buf);
-        IH_OK(ctx, imghist_equalize(ctx, &si, &di, NULL));
+        IH_OK(ctx, imghist_equalize(ctx, &si, &di, IMGHIST_EQ_OPENCV, NULL));
     }
-    IH_OK(ctx, imghist_equalize_batch(ctx, s, d, n, NULL));
+    IH_OK(ctx, imghist_equalize_list(ctx, s, d, n, IMGHIST_EQ_OPENCV, NULL));
     assert_memory_equal(buf, want, bytes);
     free(want);
     free(start);
@@ -516,7 +553,7 @@ static void expect_tensor_ok(imghist_ctx *ctx, uint8_t *buf, size_t bytes, const
 static void test_batch_tensor_overlaps(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2, 0);
+    imghist_ctx *ctx = cpu_ctx(2);
     enum { W = 24, H = 5, IMG = W * H, N = 6 };
     const size_t bytes = 4 * N * IMG;
     uint8_t *buf = malloc(bytes);
@@ -540,12 +577,16 @@ static void test_batch_tensor_overlaps(void **state)
      * the sources reversed onto themselves; destinations half an image apart
      * (over each other); a destination tensor that ends inside the sources. */
     imghist_view *d1 = tensor(buf + IMG, N, IMG, W, H);
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, d1, N, NULL), IMGHIST_E_INVALID_ARG);
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, sr, N, NULL), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, d1, N, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, sr, N, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_INVALID_ARG);
     imghist_view *dh = tensor(buf + 2 * N * IMG, N, IMG / 2, W, H);
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, dh, N, NULL), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, dh, N, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_INVALID_ARG);
     imghist_view *dl = tensor(buf + N * IMG - IMG / 2 + 2 * (N - 1) * IMG, N, -2 * IMG, W, H);
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s, dl, N, NULL), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s, dl, N, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_INVALID_ARG);
     free(s);
     free(d);
     free(dr);
@@ -559,12 +600,13 @@ static void test_batch_tensor_overlaps(void **state)
     imghist_destroy(ctx);
 }
 
-/* imghist_equalize_strided: the pixels and histograms of the same batch as
- * views (apart, backwards, in place, interleaved), the same refusals. */
+/* Views of several images (tensors): the pixels and histograms of the same
+ * images as a list (apart, backwards, in place, interleaved), the same
+ * refusals. */
 static void test_equalize_strided(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2, IMGHIST_EQ_PIL);
+    imghist_ctx *ctx = cpu_ctx(2);
     enum { W = 21, H = 7, IMG = 160, N = 9 }; /* IMG: a stride past W * H */
     const size_t bytes = 4 * N * IMG;
     uint8_t *a = malloc(bytes), *b = malloc(bytes);
@@ -581,35 +623,38 @@ static void test_equalize_strided(void **state)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         fill_random(a, bytes, (int)c);
         memcpy(b, a, bytes);
-        const imghist_view s = u8_view(a + cases[c].s_off, W, H, W);
-        const imghist_view d = u8_view(a + cases[c].d_off, W, H, W);
+        const imghist_view s = vw_tensor(u8_view(a + cases[c].s_off, W, H, W), N,
+                                         cases[c].s_stride);
+        const imghist_view d = vw_tensor(u8_view(a + cases[c].d_off, W, H, W), N,
+                                         cases[c].d_stride);
         imghist_view *sv = tensor(b + cases[c].s_off, N, cases[c].s_stride, W, H);
         imghist_view *dv = tensor(b + cases[c].d_off, N, cases[c].d_stride, W, H);
         const imghist_counts ca = {ha, N * 256, IMGHIST_MEM_HOST};
         const imghist_counts cb = {hb, N * 256, IMGHIST_MEM_HOST};
-        IH_OK(ctx, imghist_equalize_strided(ctx, &s, cases[c].s_stride, &d, cases[c].d_stride, N,
-                                            &ca));
-        IH_OK(ctx, imghist_equalize_batch(ctx, sv, dv, N, &cb));
+        IH_OK(ctx, imghist_equalize(ctx, &s, &d, IMGHIST_EQ_PIL, &ca));
+        IH_OK(ctx, imghist_equalize_list(ctx, sv, dv, N, IMGHIST_EQ_PIL, &cb));
         assert_memory_equal(a, b, bytes);
         assert_memory_equal(ha, hb, N * 256 * sizeof *ha);
         free(sv);
         free(dv);
     }
     /* Refused: destinations over the next image's source; destinations over
-     * each other; a stride that leaves the address space; no images. */
-    const imghist_view s = u8_view(a, W, H, W);
-    const imghist_view d1 = u8_view(a + IMG, W, H, W);
-    IH_REFUSED(ctx, imghist_equalize_strided(ctx, &s, IMG, &d1, IMG, N, NULL),
-               IMGHIST_E_INVALID_ARG);
+     * each other; a stride that leaves the address space; a destination of
+     * another count. */
+    const imghist_view s = vw_tensor(u8_view(a, W, H, W), N, IMG);
+    const imghist_view d1 = vw_tensor(u8_view(a + IMG, W, H, W), N, IMG);
+    IH_REFUSED(ctx, imghist_equalize(ctx, &s, &d1, IMGHIST_EQ_PIL, NULL), IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "overlap"));
-    const imghist_view d2 = u8_view(a + 2 * N * IMG, W, H, W);
-    IH_REFUSED(ctx, imghist_equalize_strided(ctx, &s, IMG, &d2, W, N, NULL),
-               IMGHIST_E_INVALID_ARG);
-    IH_REFUSED(ctx, imghist_equalize_strided(ctx, &s, PTRDIFF_MAX / 2, &d2, IMG, N, NULL),
+    const imghist_view d2 = vw_tensor(u8_view(a + 2 * N * IMG, W, H, W), N, W);
+    IH_REFUSED(ctx, imghist_equalize(ctx, &s, &d2, IMGHIST_EQ_PIL, NULL), IMGHIST_E_INVALID_ARG);
+    const imghist_view far = vw_tensor(s, N, PTRDIFF_MAX / 2);
+    const imghist_view d3 = vw_tensor(d2, N, IMG);
+    IH_REFUSED(ctx, imghist_equalize(ctx, &far, &d3, IMGHIST_EQ_PIL, NULL),
                IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "address space"));
-    IH_REFUSED(ctx, imghist_equalize_strided(ctx, &s, IMG, &d2, IMG, 0, NULL),
-               IMGHIST_E_INVALID_ARG);
+    const imghist_view d4 = vw_tensor(d2, N - 1, IMG);
+    IH_REFUSED(ctx, imghist_equalize(ctx, &s, &d4, IMGHIST_EQ_PIL, NULL), IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "destination holds 8 images"));
     free(a);
     free(b);
     free(ha);
@@ -617,7 +662,7 @@ static void test_equalize_strided(void **state)
     imghist_destroy(ctx);
 }
 
-/* ---- 16-bit and masked batches (0.3.9) ---- */
+/* ---- 16-bit and masked batches ---- */
 
 static imghist_view u16_view(void *p, uint32_t w, uint32_t h, size_t pitch)
 {
@@ -663,13 +708,13 @@ static void fill_mask(uint8_t *m, uint32_t w, uint32_t h, int k)
 
 /*
  * n images of type t (sizes, pitches and offsets of their own; in place or
- * not), with masks or not, through imghist_equalize_batch(_masked) against
- * imghist_equalize_masked image by image: the same pixels and histograms.
+ * not), with masks or not, through imghist_equalize_list against
+ * imghist_equalize image by image: the same pixels and histograms.
  */
 static void check_batch_each_of(imghist_dtype t, int masked, int in_place, size_t n, int threads,
                                 uint32_t wmax, uint32_t hmax)
 {
-    imghist_ctx *ctx = cpu_ctx(threads, IMGHIST_EQ_OPENCV);
+    imghist_ctx *ctx = cpu_ctx(threads);
     const size_t z = t == IMGHIST_U8 ? 1 : 2, L = t == IMGHIST_U8 ? 256 : 65536;
     imghist_view *src = calloc(n, sizeof *src), *dst = calloc(n, sizeof *dst);
     imghist_view *ref = calloc(n, sizeof *ref), *msk = calloc(n, sizeof *msk);
@@ -708,20 +753,18 @@ static void check_batch_each_of(imghist_dtype t, int masked, int in_place, size_
     assert_non_null(want);
     for (size_t i = 0; i < n; i++) {
         const imghist_counts one = {want + i * L, L, IMGHIST_MEM_HOST};
-        IH_OK(ctx, imghist_equalize_masked(ctx, &src[i], masked ? &msk[i] : NULL, &ref[i], &one));
+        const imghist_view si = vw_masked(src[i], masked ? &msk[i] : NULL);
+        IH_OK(ctx, imghist_equalize(ctx, &si, &ref[i], IMGHIST_EQ_OPENCV, &one));
     }
     const imghist_counts hc = {hb, n * L, IMGHIST_MEM_HOST};
-    if (masked) {
-        IH_OK(ctx, imghist_equalize_batch_masked(ctx, src, msk, dst, n, &hc));
-    } else {
-        IH_OK(ctx, imghist_equalize_batch(ctx, src, dst, n, &hc));
-    }
+    vw_list_masked(src, src, masked ? msk : NULL, n);
+    IH_OK(ctx, imghist_equalize_list(ctx, src, dst, n, IMGHIST_EQ_OPENCV, &hc));
     for (size_t i = 0; i < n; i++) {
         for (uint32_t y = 0; y < dst[i].height; y++) {
             const uint8_t *g = (const uint8_t *)dst[i].data + y * dst[i].pitch;
             const uint8_t *w = (const uint8_t *)ref[i].data + y * ref[i].pitch;
             if (memcmp(g, w, dst[i].width * z) != 0) {
-                fail_msg("%s batch (%s, %s): image %zu row %u differs from imghist_equalize_masked",
+                fail_msg("%s list (%s, %s): image %zu row %u differs from imghist_equalize",
                          t == IMGHIST_U8 ? "8-bit" : "16-bit", masked ? "masked" : "no mask",
                          in_place ? "in place" : "apart", i, y);
             }
@@ -763,12 +806,12 @@ static void test_batch_u16_and_masked(void **state)
     check_batch_each(IMGHIST_U16, 1, 0, 1, 1);
 }
 
-/* The strided forms: a tensor of 16-bit images (apart and in place) and a
- * mask an image or one for all (mask_stride 0), against the views' batch. */
+/* Tensors of 16-bit images (apart and in place) with no mask, a mask an
+ * image (the mask's count n) or one for all (count 1), against the list. */
 static void test_strided_u16_and_masked(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2, IMGHIST_EQ_OPENCV);
+    imghist_ctx *ctx = cpu_ctx(2);
     enum { W = 33, H = 9, N = 6 };
     const size_t img = (size_t)W * H * 2 + 6; /* a stride past the image */
     uint8_t *a = malloc(2 * N * img), *b = malloc(2 * N * img), *m = malloc((size_t)N * W * H);
@@ -785,29 +828,27 @@ static void test_strided_u16_and_masked(void **state)
         memcpy(b, a, 2 * N * img);
         const int in_place = c == 1;
         const ptrdiff_t ms = c == 2 ? 0 : (ptrdiff_t)W * H;
-        const imghist_view s = u16_view(a, W, H, 2 * W);
-        const imghist_view d = u16_view(in_place ? a : a + N * img, W, H, 2 * W);
-        const imghist_view mv = u8_view(m, W, H, W);
+        imghist_view mt;
+        const imghist_view s =
+            c == 0 ? vw_tensor(u16_view(a, W, H, 2 * W), N, (ptrdiff_t)img)
+                   : vw_tensor_masked(u16_view(a, W, H, 2 * W), N, (ptrdiff_t)img,
+                                      u8_view(m, W, H, W), c == 2 ? 1 : N, ms, &mt);
+        const imghist_view d =
+            vw_tensor(u16_view(in_place ? a : a + N * img, W, H, 2 * W), N, (ptrdiff_t)img);
         imghist_view sv[N], dv[N], mvs[N];
         for (size_t i = 0; i < N; i++) {
             sv[i] = u16_view(b + i * img, W, H, 2 * W);
             dv[i] = u16_view(in_place ? b + i * img : b + (N + i) * img, W, H, 2 * W);
             mvs[i] = u8_view(m + i * ms, W, H, W);
+            sv[i].mask = c == 0 ? NULL : &mvs[i];
         }
         /* image 0 alone, the reference of the tensor's first destination */
         const imghist_view rv = u16_view(r, W, H, 2 * W);
-        IH_OK(ctx, imghist_equalize_masked(ctx, &sv[0], c == 0 ? NULL : &mvs[0], &rv, NULL));
+        IH_OK(ctx, imghist_equalize(ctx, &sv[0], &rv, IMGHIST_EQ_OPENCV, NULL));
         const imghist_counts ca = {ha, (size_t)N * 65536, IMGHIST_MEM_HOST};
         const imghist_counts cb = {hb, (size_t)N * 65536, IMGHIST_MEM_HOST};
-        if (c == 0) {
-            IH_OK(ctx, imghist_equalize_strided(ctx, &s, (ptrdiff_t)img, &d, (ptrdiff_t)img, N,
-                                                &ca));
-            IH_OK(ctx, imghist_equalize_batch(ctx, sv, dv, N, &cb));
-        } else {
-            IH_OK(ctx, imghist_equalize_strided_masked(ctx, &s, (ptrdiff_t)img, &mv, ms, &d,
-                                                       (ptrdiff_t)img, N, &ca));
-            IH_OK(ctx, imghist_equalize_batch_masked(ctx, sv, mvs, dv, N, &cb));
-        }
+        IH_OK(ctx, imghist_equalize(ctx, &s, &d, IMGHIST_EQ_OPENCV, &ca));
+        IH_OK(ctx, imghist_equalize_list(ctx, sv, dv, N, IMGHIST_EQ_OPENCV, &cb));
         assert_memory_equal(a, b, 2 * N * img);
         assert_memory_equal(ha, hb, (size_t)N * 65536 * 8);
         assert_memory_equal(d.data, r, sizeof r);
@@ -820,15 +861,15 @@ static void test_strided_u16_and_masked(void **state)
     imghist_destroy(ctx);
 }
 
-/* What the masked batches refuse, with messages naming the mask; an empty
- * host mask before any destination is written. */
+/* What masked lists and tensors refuse, with messages naming the mask; an
+ * empty host mask before any destination is written. */
 static void test_masked_batch_refusals(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2, IMGHIST_EQ_OPENCV);
+    imghist_ctx *ctx = cpu_ctx(2);
     enum { W = 16, H = 4, N = 3 };
     uint8_t src[N][W * H], dst[N][W * H], mask[N][W * H], before[N][W * H];
-    imghist_view s[N], d[N], m[N];
+    imghist_view s[N], d[N], m[N], sm[N], mt;
     for (int i = 0; i < N; i++) {
         fill_random(src[i], W * H, 0);
         memset(dst[i], 0xab, W * H);
@@ -837,53 +878,72 @@ static void test_masked_batch_refusals(void **state)
         d[i] = u8_view(dst[i], W, H, W);
         m[i] = u8_view(mask[i], W, H, W);
     }
-    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s, NULL, d, N, NULL),
+    /* masks all or none in a list; one mask a list view; a tensor's mask of
+     * neither 1 nor the images' count */
+    vw_list_masked(sm, s, m, N);
+    sm[1].mask = NULL;
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, sm, d, N, IMGHIST_EQ_OPENCV, NULL),
                IMGHIST_E_INVALID_ARG);
-    IH_REFUSED(ctx, imghist_equalize_strided_masked(ctx, &s[0], W * H, NULL, 0, &d[0], W * H, N,
-                                                    NULL),
+    assert_non_null(strstr(imghist_last_error(ctx), "all or none"));
+    const imghist_view two_masks = vw_tensor(m[1], 2, W * H);
+    sm[1].mask = &two_masks;
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, sm, d, N, IMGHIST_EQ_OPENCV, NULL),
                IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "list view 1 has a mask of 2 images"));
+    imghist_view t = vw_tensor_masked(s[0], N, W * H, m[0], 2, W * H, &mt);
+    const imghist_view dt = vw_tensor(d[0], N, W * H);
+    IH_REFUSED(ctx, imghist_equalize(ctx, &t, &dt, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_INVALID_ARG);
+    assert_non_null(strstr(imghist_last_error(ctx), "holds 2 masks for 3 images"));
     /* a mask of another size; of two channels */
     imghist_view bad[N] = {m[0], m[1], m[2]};
     bad[2].width = W - 1;
-    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s, bad, d, N, NULL), IMGHIST_E_INVALID_ARG);
+    vw_list_masked(sm, s, bad, N);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, sm, d, N, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "batch mask 2"));
     /* a mask over a destination (another image's) */
     bad[2] = m[2];
     bad[1] = u8_view(dst[0], W, H, W);
-    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s, bad, d, N, NULL), IMGHIST_E_INVALID_ARG);
+    vw_list_masked(sm, s, bad, N);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, sm, d, N, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "batch mask 1 overlaps destination 0"));
     /* an empty mask: refused before any image is written */
     memset(mask[1], 0, W * H);
     memcpy(before, dst, sizeof dst);
-    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s, m, d, N, NULL), IMGHIST_E_INVALID_ARG);
+    vw_list_masked(sm, s, m, N);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, sm, d, N, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "batch mask 1 has no non-zero sample"));
     assert_memory_equal(before, dst, sizeof dst);
-    IH_REFUSED(ctx, imghist_equalize_strided_masked(ctx, &s[0], W * H, &m[1], 0, &d[0], W * H, N,
-                                                    NULL),
+    t = vw_tensor_masked(s[0], N, W * H, m[1], 1, 0, &mt);
+    IH_REFUSED(ctx, imghist_equalize(ctx, &t, &dt, IMGHIST_EQ_OPENCV, NULL),
                IMGHIST_E_INVALID_ARG);
     assert_memory_equal(before, dst, sizeof dst);
     /* 16-bit images with PIL's rule */
-    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
     memset(mask[1], 1, W * H);
     imghist_view s16[1] = {u16_view(src[0], W / 2, H, W)}, d16[1] = {u16_view(dst[0], W / 2, H, W)};
-    imghist_view m16[1] = {u8_view(mask[0], W / 2, H, W)};
-    IH_REFUSED(ctx, imghist_equalize_batch_masked(ctx, s16, m16, d16, 1, NULL),
+    imghist_view m16[1] = {u8_view(mask[0], W / 2, H, W)}, sm16[1];
+    vw_list_masked(sm16, s16, m16, 1);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, sm16, d16, 1, IMGHIST_EQ_PIL, NULL),
                IMGHIST_E_UNSUPPORTED);
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s16, d16, 1, NULL), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s16, d16, 1, IMGHIST_EQ_PIL, NULL),
+               IMGHIST_E_UNSUPPORTED);
     /* short counts for 16-bit images */
-    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_OPENCV));
     uint64_t h[256];
     const imghist_counts short_c = {h, 256, IMGHIST_MEM_HOST};
-    IH_REFUSED(ctx, imghist_equalize_batch(ctx, s16, d16, 1, &short_c), IMGHIST_E_BUFSIZE);
+    IH_REFUSED(ctx, imghist_equalize_list(ctx, s16, d16, 1, IMGHIST_EQ_OPENCV, &short_c),
+               IMGHIST_E_BUFSIZE);
     imghist_destroy(ctx);
 }
 
 /*
  * 16-bit images of at most 32768 samples equalize without the passes over
- * all 65536 levels (0.3.12: counts and a bitmap of the values present, the
- * LUT at those alone; with a mask, the entries of values only unmasked
+ * all 65536 levels (counts and a bitmap of the values present, the LUT at
+ * those alone; with a mask, the entries of values only unmasked
  * pixels hold from the level below). Against the whole LUT made from the
- * image's histogram (imghist_histogram and imghist_equalize_lut_u16) and
+ * image's histogram (imghist_histogram and imghist_equalize_lut) and
  * applied here: random, skewed and two-valued samples, one value, the
  * extreme values, 1 x 1, the 32768-sample limit and one past it, pitched
  * rows, in place, alone and as batches of mixed sizes on 1 and 3 threads,
@@ -899,7 +959,7 @@ static void test_small_u16_against_the_whole_lut(void **state)
     uint16_t *lut = malloc(65536 * sizeof *lut);
     assert_true(hist && lut);
     for (int threads = 1; threads <= 3; threads += 2) {
-        imghist_ctx *ctx = cpu_ctx(threads, IMGHIST_EQ_OPENCV);
+        imghist_ctx *ctx = cpu_ctx(threads);
         for (int kind = 0; kind < KINDS; kind++) {
             for (int masked = 0; masked <= 2; masked++) { /* none, half, one pixel */
                 uint16_t *src[N], *want[N], *got[N], *batch[N];
@@ -927,12 +987,16 @@ static void test_small_u16_against_the_whole_lut(void **state)
                                                           : (tu_next(&rng) >> 63) == 0);
                     }
                     msk[i][(size_t)w * h / 2] = 1; /* never empty */
-                    const imghist_view v = {src[i], IMGHIST_U16, IMGHIST_MEM_HOST, w, h,
-                                            pitch * 2, 1};
-                    const imghist_view m = {msk[i], IMGHIST_U8, IMGHIST_MEM_HOST, w, h, w, 1};
+                    const imghist_view v = {.data = src[i], .dtype = IMGHIST_U16,
+                        .mem = IMGHIST_MEM_HOST, .width = w, .height = h, .pitch = pitch * 2,
+                        .channels = 1};
+                    const imghist_view m = {.data = msk[i], .dtype = IMGHIST_U8,
+                        .mem = IMGHIST_MEM_HOST, .width = w, .height = h, .pitch = w,
+                        .channels = 1};
                     const imghist_counts c = {hist, 65536, IMGHIST_MEM_HOST};
-                    IH_OK(ctx, imghist_histogram(ctx, &v, masked ? &m : NULL, NULL, &c));
-                    IH_OK(ctx, imghist_equalize_lut_u16(hist, lut));
+                    const imghist_view vm = vw_masked(v, masked ? &m : NULL);
+                    IH_OK(ctx, imghist_histogram(ctx, &vm, NULL, &c));
+                    IH_OK(ctx, imghist_equalize_lut(hist, 65536, IMGHIST_EQ_OPENCV, lut));
                     memcpy(want[i], src[i], n * 2);
                     memcpy(got[i], src[i], n * 2);
                     memcpy(batch[i], src[i], n * 2);
@@ -944,11 +1008,7 @@ static void test_small_u16_against_the_whole_lut(void **state)
                     /* alone, into a copy of the source (padding kept) */
                     imghist_view d = v;
                     d.data = got[i];
-                    if (masked) {
-                        IH_OK(ctx, imghist_equalize_masked(ctx, &v, &m, &d, NULL));
-                    } else {
-                        IH_OK(ctx, imghist_equalize(ctx, &v, &d, NULL));
-                    }
+                    IH_OK(ctx, imghist_equalize(ctx, &vm, &d, IMGHIST_EQ_OPENCV, NULL));
                     if (memcmp(got[i], want[i], n * 2) != 0) {
                         fail_msg("kind %d, mask %d, %ux%u alone: differs from the whole LUT",
                                  kind, masked, w, h);
@@ -958,11 +1018,8 @@ static void test_small_u16_against_the_whole_lut(void **state)
                     dv[i] = sv[i]; /* in place */
                     mv[i] = m;
                 }
-                if (masked) {
-                    IH_OK(ctx, imghist_equalize_batch_masked(ctx, sv, mv, dv, N, NULL));
-                } else {
-                    IH_OK(ctx, imghist_equalize_batch(ctx, sv, dv, N, NULL));
-                }
+                vw_list_masked(sv, sv, masked ? mv : NULL, N);
+                IH_OK(ctx, imghist_equalize_list(ctx, sv, dv, N, IMGHIST_EQ_OPENCV, NULL));
                 for (size_t i = 0; i < N; i++) {
                     const size_t n = ((size_t)dims[i][0] + (i % 3)) * dims[i][1];
                     if (memcmp(batch[i], want[i], n * 2) != 0) {
@@ -990,7 +1047,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pil_lut_random),
         cmocka_unit_test(test_pil_lut_by_hand),
-        cmocka_unit_test(test_method_param),
+        cmocka_unit_test(test_method_argument),
         cmocka_unit_test(test_batch_vs_loop),
         cmocka_unit_test(test_batch_no_hists_shared_source),
         cmocka_unit_test(test_batch_refusals),

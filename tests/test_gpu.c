@@ -22,8 +22,10 @@
 #include <cuda_runtime_api.h>
 
 #include "imghist.h"
+#include "imghist_experimental.h"
 #include "suite_util.h"
 #include "test_util.h"
+#include "views.h"
 
 #define BINS 256 /* one bin per 8-bit value: every histogram in this suite */
 
@@ -109,7 +111,7 @@ static void gpu_sync(void)
 static void cpu_hist(const imghist_view *v, uint64_t out[BINS])
 {
     const imghist_counts c = counts_at(out, BINS, IMGHIST_MEM_HOST);
-    IH_OK(cpu, imghist_histogram(cpu, v, NULL, NULL, &c));
+    IH_OK(cpu, imghist_histogram(cpu, v, NULL, &c));
 }
 
 /* Case-insensitive substring test, for messages whose capitalisation is free. */
@@ -188,7 +190,7 @@ static void check_hist_case(uint32_t w, uint32_t h, size_t pitch, unsigned offse
     CUDA_OK(cudaMalloc((void **)&d_hist, sizeof got));
     poison_device(d_hist, 0xa5, sizeof got);
     const imghist_counts dc = counts_at(d_hist, BINS, IMGHIST_MEM_DEVICE);
-    IH_OK(gpu, imghist_histogram(gpu, &im.dv, NULL, NULL, &dc));
+    IH_OK(gpu, imghist_histogram(gpu, &im.dv, NULL, &dc));
     gpu_sync();
     CUDA_OK(cudaMemcpy(got, d_hist, sizeof got, cudaMemcpyDeviceToHost));
     if (memcmp(got, want, sizeof got) != 0) {
@@ -208,7 +210,7 @@ static void check_hist_case(uint32_t w, uint32_t h, size_t pitch, unsigned offse
     IH_OK(gpu, imghist_set_stream(gpu, s));
     memset(got, 0xa5, sizeof got);
     const imghist_counts hc = counts_at(got, BINS, IMGHIST_MEM_HOST);
-    IH_OK(gpu, imghist_histogram(gpu, &im.dv, NULL, NULL, &hc));
+    IH_OK(gpu, imghist_histogram(gpu, &im.dv, NULL, &hc));
     CUDA_OK(cudaStreamSynchronize(s));
     IH_OK(gpu, imghist_set_stream(gpu, own_stream)); /* before s goes away */
     CUDA_OK(cudaStreamDestroy(s));
@@ -271,7 +273,7 @@ static void check_equalize_case(uint32_t w, uint32_t h, size_t sp, unsigned soff
     uint64_t want_hist[BINS], got_hist[BINS];
     const imghist_view want_v = u8_view(want, IMGHIST_MEM_HOST, w, h, dp);
     const imghist_counts want_c = counts_at(want_hist, BINS, IMGHIST_MEM_HOST);
-    IH_OK(cpu, imghist_equalize(cpu, &src.hv, &want_v, &want_c));
+    IH_OK(cpu, imghist_equalize(cpu, &src.hv, &want_v, IMGHIST_EQ_OPENCV, &want_c));
 
     uint8_t *dbase = NULL, *dst;
     size_t dbytes = doff + dp * (h - 1) + w;
@@ -285,7 +287,7 @@ static void check_equalize_case(uint32_t w, uint32_t h, size_t sp, unsigned soff
     const imghist_view dst_v = u8_view(dst, IMGHIST_MEM_DEVICE, w, h, dp);
     memset(got_hist, 0x5a, sizeof got_hist);
     const imghist_counts got_c = counts_at(got_hist, BINS, IMGHIST_MEM_HOST);
-    IH_OK(gpu, imghist_equalize(gpu, &src.dv, &dst_v, &got_c));
+    IH_OK(gpu, imghist_equalize(gpu, &src.dv, &dst_v, IMGHIST_EQ_OPENCV, &got_c));
     CUDA_OK(cudaDeviceSynchronize());
     assert_memory_equal(got_hist, want_hist, sizeof got_hist);
     if (in_place) {
@@ -368,14 +370,14 @@ static void test_batch(void **state)
             CUDA_OK(cudaMalloc((void **)&d, N * BINS * sizeof(uint64_t)));
             poison_device(d, 0xa5, N * BINS * sizeof(uint64_t));
             const imghist_counts dc = counts_at(d, N * BINS, IMGHIST_MEM_DEVICE);
-            IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, NULL, &dc));
+            IH_OK(gpu, imghist_histogram_list(gpu, dv, n, NULL, &dc));
             gpu_sync();
             CUDA_OK(cudaMemcpy(got, d, N * BINS * sizeof(uint64_t), cudaMemcpyDeviceToHost));
             CUDA_OK(cudaFree(d));
         } else {
             /* Round 2: one image, counts of exactly the length it needs. */
             const imghist_counts hc = counts_at(got, n * BINS, IMGHIST_MEM_HOST);
-            IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, NULL, &hc));
+            IH_OK(gpu, imghist_histogram_list(gpu, dv, n, NULL, &hc));
             CUDA_OK(cudaDeviceSynchronize());
         }
         assert_memory_equal(got, want, n * BINS * sizeof(uint64_t));
@@ -423,7 +425,7 @@ static void test_batch_queued(void **state)
         }
         const imghist_counts dc = counts_at(d + (size_t)k * N * BINS, n[k] * BINS,
                                             IMGHIST_MEM_DEVICE);
-        IH_OK(gpu, imghist_histogram_batch(gpu, views[k], n[k], NULL, &dc));
+        IH_OK(gpu, imghist_histogram_list(gpu, views[k], n[k], NULL, &dc));
     }
     gpu_sync();
     for (int k = 0; k < CALLS; k++) {
@@ -450,7 +452,7 @@ static void test_batch_queued(void **state)
  * one stride that is not a multiple of 16 (descriptors); each through the
  * kernel the library picks, the block kernels and the tiny-image kernel;
  * device counts (then added to with IMGHIST_ACCUMULATE) and host counts, as
- * views and through imghist_histogram_strided, against the naive
+ * a list and as a view of n images, against the naive
  * histograms. */
 static void test_batch_tensor(void **state)
 {
@@ -492,9 +494,9 @@ static void test_batch_tensor(void **state)
         CUDA_OK(cudaMalloc((void **)&d, len * 8));
         poison_device(d, 0xa5, len * 8);
         const imghist_counts dc = counts_at(d, len, IMGHIST_MEM_DEVICE);
-        IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, NULL, &dc));
+        IH_OK(gpu, imghist_histogram_list(gpu, dv, n, NULL, &dc));
         const imghist_histspec acc = {256, 0.0, 256.0, IMGHIST_ACCUMULATE};
-        IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, &acc, &dc));
+        IH_OK(gpu, imghist_histogram_list(gpu, dv, n, &acc, &dc));
         gpu_sync();
         CUDA_OK(cudaMemcpy(got, d, len * 8, cudaMemcpyDeviceToHost));
         for (size_t i = 0; i < len; i++) {
@@ -506,15 +508,16 @@ static void test_batch_tensor(void **state)
         }
         memset(got, 0xa5, len * 8);
         const imghist_counts hc = counts_at(got, len, IMGHIST_MEM_HOST);
-        IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, NULL, &hc));
+        IH_OK(gpu, imghist_histogram_list(gpu, dv, n, NULL, &hc));
         gpu_sync();
         if (memcmp(got, want, len * 8) != 0) {
             fail_msg("tensor case %zu (tiny %lld): host counts differ", cs, (long long)tiny[c % 3]);
         }
-        /* The same batch through imghist_histogram_strided. */
+        /* The same batch as a view of n images. */
         const ptrdiff_t step = cases[cs].reverse ? -(ptrdiff_t)stride : (ptrdiff_t)stride;
         memset(got, 0xa5, len * 8);
-        IH_OK(gpu, imghist_histogram_strided(gpu, &dv[0], n, step, NULL, &hc));
+        const imghist_view t = vw_tensor(dv[0], n, step);
+        IH_OK(gpu, imghist_histogram(gpu, &t, NULL, &hc));
         gpu_sync();
         if (memcmp(got, want, len * 8) != 0) {
             fail_msg("tensor case %zu (tiny %lld): strided counts differ", cs,
@@ -557,7 +560,7 @@ static void test_batch_beyond_workspace(void **state)
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         memset(got, 0xa5, counts[c] * BINS * sizeof(uint64_t));
         const imghist_counts hc = counts_at(got, counts[c] * BINS, IMGHIST_MEM_HOST);
-        IH_OK(gpu, imghist_histogram_batch(gpu, dv, counts[c], NULL, &hc));
+        IH_OK(gpu, imghist_histogram_list(gpu, dv, counts[c], NULL, &hc));
         CUDA_OK(cudaDeviceSynchronize());
         for (size_t i = 0; i < counts[c]; i++) {
             if (memcmp(got + BINS * i, want + BINS * i, BINS * sizeof(uint64_t)) != 0) {
@@ -600,7 +603,7 @@ static void test_batch_mixed_sizes(void **state)
         IH_OK(gpu, imghist_get_param(gpu, IMGHIST_P_EXP_BATCH_RUN, &v));
         assert_int_equal(v, runs[r]);
         memset(got, 0xa5, n * BINS * sizeof(uint64_t));
-        IH_OK(gpu, imghist_histogram_batch(gpu, dv, n, NULL, &hc));
+        IH_OK(gpu, imghist_histogram_list(gpu, dv, n, NULL, &hc));
         CUDA_OK(cudaDeviceSynchronize());
         for (size_t i = 0; i < n; i++) {
             if (memcmp(got + BINS * i, want + BINS * i, BINS * sizeof(uint64_t)) != 0) {
@@ -638,11 +641,11 @@ static void test_host_api_photographs(void **state)
         const imghist_counts hg_c = counts_at(hg, BINS, IMGHIST_MEM_HOST);
         const imghist_view ec_v = u8_view(ec, IMGHIST_MEM_HOST, v->width, v->height, v->width);
         const imghist_view eg_v = u8_view(eg, IMGHIST_MEM_HOST, v->width, v->height, v->width);
-        IH_OK(gpu, imghist_histogram(gpu, v, NULL, NULL, &hg_c));
-        IH_OK(cpu, imghist_histogram(cpu, v, NULL, NULL, &hc_c));
+        IH_OK(gpu, imghist_histogram(gpu, v, NULL, &hg_c));
+        IH_OK(cpu, imghist_histogram(cpu, v, NULL, &hc_c));
         assert_memory_equal(hg, hc, sizeof hc);
-        IH_OK(gpu, imghist_equalize(gpu, v, &eg_v, &hg_c));
-        IH_OK(cpu, imghist_equalize(cpu, v, &ec_v, &hc_c));
+        IH_OK(gpu, imghist_equalize(gpu, v, &eg_v, IMGHIST_EQ_OPENCV, &hg_c));
+        IH_OK(cpu, imghist_equalize(cpu, v, &ec_v, IMGHIST_EQ_OPENCV, &hc_c));
         assert_memory_equal(eg, ec, n);
         assert_memory_equal(hg, hc, sizeof hc);
         free(ec);
@@ -673,16 +676,16 @@ static void test_host_api_in_bands(void **state)
     IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 100000)); /* 80 rows per band */
     IH_OK(gpu, imghist_get_param(gpu, IMGHIST_P_STAGING_BYTES, &v));
     assert_int_equal(v, 100000);
-    IH_OK(gpu, imghist_histogram(gpu, &iv, NULL, NULL, &hgc));
+    IH_OK(gpu, imghist_histogram(gpu, &iv, NULL, &hgc));
     assert_non_null(strstr(imghist_last_note(gpu), "bands"));
-    IH_OK(gpu, imghist_equalize(gpu, &iv, &egv, &hgc));
+    IH_OK(gpu, imghist_equalize(gpu, &iv, &egv, IMGHIST_EQ_OPENCV, &hgc));
     assert_non_null(strstr(imghist_last_note(gpu), "bands"));
     IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
-    IH_OK(cpu, imghist_equalize(cpu, &iv, &ecv, &hcc));
+    IH_OK(cpu, imghist_equalize(cpu, &iv, &ecv, IMGHIST_EQ_OPENCV, &hcc));
     assert_memory_equal(hg, hc, sizeof hc);
     assert_memory_equal(eg, ec, n);
     /* And back to one piece. */
-    IH_OK(gpu, imghist_histogram(gpu, &iv, NULL, NULL, &hgc));
+    IH_OK(gpu, imghist_histogram(gpu, &iv, NULL, &hgc));
     assert_string_equal(imghist_last_note(gpu), "");
     assert_memory_equal(hg, hc, sizeof hc);
     free(img);
@@ -761,10 +764,10 @@ static void test_host_transfers(void **state)
         const imghist_counts hcc = counts_at(hc, BINS, IMGHIST_MEM_HOST);
         const imghist_counts hec = counts_at(he, BINS, IMGHIST_MEM_HOST);
         IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, cases[k].staging));
-        IH_OK(gpu, imghist_histogram(gpu, &sv, NULL, NULL, &hgc));
-        IH_OK(gpu, imghist_equalize(gpu, &sv, &dv, &hec));
+        IH_OK(gpu, imghist_histogram(gpu, &sv, NULL, &hgc));
+        IH_OK(gpu, imghist_equalize(gpu, &sv, &dv, IMGHIST_EQ_OPENCV, &hec));
         IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
-        IH_OK(cpu, imghist_equalize(cpu, &sv, &wv, &hcc));
+        IH_OK(cpu, imghist_equalize(cpu, &sv, &wv, IMGHIST_EQ_OPENCV, &hcc));
         if (memcmp(hg, hc, sizeof hc) != 0 || memcmp(he, hc, sizeof hc) != 0) {
             fail_msg("case %zu (%ux%u): counts differ from the CPU's", k, w, h);
         }
@@ -800,8 +803,9 @@ static void test_host_transfers(void **state)
     const imghist_view mv = u8_view(mask, IMGHIST_MEM_HOST, w, h, mp);
     const imghist_counts cgc = counts_at(cg, 65536, IMGHIST_MEM_HOST);
     const imghist_counts ccc = counts_at(cc, 65536, IMGHIST_MEM_HOST);
-    IH_OK(gpu, imghist_histogram(gpu, &v16, &mv, NULL, &cgc));
-    IH_OK(cpu, imghist_histogram(cpu, &v16, &mv, NULL, &ccc));
+    const imghist_view v16m = vw_masked(v16, &mv);
+    IH_OK(gpu, imghist_histogram(gpu, &v16m, NULL, &cgc));
+    IH_OK(cpu, imghist_histogram(cpu, &v16m, NULL, &ccc));
     assert_memory_equal(cg, cc, 65536 * sizeof(uint64_t));
     free(img);
     free(mask);
@@ -830,7 +834,7 @@ static void test_over_4g_pixels(void **state)
     const imghist_view dv = u8_view(d, IMGHIST_MEM_DEVICE, w, h, w);
     uint64_t got[BINS];
     const imghist_counts hc = counts_at(got, BINS, IMGHIST_MEM_HOST);
-    IH_OK(gpu, imghist_histogram(gpu, &dv, NULL, NULL, &hc));
+    IH_OK(gpu, imghist_histogram(gpu, &dv, NULL, &hc));
     CUDA_OK(cudaDeviceSynchronize());
     assert_int_equal(got[7], (uint64_t)n - 1000001);
     assert_int_equal(got[250], 1000001);
@@ -844,9 +848,9 @@ static void test_device_api_errors(void **state)
     uint64_t h[BINS];
     const imghist_counts hc = counts_at(h, BINS, IMGHIST_MEM_HOST);
     const imghist_view bad = u8_view(NULL, IMGHIST_MEM_DEVICE, 10, 10, 10);
-    IH_REFUSED(gpu, imghist_histogram(gpu, &bad, NULL, NULL, &hc), IMGHIST_E_INVALID_ARG);
-    IH_REFUSED(gpu, imghist_histogram(gpu, NULL, NULL, NULL, &hc), IMGHIST_E_INVALID_ARG);
-    IH_REFUSED(gpu, imghist_histogram_batch(gpu, &bad, 0, NULL, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(gpu, imghist_histogram(gpu, &bad, NULL, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(gpu, imghist_histogram(gpu, NULL, NULL, &hc), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(gpu, imghist_histogram_list(gpu, &bad, 0, NULL, &hc), IMGHIST_E_INVALID_ARG);
     /* (Device views on a CPU context: test_cpu_context_refuses_device.) */
 }
 
@@ -907,13 +911,13 @@ static void test_mixed_host_device(void **state)
         uint64_t want_d[BINS], want_h[BINS], got_d[BINS], got_h[BINS];
         if (eq) {
             const imghist_counts c = counts_at(want_d, BINS, IMGHIST_MEM_HOST);
-            IH_OK(cpu, imghist_equalize(cpu, &ref_v, &want_eq_v, &c));
+            IH_OK(cpu, imghist_equalize(cpu, &ref_v, &want_eq_v, IMGHIST_EQ_OPENCV, &c));
         } else {
             cpu_hist(&ref_v, want_d);
         }
         if (host_eq) {
             const imghist_counts c = counts_at(want_h, BINS, IMGHIST_MEM_HOST);
-            IH_OK(cpu, imghist_equalize(cpu, &host_v, &hwant_v, &c));
+            IH_OK(cpu, imghist_equalize(cpu, &host_v, &hwant_v, IMGHIST_EQ_OPENCV, &c));
         } else {
             cpu_hist(&host_v, want_h);
         }
@@ -924,9 +928,9 @@ static void test_mixed_host_device(void **state)
         CUDA_OK(cudaMemsetAsync(ddst_base, 0xfd, bytes, s));
         CUDA_OK(cudaMemcpy2DAsync(dsrc, pitch, pinned, pitch, w, h, cudaMemcpyHostToDevice, s));
         if (eq) {
-            IH_OK(gpu, imghist_equalize(gpu, &dsrc_v, &ddst_v, &dc));
+            IH_OK(gpu, imghist_equalize(gpu, &dsrc_v, &ddst_v, IMGHIST_EQ_OPENCV, &dc));
         } else {
-            IH_OK(gpu, imghist_histogram(gpu, &dsrc_v, NULL, NULL, &dc));
+            IH_OK(gpu, imghist_histogram(gpu, &dsrc_v, NULL, &dc));
         }
         /* Only to report whether the overlap happened (not under the sanitizers,
          * which may count the not-ready answer as an API error). */
@@ -937,9 +941,9 @@ static void test_mixed_host_device(void **state)
         }
         const imghist_counts hc = counts_at(got_h, BINS, IMGHIST_MEM_HOST);
         if (host_eq) {
-            IH_OK(gpu, imghist_equalize(gpu, &host_v, &hout_v, &hc));
+            IH_OK(gpu, imghist_equalize(gpu, &host_v, &hout_v, IMGHIST_EQ_OPENCV, &hc));
         } else {
-            IH_OK(gpu, imghist_histogram(gpu, &host_v, NULL, NULL, &hc));
+            IH_OK(gpu, imghist_histogram(gpu, &host_v, NULL, &hc));
         }
         CUDA_OK(cudaStreamSynchronize(s));
         printf("round %d: device %s, then host %s; stream %s when the host call came\n", round,
@@ -1030,7 +1034,7 @@ static void test_set_get_stream(void **state)
         fill_image(pinned, pitch, w, h, pats[round]);
         uint64_t want[3][BINS], gotc[3][BINS];
         const imghist_counts wc0 = counts_at(want[0], BINS, IMGHIST_MEM_HOST);
-        IH_OK(cpu, imghist_equalize(cpu, &ref_v, &want_eq_v, &wc0));
+        IH_OK(cpu, imghist_equalize(cpu, &ref_v, &want_eq_v, IMGHIST_EQ_OPENCV, &wc0));
         cpu_hist(&want_eq_v, want[1]);
         memcpy(want[2], want[0], sizeof want[0]);
 
@@ -1040,10 +1044,10 @@ static void test_set_get_stream(void **state)
         CUDA_OK(cudaMemsetAsync(ddst, 0, bytes, a));
         CUDA_OK(cudaMemsetAsync(dsrc, 0, bytes, a));
         CUDA_OK(cudaMemcpyAsync(dsrc, pinned, bytes, cudaMemcpyHostToDevice, a));
-        IH_OK(gpu, imghist_equalize(gpu, &src_v, &dst_v, &c0));
+        IH_OK(gpu, imghist_equalize(gpu, &src_v, &dst_v, IMGHIST_EQ_OPENCV, &c0));
         IH_OK(gpu, imghist_set_stream(gpu, b));
-        IH_OK(gpu, imghist_histogram(gpu, &dst_v, NULL, NULL, &c1));
-        IH_OK(gpu, imghist_histogram(gpu, &src_v, NULL, NULL, &c2));
+        IH_OK(gpu, imghist_histogram(gpu, &dst_v, NULL, &c1));
+        IH_OK(gpu, imghist_histogram(gpu, &src_v, NULL, &c2));
         CUDA_OK(cudaStreamSynchronize(b)); /* B only */
 
         CUDA_OK(cudaMemcpy(gotc, d_counts, sizeof gotc, cudaMemcpyDeviceToHost));
@@ -1156,11 +1160,11 @@ static void acc_check(const acc_counts *a, const uint64_t *pre, const uint64_t *
 }
 
 /*
- * Contexts on a chosen GPU (imghist_create_on), as the CLI's --gpus makes
- * them: every GPU there is, and two contexts sharing GPU 0, each on its own
- * stream, give the CPU's bits for host and device images; each call leaves
- * the calling thread's current device as it was; an index past the last GPU
- * is refused.
+ * Contexts on a chosen GPU (imghist_create's device), as the CLI's --gpus
+ * makes them: every GPU there is, and two contexts sharing GPU 0, each on its
+ * own stream, give the CPU's bits for host and device images; each call
+ * leaves the calling thread's current device as it was; device -1 is the
+ * calling thread's current GPU; an index past the last GPU is refused.
  */
 static void test_create_on_devices(void **state)
 {
@@ -1174,7 +1178,7 @@ static void test_create_on_devices(void **state)
     for (size_t i = 0; i < (size_t)w * h; i++) img[i] = (uint8_t)tu_below(&rng, 256);
     const imghist_view hv = u8_view(img, IMGHIST_MEM_HOST, w, h, w);
     uint64_t want[BINS], got[BINS];
-    IH_OK(cpu, imghist_histogram(cpu, &hv, NULL, NULL, &(imghist_counts){want, BINS, IMGHIST_MEM_HOST}));
+    IH_OK(cpu, imghist_histogram(cpu, &hv, NULL, &(imghist_counts){want, BINS, IMGHIST_MEM_HOST}));
     /* Slots as --gpus 0,0,1,...: GPU 0 twice, then every other GPU. */
     const int n = count + 1;
     for (int k = 0; k < n; k++) {
@@ -1182,11 +1186,12 @@ static void test_create_on_devices(void **state)
         int before = -1, after = -1, dev = -1;
         CUDA_OK(cudaGetDevice(&before));
         imghist_ctx *ctx = NULL;
-        IH_OK(ctx, imghist_create_on(IMGHIST_BACKEND_CUDA, d, &ctx));
+        IH_OK(ctx, imghist_create(IMGHIST_BACKEND_CUDA, d, &ctx));
         IH_OK(ctx, imghist_get_device(ctx, &dev));
         assert_int_equal(dev, d);
         memset(got, 0xff, sizeof got);
-        IH_OK(ctx, imghist_histogram(ctx, &hv, NULL, NULL, &(imghist_counts){got, BINS, IMGHIST_MEM_HOST}));
+        IH_OK(ctx,
+              imghist_histogram(ctx, &hv, NULL, &(imghist_counts){got, BINS, IMGHIST_MEM_HOST}));
         assert_memory_equal(got, want, sizeof want);
         /* A device image on that GPU, counted into device memory. */
         CUDA_OK(cudaSetDevice(d));
@@ -1199,7 +1204,8 @@ static void test_create_on_devices(void **state)
         CUDA_OK(cudaDeviceSynchronize());
         CUDA_OK(cudaSetDevice(before));
         const imghist_view dv = u8_view(dimg, IMGHIST_MEM_DEVICE, w, h, w);
-        IH_OK(ctx, imghist_histogram(ctx, &dv, NULL, NULL, &(imghist_counts){dhist, BINS, IMGHIST_MEM_DEVICE}));
+        IH_OK(ctx, imghist_histogram(ctx, &dv, NULL,
+                                     &(imghist_counts){dhist, BINS, IMGHIST_MEM_DEVICE}));
         imghist_stream st = NULL;
         IH_OK(ctx, imghist_get_stream(ctx, &st));
         CUDA_OK(cudaSetDevice(d));
@@ -1215,8 +1221,22 @@ static void test_create_on_devices(void **state)
         CUDA_OK(cudaGetDevice(&after));
         assert_int_equal(after, before);
     }
+    for (int d = 0; d < count; d++) {
+        int before = -1, dev = -2;
+        CUDA_OK(cudaGetDevice(&before));
+        CUDA_OK(cudaSetDevice(d));
+        imghist_ctx *cur = NULL;
+        IH_OK(cur, imghist_create(IMGHIST_BACKEND_CUDA, -1, &cur));
+        IH_OK(cur, imghist_get_device(cur, &dev));
+        assert_int_equal(dev, d);
+        imghist_destroy(cur);
+        CUDA_OK(cudaSetDevice(before));
+    }
     imghist_ctx *bad = NULL;
-    IH_REFUSED(bad, imghist_create_on(IMGHIST_BACKEND_CUDA, count, &bad), IMGHIST_E_INVALID_ARG);
+    IH_REFUSED(bad, imghist_create(IMGHIST_BACKEND_CUDA, count, &bad), IMGHIST_E_INVALID_ARG);
+    imghist_destroy(bad);
+    bad = NULL;
+    IH_REFUSED(bad, imghist_create(IMGHIST_BACKEND_CUDA, -2, &bad), IMGHIST_E_INVALID_ARG);
     imghist_destroy(bad);
     free(img);
 }
@@ -1259,7 +1279,7 @@ static void test_accumulate(void **state)
         const imghist_counts c = acc_view(&a);
         const imghist_view *v = cases[i].view == IMGHIST_MEM_DEVICE ? &im.dv : &im.hv;
         for (int r = 0; r < cases[i].reps; r++) {
-            IH_OK(gpu, imghist_histogram(gpu, v, NULL, cases[i].spec, &c));
+            IH_OK(gpu, imghist_histogram(gpu, v, cases[i].spec, &c));
         }
         acc_check(&a, pre, hist, cases[i].reps, cases[i].what);
         acc_free(&a);
@@ -1271,7 +1291,7 @@ static void test_accumulate(void **state)
         acc_set(&a, pre);
         const imghist_counts c = acc_view(&a);
         IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 100000));
-        IH_OK(gpu, imghist_histogram(gpu, &im.hv, NULL, &natural, &c));
+        IH_OK(gpu, imghist_histogram(gpu, &im.hv, &natural, &c));
         assert_non_null(strstr(imghist_last_note(gpu), "bands"));
         IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
         acc_check(&a, pre, hist, 1, "host view in bands, host counts");
@@ -1283,7 +1303,7 @@ static void test_accumulate(void **state)
         uint64_t c_buf[BINS];
         memcpy(c_buf, pre, sizeof c_buf);
         const imghist_counts c = counts_at(c_buf, BINS, IMGHIST_MEM_HOST);
-        IH_OK(cpu, imghist_histogram(cpu, &im.hv, NULL, &natural, &c));
+        IH_OK(cpu, imghist_histogram(cpu, &im.hv, &natural, &c));
         for (int b = 0; b < BINS; b++) {
             assert_int_equal(c_buf[b], pre[b] + hist[b]);
         }
@@ -1316,7 +1336,7 @@ static void test_accumulate(void **state)
         acc_set(&a, pre);
         const imghist_counts c = acc_view(&a);
         for (int r = 0; r < bcases[i].reps; r++) {
-            IH_OK(gpu, imghist_histogram_batch(gpu, bcases[i].views, NB, &natural, &c));
+            IH_OK(gpu, imghist_histogram_list(gpu, bcases[i].views, NB, &natural, &c));
         }
         acc_check(&a, pre, bhist, bcases[i].reps, bcases[i].what);
         acc_free(&a);
@@ -1328,7 +1348,7 @@ static void test_accumulate(void **state)
         acc_counts a = acc_alloc(C_DEVICE, BINS);
         acc_set(&a, pre);
         const imghist_counts c = acc_view(&a);
-        IH_OK(gpu, imghist_histogram(gpu, &im.dv, NULL, &plain, &c));
+        IH_OK(gpu, imghist_histogram(gpu, &im.dv, &plain, &c));
         const uint64_t zero[BINS] = {0};
         acc_check(&a, zero, hist, 1, "no flag: overwritten");
         acc_free(&a);
@@ -1366,24 +1386,27 @@ static void test_short_counts(void **state)
         const imghist_counts c255 = counts_at(buf, BINS - 1, m);
         const imghist_counts batch_short = counts_at(buf, NB * BINS - 1, m);
         const imghist_counts batch_one = counts_at(buf, BINS, m);
-        IH_REFUSED(gpu, imghist_histogram(gpu, &im.hv, NULL, NULL, &c255), IMGHIST_E_BUFSIZE);
-        IH_REFUSED(gpu, imghist_histogram(gpu, &im.dv, NULL, NULL, &c255), IMGHIST_E_BUFSIZE);
-        IH_REFUSED(gpu, imghist_histogram_batch(gpu, dv3, NB, NULL, &batch_short),
+        IH_REFUSED(gpu, imghist_histogram(gpu, &im.hv, NULL, &c255), IMGHIST_E_BUFSIZE);
+        IH_REFUSED(gpu, imghist_histogram(gpu, &im.dv, NULL, &c255), IMGHIST_E_BUFSIZE);
+        IH_REFUSED(gpu, imghist_histogram_list(gpu, dv3, NB, NULL, &batch_short),
                    IMGHIST_E_BUFSIZE);
-        IH_REFUSED(gpu, imghist_histogram_batch(gpu, dv3, NB, NULL, &batch_one),
+        IH_REFUSED(gpu, imghist_histogram_list(gpu, dv3, NB, NULL, &batch_one),
                    IMGHIST_E_BUFSIZE);
-        IH_REFUSED(gpu, imghist_histogram_batch(gpu, hv3, NB, NULL, &batch_short),
+        IH_REFUSED(gpu, imghist_histogram_list(gpu, hv3, NB, NULL, &batch_short),
                    IMGHIST_E_BUFSIZE);
-        IH_REFUSED(gpu, imghist_equalize(gpu, &im.hv, &out_v, &c255), IMGHIST_E_BUFSIZE);
-        IH_REFUSED(gpu, imghist_equalize(gpu, &im.dv, &im.dv, &c255), IMGHIST_E_BUFSIZE);
+        IH_REFUSED(gpu, imghist_equalize(gpu, &im.hv, &out_v, IMGHIST_EQ_OPENCV, &c255),
+                   IMGHIST_E_BUFSIZE);
+        IH_REFUSED(gpu, imghist_equalize(gpu, &im.dv, &im.dv, IMGHIST_EQ_OPENCV, &c255),
+                   IMGHIST_E_BUFSIZE);
     }
     {
         const imghist_counts c255 = counts_at(h, BINS - 1, IMGHIST_MEM_HOST);
         const imghist_counts batch_short = counts_at(h, NB * BINS - 1, IMGHIST_MEM_HOST);
-        IH_REFUSED(cpu, imghist_histogram(cpu, &im.hv, NULL, NULL, &c255), IMGHIST_E_BUFSIZE);
-        IH_REFUSED(cpu, imghist_histogram_batch(cpu, hv3, NB, NULL, &batch_short),
+        IH_REFUSED(cpu, imghist_histogram(cpu, &im.hv, NULL, &c255), IMGHIST_E_BUFSIZE);
+        IH_REFUSED(cpu, imghist_histogram_list(cpu, hv3, NB, NULL, &batch_short),
                    IMGHIST_E_BUFSIZE);
-        IH_REFUSED(cpu, imghist_equalize(cpu, &im.hv, &out_v, &c255), IMGHIST_E_BUFSIZE);
+        IH_REFUSED(cpu, imghist_equalize(cpu, &im.hv, &out_v, IMGHIST_EQ_OPENCV, &c255),
+                   IMGHIST_E_BUFSIZE);
     }
     /* Nothing was written: not the counts, not the images. */
     CUDA_OK(cudaDeviceSynchronize());
@@ -1408,8 +1431,8 @@ static void test_short_counts(void **state)
     tu_naive_hist(im.host, im.pitch, im.w, im.h, want);
     const imghist_counts c256 = counts_at(d, BINS, IMGHIST_MEM_DEVICE);
     const imghist_counts batch_exact = counts_at(h, NB * BINS, IMGHIST_MEM_HOST);
-    IH_OK(gpu, imghist_histogram(gpu, &im.dv, NULL, NULL, &c256));
-    IH_OK(gpu, imghist_histogram_batch(gpu, dv3, NB, NULL, &batch_exact));
+    IH_OK(gpu, imghist_histogram(gpu, &im.dv, NULL, &c256));
+    IH_OK(gpu, imghist_histogram_list(gpu, dv3, NB, NULL, &batch_exact));
     gpu_sync();
     CUDA_OK(cudaMemcpy(back, d, BINS * sizeof(uint64_t), cudaMemcpyDeviceToHost));
     assert_memory_equal(back, want, sizeof want);
@@ -1436,8 +1459,10 @@ static void check_clahe(const void *host, size_t pitch, uint32_t w, uint32_t h, 
     assert_non_null(want);
     assert_non_null(got);
     assert_non_null(hgot);
-    imghist_view hs = {(void *)host, t, IMGHIST_MEM_HOST, w, h, pitch, 1};
-    imghist_view hd = {want, t, IMGHIST_MEM_HOST, w, h, row, 1};
+    imghist_view hs = {.data = (void *)host, .dtype = t, .mem = IMGHIST_MEM_HOST, .width = w,
+        .height = h, .pitch = pitch, .channels = 1};
+    imghist_view hd = {.data = want, .dtype = t, .mem = IMGHIST_MEM_HOST, .width = w, .height = h,
+        .pitch = row, .channels = 1};
     if (imghist_clahe(cpu, &hs, &hd, clip, tx, ty) != IMGHIST_OK) {
         fail_msg("cpu clahe: %s", imghist_last_error(cpu));
     }
@@ -1449,8 +1474,10 @@ static void check_clahe(const void *host, size_t pitch, uint32_t w, uint32_t h, 
     uint8_t *dimg = dsrc + (es == 1 ? 1 : 2);
     CUDA_OK(cudaMemcpy(dimg, host, pitch * h, cudaMemcpyHostToDevice));
     CUDA_OK(cudaDeviceSynchronize());
-    imghist_view ds = {dimg, t, IMGHIST_MEM_DEVICE, w, h, pitch, 1};
-    imghist_view dd = {ddst, t, IMGHIST_MEM_DEVICE, w, h, row, 1};
+    imghist_view ds = {.data = dimg, .dtype = t, .mem = IMGHIST_MEM_DEVICE, .width = w, .height = h,
+        .pitch = pitch, .channels = 1};
+    imghist_view dd = {.data = ddst, .dtype = t, .mem = IMGHIST_MEM_DEVICE, .width = w, .height = h,
+        .pitch = row, .channels = 1};
     if (imghist_clahe(gpu, &ds, &dd, clip, tx, ty) != IMGHIST_OK) {
         fail_msg("gpu clahe: %s", imghist_last_error(gpu));
     }
@@ -1468,7 +1495,8 @@ static void check_clahe(const void *host, size_t pitch, uint32_t w, uint32_t h, 
     CUDA_OK(cudaMemcpy2D(got, row, dimg, pitch, row, h, cudaMemcpyDeviceToHost));
     assert_memory_equal(got, want, row * h);
     /* A host view on the CUDA context. */
-    imghist_view hg = {hgot, t, IMGHIST_MEM_HOST, w, h, row, 1};
+    imghist_view hg = {.data = hgot, .dtype = t, .mem = IMGHIST_MEM_HOST, .width = w, .height = h,
+        .pitch = row, .channels = 1};
     if (imghist_clahe(gpu, &hs, &hg, clip, tx, ty) != IMGHIST_OK) {
         fail_msg("gpu clahe of a host view: %s", imghist_last_error(gpu));
     }
@@ -1542,8 +1570,8 @@ static void test_clahe(void **state)
         hdst[i] = u8_view(want[i], IMGHIST_MEM_HOST, bs[i][0], bs[i][1], bs[i][0]);
     }
     CUDA_OK(cudaDeviceSynchronize());
-    assert_int_equal(imghist_clahe_batch(cpu, hsrc, hdst, 3, 3.0, 4, 4), IMGHIST_OK);
-    assert_int_equal(imghist_clahe_batch(gpu, src, dst, 3, 3.0, 4, 4), IMGHIST_OK);
+    assert_int_equal(imghist_clahe_list(cpu, hsrc, hdst, 3, 3.0, 4, 4), IMGHIST_OK);
+    assert_int_equal(imghist_clahe_list(gpu, src, dst, 3, 3.0, 4, 4), IMGHIST_OK);
     gpu_sync();
     for (int i = 0; i < 3; i++) {
         const size_t n = (size_t)bs[i][0] * bs[i][1];
@@ -1556,6 +1584,51 @@ static void test_clahe(void **state)
         free(want[i]);
         CUDA_OK(cudaFree(dev[i]));
     }
+    /* A device view of several images (backwards, pitched, a gap between
+     * images) into a tensor of another layout: CLAHE and a lookup table,
+     * against the CPU image by image. */
+    enum { TN = 5, TW = 203, TH = 61, TSP = 208, TDP = 224 };
+    const size_t sst = (size_t)TSP * TH + 48, dst_st = (size_t)TDP * TH;
+    uint8_t *th = malloc(TN * sst), *tw = malloc(TN * dst_st), *tg = malloc(TN * dst_st);
+    uint8_t *tsd = NULL, *tdd = NULL, lut[256];
+    assert_true(th && tw && tg);
+    for (size_t i = 0; i < TN; i++) {
+        fill_image(th + i * sst, TSP, TW, TH, (enum pattern)(i % 3));
+    }
+    for (int k = 0; k < 256; k++) lut[k] = (uint8_t)(k * 37 + 11);
+    CUDA_OK(cudaMalloc((void **)&tsd, TN * sst));
+    CUDA_OK(cudaMalloc((void **)&tdd, TN * dst_st));
+    CUDA_OK(cudaMemcpy(tsd, th, TN * sst, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaDeviceSynchronize());
+    const imghist_view ts = vw_tensor(u8_view(tsd + (TN - 1) * sst, IMGHIST_MEM_DEVICE, TW, TH,
+                                              TSP), TN, -(ptrdiff_t)sst);
+    const imghist_view td = vw_tensor(u8_view(tdd, IMGHIST_MEM_DEVICE, TW, TH, TDP), TN,
+                                      (ptrdiff_t)dst_st);
+    for (int op = 0; op < 2; op++) {
+        memset(tw, 0, TN * dst_st);
+        for (size_t i = 0; i < TN; i++) {
+            const imghist_view hs = u8_view(th + (TN - 1 - i) * sst, IMGHIST_MEM_HOST, TW, TH,
+                                            TSP);
+            const imghist_view hd = u8_view(tw + i * dst_st, IMGHIST_MEM_HOST, TW, TH, TDP);
+            IH_OK(cpu, op == 0 ? imghist_clahe(cpu, &hs, &hd, 2.0, 5, 3)
+                               : imghist_apply_lut(cpu, &hs, &hd, lut));
+        }
+        CUDA_OK(cudaMemset(tdd, 0, TN * dst_st));
+        CUDA_OK(cudaDeviceSynchronize());
+        IH_OK(gpu, op == 0 ? imghist_clahe(gpu, &ts, &td, 2.0, 5, 3)
+                           : imghist_apply_lut(gpu, &ts, &td, lut));
+        gpu_sync();
+        CUDA_OK(cudaMemcpy(tg, tdd, TN * dst_st, cudaMemcpyDeviceToHost));
+        if (memcmp(tg, tw, TN * dst_st) != 0) {
+            fail_msg("%s of a device view of %d images differs from the CPU's image by image",
+                     op == 0 ? "CLAHE" : "a lookup table", TN);
+        }
+    }
+    CUDA_OK(cudaFree(tsd));
+    CUDA_OK(cudaFree(tdd));
+    free(th);
+    free(tw);
+    free(tg);
 }
 
 /* Histogram matching on the GPU through the C API: the device image's
@@ -1572,8 +1645,8 @@ static void test_match_on_device(void **state)
         uint64_t ha[BINS], hr[BINS], hc[BINS];
         const imghist_counts ca = counts_at(ha, BINS, IMGHIST_MEM_HOST);
         const imghist_counts cr = counts_at(hr, BINS, IMGHIST_MEM_HOST);
-        assert_int_equal(imghist_histogram(gpu, &a.dv, NULL, NULL, &ca), IMGHIST_OK);
-        assert_int_equal(imghist_histogram(gpu, &r.dv, NULL, NULL, &cr), IMGHIST_OK);
+        assert_int_equal(imghist_histogram(gpu, &a.dv, NULL, &ca), IMGHIST_OK);
+        assert_int_equal(imghist_histogram(gpu, &r.dv, NULL, &cr), IMGHIST_OK);
         gpu_sync();
         cpu_hist(&a.hv, hc);
         assert_memory_equal(ha, hc, sizeof ha);
@@ -1620,16 +1693,18 @@ static void test_cpu_context_refuses_device(void **state)
     const imghist_counts dc = counts_at(d_counts, BINS, IMGHIST_MEM_DEVICE);
     const imghist_view dv2[2] = {im.dv, im.dv};
 
-    IH_REFUSED(cpu, imghist_histogram(cpu, &im.dv, NULL, NULL, &hc), IMGHIST_E_UNSUPPORTED);
-    IH_REFUSED(cpu, imghist_histogram(cpu, &im.dv, NULL, NULL, &dc), IMGHIST_E_UNSUPPORTED);
-    IH_REFUSED(cpu, imghist_histogram(cpu, &im.hv, NULL, NULL, &dc), IMGHIST_E_UNSUPPORTED);
-    IH_REFUSED(cpu, imghist_histogram_batch(cpu, dv2, 2, NULL, &hc2), IMGHIST_E_UNSUPPORTED);
-    IH_REFUSED(cpu, imghist_equalize(cpu, &im.dv, &d_out_v, NULL), IMGHIST_E_UNSUPPORTED);
-    IH_REFUSED(cpu, imghist_equalize(cpu, &im.hv, &out_v, &dc), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(cpu, imghist_histogram(cpu, &im.dv, NULL, &hc), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(cpu, imghist_histogram(cpu, &im.dv, NULL, &dc), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(cpu, imghist_histogram(cpu, &im.hv, NULL, &dc), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(cpu, imghist_histogram_list(cpu, dv2, 2, NULL, &hc2), IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(cpu, imghist_equalize(cpu, &im.dv, &d_out_v, IMGHIST_EQ_OPENCV, NULL),
+               IMGHIST_E_UNSUPPORTED);
+    IH_REFUSED(cpu, imghist_equalize(cpu, &im.hv, &out_v, IMGHIST_EQ_OPENCV, &dc),
+               IMGHIST_E_UNSUPPORTED);
     IH_REFUSED(cpu, imghist_set_stream(cpu, own_stream), IMGHIST_E_UNSUPPORTED);
     IH_REFUSED(cpu, imghist_set_stream(cpu, NULL), IMGHIST_E_UNSUPPORTED);
     /* The context still works on host memory. */
-    IH_OK(cpu, imghist_histogram(cpu, &im.hv, NULL, NULL, &hc));
+    IH_OK(cpu, imghist_histogram(cpu, &im.hv, NULL, &hc));
     CUDA_OK(cudaFree(d_out));
     CUDA_OK(cudaFree(d_counts));
     free(out);
@@ -1653,7 +1728,7 @@ static void check_small_batch(void)
     }
     memset(got, 0xa5, sizeof got);
     const imghist_counts hc = counts_at(got, N * BINS, IMGHIST_MEM_HOST);
-    IH_OK(gpu, imghist_histogram_batch(gpu, dv, N, NULL, &hc));
+    IH_OK(gpu, imghist_histogram_list(gpu, dv, N, NULL, &hc));
     gpu_sync();
     assert_memory_equal(got, want, sizeof want);
     for (int i = 0; i < N; i++) {
@@ -1725,8 +1800,8 @@ static int run_child(const char *flag)
 static int oom_child(void)
 {
     imghist_ctx *ctx = NULL, *ref = NULL;
-    if (imghist_create(IMGHIST_BACKEND_CUDA, &ctx) != IMGHIST_OK ||
-        imghist_create(IMGHIST_BACKEND_CPU, &ref) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_CUDA, -1, &ctx) != IMGHIST_OK ||
+        imghist_create(IMGHIST_BACKEND_CPU, -1, &ref) != IMGHIST_OK) {
         printf("create: %s\n", imghist_last_error(ctx));
         return 2;
     }
@@ -1746,7 +1821,7 @@ static int oom_child(void)
     uint64_t want_hist[BINS], hist[BINS];
     const imghist_counts wc = counts_at(want_hist, BINS, IMGHIST_MEM_HOST);
     const imghist_counts hc = counts_at(hist, BINS, IMGHIST_MEM_HOST);
-    if (imghist_equalize(ref, &iv, &wv, &wc) != IMGHIST_OK) {
+    if (imghist_equalize(ref, &iv, &wv, IMGHIST_EQ_OPENCV, &wc) != IMGHIST_OK) {
         printf("CPU equalize: %s\n", imghist_last_error(ref));
         return 2;
     }
@@ -1773,14 +1848,14 @@ static int oom_child(void)
     }
 
     memset(hist, 0xa5, sizeof hist);
-    imghist_status st = imghist_histogram(ctx, &iv, NULL, NULL, &hc);
+    imghist_status st = imghist_histogram(ctx, &iv, NULL, &hc);
     printf("histogram: %s: note '%s' %s\n", imghist_strerror(st), imghist_last_note(ctx),
            imghist_last_error(ctx));
     ok &= st == IMGHIST_OK && strstr(imghist_last_note(ctx), "ran on the CPU") != NULL &&
           memcmp(hist, want_hist, sizeof hist) == 0;
     memset(hist, 0xa5, sizeof hist);
     memset(out, 0x5a, n);
-    st = imghist_equalize(ctx, &iv, &ov, &hc);
+    st = imghist_equalize(ctx, &iv, &ov, IMGHIST_EQ_OPENCV, &hc);
     printf("equalize: %s: note '%s' %s\n", imghist_strerror(st), imghist_last_note(ctx),
            imghist_last_error(ctx));
     ok &= st == IMGHIST_OK && strstr(imghist_last_note(ctx), "ran on the CPU") != NULL &&
@@ -1790,7 +1865,7 @@ static int oom_child(void)
         cudaFree(chunks[i]);
     }
     memset(hist, 0xa5, sizeof hist);
-    st = imghist_histogram(ctx, &iv, NULL, NULL, &hc);
+    st = imghist_histogram(ctx, &iv, NULL, &hc);
     printf("memory back: histogram: %s: note '%s' %s\n", imghist_strerror(st),
            imghist_last_note(ctx), imghist_last_error(ctx));
     ok &= st == IMGHIST_OK && imghist_last_note(ctx)[0] == '\0' &&
@@ -1833,7 +1908,7 @@ static int expect_faulted(imghist_ctx *ctx, imghist_status st, const char *what)
 static int fault_child(void)
 {
     imghist_ctx *ctx = NULL;
-    if (imghist_create(IMGHIST_BACKEND_CUDA, &ctx) != IMGHIST_OK) {
+    if (imghist_create(IMGHIST_BACKEND_CUDA, -1, &ctx) != IMGHIST_OK) {
         printf("create: %s\n", imghist_last_error(ctx));
         return 2;
     }
@@ -1854,7 +1929,7 @@ static int fault_child(void)
     }
     const imghist_view bad = u8_view((void *)(uintptr_t)4096, IMGHIST_MEM_DEVICE, 4096, 4096, 4096);
     const imghist_counts d_counts = counts_at(d_hist, BINS, IMGHIST_MEM_DEVICE);
-    imghist_status st = imghist_histogram(ctx, &bad, NULL, NULL, &d_counts);
+    imghist_status st = imghist_histogram(ctx, &bad, NULL, &d_counts);
     printf("unmapped image: %s\n", imghist_strerror(st));
     const cudaError_t e = cudaDeviceSynchronize();
     printf("synchronize: %s\n", cudaGetErrorName(e));
@@ -1868,12 +1943,14 @@ static int fault_child(void)
     memset(hist, 0xa5, sizeof hist);
     const uint64_t poison = hist[0];
     const imghist_counts hc = counts_at(hist, BINS, IMGHIST_MEM_HOST);
-    ok &= expect_faulted(ctx, imghist_histogram(ctx, &good, NULL, NULL, &hc), "device histogram");
-    ok &= expect_faulted(ctx, imghist_equalize(ctx, &good, &good_out, &hc), "device equalize");
-    ok &= expect_faulted(ctx, imghist_histogram_batch(ctx, &good, 1, NULL, &hc), "batch");
-    ok &= expect_faulted(ctx, imghist_histogram(ctx, &hv, NULL, NULL, &hc), "host histogram");
+    ok &= expect_faulted(ctx, imghist_histogram(ctx, &good, NULL, &hc), "device histogram");
+    ok &= expect_faulted(ctx, imghist_equalize(ctx, &good, &good_out, IMGHIST_EQ_OPENCV, &hc),
+                         "device equalize");
+    ok &= expect_faulted(ctx, imghist_histogram_list(ctx, &good, 1, NULL, &hc), "batch");
+    ok &= expect_faulted(ctx, imghist_histogram(ctx, &hv, NULL, &hc), "host histogram");
     memset(out, 0x5a, sizeof out);
-    ok &= expect_faulted(ctx, imghist_equalize(ctx, &hv, &hv_out, &hc), "host equalize");
+    ok &= expect_faulted(ctx, imghist_equalize(ctx, &hv, &hv_out, IMGHIST_EQ_OPENCV, &hc),
+                         "host equalize");
     ok &= expect_faulted(ctx, imghist_set_stream(ctx, NULL), "set_stream");
     for (int b = 0; b < BINS; b++) {
         ok &= hist[b] == poison; /* no result was delivered */

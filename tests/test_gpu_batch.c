@@ -1,5 +1,5 @@
 /*
- * imghist_equalize_batch on device views against the CPU backend's batch, bit
+ * imghist_equalize_list on device views against the CPU backend's list, bit
  * for bit, for OpenCV's and PIL's rules: images that fit in a block's shared
  * memory and larger ones in one batch, 1x1 and constant images, odd widths,
  * pitched rows, unaligned pointers, destinations of another 16-byte phase, in
@@ -25,8 +25,10 @@
 #include <cuda_runtime_api.h>
 
 #include "imghist.h"
+#include "imghist_experimental.h"
 #include "suite_util.h"
 #include "test_util.h"
+#include "views.h"
 
 static imghist_ctx *gpu, *cpu;
 static tu_rng rng;
@@ -107,18 +109,20 @@ static batch batch_make(size_t n, enum shape s)
         }
         CUDA_OK(cudaMalloc((void **)&b.dbuf[i], all));
         CUDA_OK(cudaMemcpy(b.dbuf[i], b.hbuf[i], all, cudaMemcpyHostToDevice));
-        const imghist_view hs = {b.hbuf[i] + soff, IMGHIST_U8, IMGHIST_MEM_HOST, w, h, sp, 1};
-        const imghist_view ds = {b.dbuf[i] + soff, IMGHIST_U8, IMGHIST_MEM_DEVICE, w, h, sp, 1};
+        const imghist_view hs = {.data = b.hbuf[i] + soff, .dtype = IMGHIST_U8,
+            .mem = IMGHIST_MEM_HOST, .width = w, .height = h, .pitch = sp, .channels = 1};
+        const imghist_view ds = {.data = b.dbuf[i] + soff, .dtype = IMGHIST_U8,
+            .mem = IMGHIST_MEM_DEVICE, .width = w, .height = h, .pitch = sp, .channels = 1};
         b.hsrc[i] = hs;
         b.dsrc[i] = ds;
         if (in_place) {
             b.hdst[i] = hs;
             b.ddst[i] = ds;
         } else {
-            const imghist_view hd = {b.hbuf[i] + b.sbytes[i] + doff, IMGHIST_U8,
-                                     IMGHIST_MEM_HOST, w, h, dp, 1};
-            const imghist_view dd = {b.dbuf[i] + b.sbytes[i] + doff, IMGHIST_U8,
-                                     IMGHIST_MEM_DEVICE, w, h, dp, 1};
+            const imghist_view hd = {.data = b.hbuf[i] + b.sbytes[i] + doff, .dtype = IMGHIST_U8,
+                .mem = IMGHIST_MEM_HOST, .width = w, .height = h, .pitch = dp, .channels = 1};
+            const imghist_view dd = {.data = b.dbuf[i] + b.sbytes[i] + doff, .dtype = IMGHIST_U8,
+                .mem = IMGHIST_MEM_DEVICE, .width = w, .height = h, .pitch = dp, .channels = 1};
             b.hdst[i] = hd;
             b.ddst[i] = dd;
         }
@@ -176,26 +180,24 @@ static void expect_same(const batch *b, const char *what)
 static void check_batch(size_t n, enum shape s, int method, int rounds)
 {
     batch b = batch_make(n, s);
-    IH_OK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, method));
-    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, method));
     const size_t len = n * 256;
     uint64_t *want = malloc(len * sizeof(uint64_t)), *got = malloc(len * sizeof(uint64_t));
     uint64_t *d_hist;
     CUDA_OK(cudaMalloc((void **)&d_hist, len * sizeof(uint64_t)));
     for (int r = 0; r < rounds; r++) {
         const imghist_counts wc = {want, len, IMGHIST_MEM_HOST};
-        IH_OK(cpu, imghist_equalize_batch(cpu, b.hsrc, b.hdst, n, &wc));
+        IH_OK(cpu, imghist_equalize_list(cpu, b.hsrc, b.hdst, n, (imghist_method)method, &wc));
         memset(got, 0xa5, len * sizeof(uint64_t));
         if (r % 2) {
             CUDA_OK(cudaMemset(d_hist, 0xa5, len * sizeof(uint64_t)));
             CUDA_OK(cudaDeviceSynchronize());
             const imghist_counts dc = {d_hist, len, IMGHIST_MEM_DEVICE};
-            IH_OK(gpu, imghist_equalize_batch(gpu, b.dsrc, b.ddst, n, &dc));
+            IH_OK(gpu, imghist_equalize_list(gpu, b.dsrc, b.ddst, n, (imghist_method)method, &dc));
             gpu_sync();
             CUDA_OK(cudaMemcpy(got, d_hist, len * sizeof(uint64_t), cudaMemcpyDeviceToHost));
         } else {
             const imghist_counts hc = {got, len, IMGHIST_MEM_HOST};
-            IH_OK(gpu, imghist_equalize_batch(gpu, b.dsrc, b.ddst, n, &hc));
+            IH_OK(gpu, imghist_equalize_list(gpu, b.dsrc, b.ddst, n, (imghist_method)method, &hc));
             gpu_sync();
         }
         for (size_t i = 0; i < n; i++) {
@@ -260,13 +262,11 @@ static void test_all_two_pass(void **state)
 static void test_alternating_no_hists(void **state)
 {
     (void)state;
-    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
-    IH_OK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
     batch a = batch_make(37, MIXED), c = batch_make(300, SMALL);
     for (int r = 0; r < 9; r++) {
         batch *b = r % 2 ? &c : &a;
-        IH_OK(cpu, imghist_equalize_batch(cpu, b->hsrc, b->hdst, b->n, NULL));
-        IH_OK(gpu, imghist_equalize_batch(gpu, b->dsrc, b->ddst, b->n, NULL));
+        IH_OK(cpu, imghist_equalize_list(cpu, b->hsrc, b->hdst, b->n, IMGHIST_EQ_PIL, NULL));
+        IH_OK(gpu, imghist_equalize_list(gpu, b->dsrc, b->ddst, b->n, IMGHIST_EQ_PIL, NULL));
     }
     gpu_sync();
     expect_same(&a, "alternating a");
@@ -279,9 +279,8 @@ static void test_alternating_no_hists(void **state)
  * fixed stride (where it is a multiple of 16 bytes, the library sends no
  * descriptors), in order or reversed (a negative stride), into a second
  * tensor (its stride rounded up to 16 bytes) or in place. The CPU batch on
- * the host copy against the GPU batch on the device copy, as views and
- * through imghist_equalize_strided: every byte of the allocation and the
- * histograms. */
+ * the host copy against the GPU batch on the device copy, as a list and as
+ * a view of n images: every byte of the allocation and the histograms. */
 typedef struct tensor_case {
     uint32_t n, w, h;
     uint32_t spad, dpad; /* row padding of source and destination */
@@ -315,8 +314,10 @@ static void check_tensor(const tensor_case *t, int method)
         const size_t k = t->reverse ? t->n - 1 - i : i;
         const size_t so = t->soff + k * sstride;
         const size_t to = t->in_place ? so : sbytes + t->doff + k * dstride;
-        const imghist_view hs = {h + so, IMGHIST_U8, IMGHIST_MEM_HOST, t->w, t->h, sp, 1};
-        const imghist_view hd = {h + to, IMGHIST_U8, IMGHIST_MEM_HOST, t->w, t->h, dp, 1};
+        const imghist_view hs = {.data = h + so, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+            .width = t->w, .height = t->h, .pitch = sp, .channels = 1};
+        const imghist_view hd = {.data = h + to, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+            .width = t->w, .height = t->h, .pitch = dp, .channels = 1};
         v[i] = hs;
         v[t->n + i] = hd;
         v[2 * t->n + i] = hs;
@@ -326,15 +327,14 @@ static void check_tensor(const tensor_case *t, int method)
         v[3 * t->n + i].data = d + to;
         v[3 * t->n + i].mem = IMGHIST_MEM_DEVICE;
     }
-    IH_OK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, method));
-    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, method));
+    const imghist_method m = (imghist_method)method;
     const size_t len = (size_t)t->n * 256;
     uint64_t *want = malloc(len * 8), *gh = malloc(len * 8);
     assert_true(want && gh);
     memset(gh, 0xa5, len * 8);
     const imghist_counts wc = {want, len, IMGHIST_MEM_HOST}, gc = {gh, len, IMGHIST_MEM_HOST};
-    IH_OK(cpu, imghist_equalize_batch(cpu, v, v + t->n, t->n, &wc));
-    IH_OK(gpu, imghist_equalize_batch(gpu, v + 2 * t->n, v + 3 * t->n, t->n, &gc));
+    IH_OK(cpu, imghist_equalize_list(cpu, v, v + t->n, t->n, m, &wc));
+    IH_OK(gpu, imghist_equalize_list(gpu, v + 2 * t->n, v + 3 * t->n, t->n, m, &gc));
     gpu_sync();
     CUDA_OK(cudaMemcpy(got, d, all, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < t->n; i++) {
@@ -348,16 +348,18 @@ static void check_tensor(const tensor_case *t, int method)
         fail_msg("tensor %ux%ux%u (method %d): byte %zu of %zu is %u, CPU %u", t->n, t->w,
                  t->h, method, k, all, got[k], h[k]);
     }
-    /* The same batch through imghist_equalize_strided, from the same start. */
+    /* The same batch as views of t->n images, from the same start. */
     CUDA_OK(cudaMemcpy(d, orig, all, cudaMemcpyHostToDevice));
     memset(gh, 0xa5, len * 8);
     const ptrdiff_t ss = t->reverse ? -(ptrdiff_t)sstride : (ptrdiff_t)sstride;
     const ptrdiff_t ds = t->reverse ? -(ptrdiff_t)dstride : (ptrdiff_t)dstride;
-    IH_OK(gpu, imghist_equalize_strided(gpu, &v[2 * t->n], ss, &v[3 * t->n], ds, t->n, &gc));
+    const imghist_view st = vw_tensor(v[2 * t->n], t->n, ss);
+    const imghist_view dt = vw_tensor(v[3 * t->n], t->n, ds);
+    IH_OK(gpu, imghist_equalize(gpu, &st, &dt, m, &gc));
     gpu_sync();
     CUDA_OK(cudaMemcpy(got, d, all, cudaMemcpyDeviceToHost));
     if (memcmp(got, h, all) != 0 || memcmp(gh, want, len * 8) != 0) {
-        fail_msg("tensor %ux%ux%u (method %d): imghist_equalize_strided differs", t->n, t->w,
+        fail_msg("tensor %ux%ux%u (method %d): the view of its images differs", t->n, t->w,
                  t->h, method);
     }
     free(orig);
@@ -404,8 +406,6 @@ static void test_tensor_batches(void **state)
 static void test_single_calls_pil(void **state)
 {
     (void)state;
-    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
-    IH_OK(cpu, imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, IMGHIST_EQ_PIL));
     batch b = batch_make(quick ? 9 : 25, MIXED);
     uint8_t *hmask = NULL, *dmask = NULL;
     for (size_t i = 0; i < b.n; i++) {
@@ -418,15 +418,16 @@ static void test_single_calls_pil(void **state)
         CUDA_OK(cudaMalloc((void **)&dmask, px));
         CUDA_OK(cudaMemcpy(dmask, hmask, px, cudaMemcpyHostToDevice));
         CUDA_OK(cudaDeviceSynchronize());
-        const imghist_view hm = {hmask, IMGHIST_U8, IMGHIST_MEM_HOST, hs->width, hs->height,
-                                 hs->width, 1};
+        const imghist_view hm = {.data = hmask, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+            .width = hs->width, .height = hs->height, .pitch = hs->width, .channels = 1};
         imghist_view dm = hm;
         dm.data = dmask;
         dm.mem = IMGHIST_MEM_DEVICE;
         const int masked = i % 3 == 2 && hs->data != b.hdst[i].data;
-        IH_OK(cpu, imghist_equalize_masked(cpu, hs, masked ? &hm : NULL, &b.hdst[i], NULL));
-        IH_OK(gpu, imghist_equalize_masked(gpu, &b.dsrc[i], masked ? &dm : NULL, &b.ddst[i],
-                                           NULL));
+        const imghist_view hsm = vw_masked(*hs, masked ? &hm : NULL);
+        const imghist_view dsm = vw_masked(b.dsrc[i], masked ? &dm : NULL);
+        IH_OK(cpu, imghist_equalize(cpu, &hsm, &b.hdst[i], IMGHIST_EQ_PIL, NULL));
+        IH_OK(gpu, imghist_equalize(gpu, &dsm, &b.ddst[i], IMGHIST_EQ_PIL, NULL));
         gpu_sync();
         CUDA_OK(cudaFree(dmask));
     }
@@ -447,8 +448,8 @@ static void test_single_calls_pil(void **state)
     }
     const imghist_counts wc = {want, h.n * 256, IMGHIST_MEM_HOST};
     const imghist_counts gc = {got, h.n * 256, IMGHIST_MEM_HOST};
-    IH_OK(cpu, imghist_equalize_batch(cpu, h.hsrc, h.hdst, h.n, &wc));
-    IH_OK(gpu, imghist_equalize_batch(gpu, csrc, cdst, h.n, &gc));
+    IH_OK(cpu, imghist_equalize_list(cpu, h.hsrc, h.hdst, h.n, IMGHIST_EQ_PIL, &wc));
+    IH_OK(gpu, imghist_equalize_list(gpu, csrc, cdst, h.n, IMGHIST_EQ_PIL, &gc));
     assert_memory_equal(got, want, h.n * 256 * 8);
     for (size_t i = 0; i < h.n; i++) {
         assert_memory_equal(copy[i], h.hbuf[i], h.sbytes[i] + h.dbytes[i]);
@@ -464,7 +465,7 @@ static void test_single_calls_pil(void **state)
     batch_free(&b);
 }
 
-/* ---- 16-bit and masked batches (0.3.9: image by image in the library) ---- */
+/* ---- 16-bit and masked batches ---- */
 
 /* How check_wide_batch_of lays its images out. */
 enum wide_layout {
@@ -487,20 +488,19 @@ static uint32_t views_w = 700, views_h = 300;
  * sm_90): then the one-block 16-bit kernel is there. */
 static int smem_128k;
 
-/* IMGHIST_P_EXP_BATCH_ROUTE of the GPU context: 1 a few launches for the
- * whole batch, 2 a launch an image, 3 one launch of a block an image. */
+/* The GPU context's last batch route (imghist_exp_last_route): 1 a few
+ * launches for the whole batch, 2 a launch an image, 3 one launch of a block
+ * an image; each call on several images sets it anew. */
 static int64_t route(void)
 {
-    int64_t r = -1;
-    IH_OK(gpu, imghist_get_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, &r));
-    return r;
+    return (int64_t)imghist_exp_last_route(gpu);
 }
 
 /*
  * The route the views' call of check_wide_batch_of must have taken, where
- * the library promises one: views of one shape anywhere (0.3.11) take a
- * few launches for the whole batch, the 16-bit masked ones of at most 2^20
- * samples too (0.3.12: the global-atomics kernel with their pointers; above
+ * the library promises one: views of one shape anywhere take a few
+ * launches for the whole batch, the 16-bit masked ones of at most 2^20
+ * samples too (the global-atomics kernel with their pointers; above
  * that only where the mask is as packed as the image, which these are not,
  * so either); views of other shapes go an image at a time.
  */
@@ -538,7 +538,8 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
     imghist_view *hm = calloc(n, sizeof *hm), *ds = calloc(n, sizeof *ds);
     imghist_view *dd = calloc(n, sizeof *dd), *dm = calloc(n, sizeof *dm);
     size_t *img_bytes = calloc(n, sizeof *img_bytes), *offs = calloc(n, sizeof *offs);
-    assert_true(hs && hd && hm && ds && dd && dm && img_bytes && offs);
+    imghist_view *ls = calloc(n, sizeof *ls); /* a list's sources, with their masks */
+    assert_true(hs && hd && hm && ds && dd && dm && img_bytes && offs && ls);
     /* all images in one host and one device allocation: source i, then its
      * destination, then its mask */
     size_t total = 0;
@@ -593,11 +594,13 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
             }
         }
         msk[0] = one_value == 3 ? 0 : 1; /* never empty on the host */
-        const imghist_view v = {src, t, IMGHIST_MEM_HOST, ws[i], hts[i], pitch[i], 1};
+        const imghist_view v = {.data = src, .dtype = t, .mem = IMGHIST_MEM_HOST, .width = ws[i],
+            .height = hts[i], .pitch = pitch[i], .channels = 1};
         hs[i] = v;
         hd[i] = v;
         hd[i].data = src + img_bytes[i];
-        const imghist_view m = {msk, IMGHIST_U8, IMGHIST_MEM_HOST, ws[i], hts[i], ws[i], 1};
+        const imghist_view m = {.data = msk, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+            .width = ws[i], .height = hts[i], .pitch = ws[i], .channels = 1};
         hm[i] = m;
     }
     CUDA_OK(cudaMalloc((void **)&dev, total));
@@ -624,18 +627,15 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
     const imghist_counts gc = {got, n * L, IMGHIST_MEM_HOST};
     /* the reference: the CPU on the host views (image `empty` with its
      * host mask, then made a copy below) */
-    if (masked) {
-        IH_OK(cpu, imghist_equalize_batch_masked(cpu, hs, hm, hd, n, &wc));
-    } else {
-        IH_OK(cpu, imghist_equalize_batch(cpu, hs, hd, n, &wc));
-    }
+    vw_list_masked(ls, hs, masked ? hm : NULL, n);
+    IH_OK(cpu, imghist_equalize_list(cpu, ls, hd, n, IMGHIST_EQ_OPENCV, &wc));
     const ptrdiff_t step = tensor ? (ptrdiff_t)(offs[1 % n] - offs[0]) : 0;
     /* views of one shape, odd counts: the histograms into host memory */
     const int host_counts = one_shape && n % 2 == 1;
-    /* form 0: the views' call with histograms; 2: the views' call without
-     * histograms (16-bit images of at most 2^16 samples: a block an image,
-     * 0.3.12); 1: the strided call (a tensor; last: it may give every image
-     * mask 0, on the host too) */
+    /* form 0: the list with histograms; 2: the list without histograms
+     * (16-bit images of at most 2^16 samples: a block an image); 1: a view
+     * of n images (a tensor; last: it may give every image mask 0, on the
+     * host too) */
     static const int forms[] = {0, 2, 1};
     for (int fi = 0; fi < 3; fi++) {
         const int form = forms[fi];
@@ -644,12 +644,8 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
         }
         CUDA_OK(cudaMemset(dd[0].data, 0x5c, 1)); /* a stale first byte would show */
         if (form == 2) {
-            IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, 0));
-            if (masked) {
-                IH_OK(gpu, imghist_equalize_batch_masked(gpu, ds, dm, dd, n, NULL));
-            } else {
-                IH_OK(gpu, imghist_equalize_batch(gpu, ds, dd, n, NULL));
-            }
+            vw_list_masked(ls, ds, masked ? dm : NULL, n);
+            IH_OK(gpu, imghist_equalize_list(gpu, ls, dd, n, IMGHIST_EQ_OPENCV, NULL));
             /* 16-bit images of up to 2^15 samples, or 24 and more of up to
              * 2^16, a block an image where a block holds 129 KiB (views of
              * any shapes too) */
@@ -668,28 +664,25 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
                 expect_route(layout, z, masked, most, n);
             }
         } else if (form == 1) {
-            /* 0: image 0's mask for all (not where image `empty` keeps its
-             * empty mask) */
+            /* 0: image 0's mask for all, a mask view of count 1 (not where
+             * image `empty` keeps its empty mask) */
             const ptrdiff_t ms = (ptrdiff_t)(empty >= 0 ? 1 : tu_below(&rng, 2)) * step;
-            if (masked) {
-                IH_OK(gpu, imghist_equalize_strided_masked(gpu, &ds[0], step, &dm[0], ms, &dd[0],
-                                                           step, n, &dc));
-            } else {
-                IH_OK(gpu, imghist_equalize_strided(gpu, &ds[0], step, &dd[0], step, n, &dc));
-            }
+            imghist_view mt;
+            const imghist_view st =
+                masked ? vw_tensor_masked(ds[0], n, step, dm[0], ms == 0 ? 1 : n, ms, &mt)
+                       : vw_tensor(ds[0], n, step);
+            const imghist_view dt = vw_tensor(dd[0], n, step);
+            IH_OK(gpu, imghist_equalize(gpu, &st, &dt, IMGHIST_EQ_OPENCV, &dc));
             if (masked && ms == 0 && n > 1) {
                 /* image 0's mask for every image: the CPU's answer again */
                 for (size_t i = 0; i < n; i++) hm[i] = hm[0];
-                IH_OK(cpu, imghist_equalize_batch_masked(cpu, hs, hm, hd, n, &wc));
+                vw_list_masked(ls, hs, hm, n);
+                IH_OK(cpu, imghist_equalize_list(cpu, ls, hd, n, IMGHIST_EQ_OPENCV, &wc));
             }
         } else {
-            IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_ROUTE, 0));
-            if (masked) {
-                IH_OK(gpu, imghist_equalize_batch_masked(gpu, ds, dm, dd, n,
-                                                         host_counts ? &gc : &dc));
-            } else {
-                IH_OK(gpu, imghist_equalize_batch(gpu, ds, dd, n, host_counts ? &gc : &dc));
-            }
+            vw_list_masked(ls, ds, masked ? dm : NULL, n);
+            IH_OK(gpu, imghist_equalize_list(gpu, ls, dd, n, IMGHIST_EQ_OPENCV,
+                                             host_counts ? &gc : &dc));
             expect_route(layout, z, masked, (uint64_t)tw * th, n);
         }
         CUDA_OK(cudaDeviceSynchronize());
@@ -722,11 +715,8 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
             hd[i].data = back + ((uint8_t *)hd[i].data - host);
             hm[i].data = back + ((uint8_t *)hm[i].data - host);
         }
-        if (masked) {
-            IH_OK(gpu, imghist_equalize_batch_masked(gpu, hs, hm, hd, n, &gc));
-        } else {
-            IH_OK(gpu, imghist_equalize_batch(gpu, hs, hd, n, &gc));
-        }
+        vw_list_masked(ls, hs, masked ? hm : NULL, n);
+        IH_OK(gpu, imghist_equalize_list(gpu, ls, hd, n, IMGHIST_EQ_OPENCV, &gc));
         assert_int_equal(route(), 2); /* host views: a call an image */
         assert_memory_equal(back, host, total);
         assert_memory_equal(got, want, n * L * 8);
@@ -737,7 +727,7 @@ static void check_wide_batch_of(imghist_dtype t, int masked, enum wide_layout la
     free(back);
     free(want);
     free(got);
-    free(hs); free(hd); free(hm); free(ds); free(dd); free(dm);
+    free(hs); free(hd); free(hm); free(ds); free(dd); free(dm); free(ls);
     free(img_bytes); free(offs); free(ws); free(hts); free(pitch); free(mask_gap);
 }
 
@@ -776,18 +766,18 @@ static void test_u16_and_masked_batches(void **state)
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, quick ? 4 : 20, -1, 1024, 1040);
     check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, quick ? 3 : 7, -1, 1001, 1104);
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 2, -1, 1001, 272);
-    /* the granule lookups from 2^16 samples (0.3.11): 256 x 256 takes them,
+    /* the granule lookups from 2^16 samples: 256 x 256 takes them,
      * 255 x 257 (65535 samples) the gather */
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, quick ? 5 : 70, -1, 256, 256);
     check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 5, -1, 255, 257);
     check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 7, -1, 256, 256);
-    /* the same for views of one shape anywhere (0.3.11: one launch each
+    /* the same for views of one shape anywhere (one launch each
      * for histograms, LUTs and lookups, with the images' pointers) */
     check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, quick ? 5 : 17, -1, 1030, 1031);
     check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, quick ? 3 : 9, -1, 1001, 1104);
     check_wide_batch_of(IMGHIST_U16, 0, W_ONE_SHAPE, 70, -1, 64, 48); /* two chunks */
     check_wide_batch_of(IMGHIST_U8, 1, W_ONE_SHAPE, 9, -1, 1500, 700);
-    /* 48 16-bit LUTs and more: a block an image (0.3.11), with an empty
+    /* 48 16-bit LUTs and more: a block an image, with an empty
      * mask (the identity), and images of one value (every fourth of 16
      * rows: OpenCV's one-value rule); 47 the two LUT kernels */
     check_wide_batch_of(IMGHIST_U16, 1, W_ONE_SHAPE, 50, 5, 300, 200);
@@ -803,7 +793,7 @@ static void test_u16_and_masked_batches(void **state)
         check_wide_batch_of(IMGHIST_U16, 1, W_TENSOR, 5, 1, 128, 128); /* an empty mask */
     }
     one_value = 0;
-    /* views of shapes of their own (0.3.12: a block an image, without
+    /* views of shapes of their own (a block an image, without
      * histograms): all of at most 64 x 64 (any count), of up to 300 x 218
      * (30 images; 5: only where all are of at most 2^15 samples), and
      * an empty mask */
@@ -826,13 +816,42 @@ static void test_u16_and_masked_batches(void **state)
     check_wide_batch_of(IMGHIST_U16, 0, W_TENSOR, 30, -1, 65537, 1);
 }
 
+/* imghist_exp_last_route: none on a new context and on a CPU one; each call
+ * on several images sets it anew (reset at its start: a refused call leaves
+ * none), calls on one image leave it as it was. */
+static void test_route_read_back(void **state)
+{
+    (void)state;
+    imghist_ctx *fresh = NULL;
+    IH_OK(fresh, imghist_create(IMGHIST_BACKEND_CUDA, -1, &fresh));
+    assert_int_equal(imghist_exp_last_route(fresh), IMGHIST_ROUTE_NONE);
+    imghist_destroy(fresh);
+    batch b = batch_make(8, SMALL);
+    /* 8-bit device images: a few launches for the list */
+    IH_OK(gpu, imghist_equalize_list(gpu, b.dsrc, b.ddst, b.n, IMGHIST_EQ_OPENCV, NULL));
+    assert_int_equal(imghist_exp_last_route(gpu), IMGHIST_ROUTE_BATCH);
+    uint64_t h[256];
+    const imghist_counts hc = {h, 256, IMGHIST_MEM_HOST};
+    IH_OK(gpu, imghist_histogram(gpu, &b.dsrc[0], NULL, &hc));
+    gpu_sync();
+    assert_int_equal(imghist_exp_last_route(gpu), IMGHIST_ROUTE_BATCH);
+    assert_int_equal(imghist_equalize_list(gpu, b.dsrc, b.ddst, 0, IMGHIST_EQ_OPENCV, NULL),
+                     IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_exp_last_route(gpu), IMGHIST_ROUTE_NONE);
+    /* host views on the CUDA context: a call an image */
+    IH_OK(gpu, imghist_equalize_list(gpu, b.hsrc, b.hdst, b.n, IMGHIST_EQ_OPENCV, NULL));
+    assert_int_equal(imghist_exp_last_route(gpu), IMGHIST_ROUTE_EACH);
+    IH_OK(cpu, imghist_equalize_list(cpu, b.hsrc, b.hdst, b.n, IMGHIST_EQ_OPENCV, NULL));
+    assert_int_equal(imghist_exp_last_route(cpu), IMGHIST_ROUTE_NONE);
+    gpu_sync();
+    batch_free(&b);
+}
+
 static int reset(void **state)
 {
     (void)state;
-    int bad = imghist_set_param(gpu, IMGHIST_P_EQUALIZE_METHOD, 0) != IMGHIST_OK;
-    bad |= imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 0) != IMGHIST_OK;
+    int bad = imghist_set_param(gpu, IMGHIST_P_EXP_EQ_BATCH_SMALL, 0) != IMGHIST_OK;
     bad |= imghist_set_param(gpu, IMGHIST_P_EXP_BATCH_TINY, 0) != IMGHIST_OK;
-    bad |= imghist_set_param(cpu, IMGHIST_P_EQUALIZE_METHOD, 0) != IMGHIST_OK;
     bad |= cudaDeviceSynchronize() != cudaSuccess;
     return bad ? -1 : 0;
 }
@@ -863,6 +882,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tensor_batches, reset),
         cmocka_unit_test_teardown(test_single_calls_pil, reset),
         cmocka_unit_test_teardown(test_u16_and_masked_batches, reset),
+        cmocka_unit_test_teardown(test_route_read_back, reset),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     imghist_destroy(cpu);

@@ -22,6 +22,7 @@
 #include "imghist.h"
 #include "suite_util.h"
 #include "test_util.h"
+#include "views.h"
 
 static imghist_ctx *gpu, *cpu;
 static tu_rng rng;
@@ -206,7 +207,8 @@ static void joint_case(const img *a, const img *b, const img *mask, imghist_hist
     }
     memcpy(want, base, n * 8);
     imghist_counts hc = {.data = want, .len = n, .mem = IMGHIST_MEM_HOST};
-    IH_OK(cpu, imghist_histogram2d(cpu, &a->h, &b->h, mask ? &mask->h : NULL, &sa, &sb, &hc));
+    const imghist_view ahm = vw_masked(a->h, mask ? &mask->h : NULL);
+    IH_OK(cpu, imghist_histogram2d(cpu, &ahm, &b->h, &sa, &sb, &hc));
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) total += want[i] - (acc ? base[i] : 0);
     (void)total;
@@ -224,7 +226,8 @@ static void joint_case(const img *a, const img *b, const img *mask, imghist_hist
             memcpy(got, base, n * 8);
             out = (imghist_counts){.data = got, .len = n, .mem = IMGHIST_MEM_HOST};
         }
-        const imghist_status st = imghist_histogram2d(gpu, va, vb, vm, &sa, &sb, &out);
+        const imghist_view vam = vw_masked(*va, vm);
+        const imghist_status st = imghist_histogram2d(gpu, &vam, vb, &sa, &sb, &out);
         if (st != IMGHIST_OK) {
             fail_msg("%s (mode %d): %s: %s", what, mode, imghist_strerror(st),
                      imghist_last_error(gpu));
@@ -443,20 +446,20 @@ static void test_mutual_information(void **state)
     imghist_counts dj = {.data = NULL, .len = 65536, .mem = IMGHIST_MEM_DEVICE};
     CUDA_OK(cudaMalloc((void **)&dj.data, 65536 * 8));
     imghist_histspec s0 = {0};
-    IH_OK(gpu, imghist_histogram2d(gpu, &a.d, &a.d, NULL, &s0, &s0, &dj));
+    IH_OK(gpu, imghist_histogram2d(gpu, &a.d, &a.d, &s0, &s0, &dj));
     gpu_sync();
     CUDA_OK(cudaMemcpy(joint, dj.data, 65536 * 8, cudaMemcpyDeviceToHost));
     double r[2];
     mi_check(joint, 256, 256, r);
     imghist_counts hc = {.data = hist, .len = 256, .mem = IMGHIST_MEM_HOST};
-    IH_OK(cpu, imghist_histogram(cpu, &a.h, NULL, NULL, &hc));
+    IH_OK(cpu, imghist_histogram(cpu, &a.h, NULL, &hc));
     double ent = 0, n = (double)w * h;
     for (int i = 0; i < 256; i++) {
         if (hist[i]) ent -= hist[i] / n * log2(hist[i] / n);
     }
     assert_true(fabs(r[0] - ent) < 1e-9);
     assert_true(fabs(r[1] - 2.0) < 1e-9);
-    IH_OK(gpu, imghist_histogram2d(gpu, &a.d, &b.d, NULL, &s0, &s0, &dj));
+    IH_OK(gpu, imghist_histogram2d(gpu, &a.d, &b.d, &s0, &s0, &dj));
     gpu_sync();
     CUDA_OK(cudaMemcpy(joint, dj.data, 65536 * 8, cudaMemcpyDeviceToHost));
     mi_check(joint, 256, 256, r);
@@ -505,7 +508,8 @@ static void equalize_case(const img *src, const img *mask, const char *what)
     uint64_t *hw = malloc(levels * 8), *hg = malloc(levels * 8), *dh = NULL;
     CUDA_OK(cudaMalloc((void **)&dh, (levels + 1) * 8));
     imghist_counts hcw = {.data = hw, .len = levels, .mem = IMGHIST_MEM_HOST};
-    IH_OK(cpu, imghist_equalize_masked(cpu, &src->h, mask ? &mask->h : NULL, &want.h, &hcw));
+    const imghist_view shm = vw_masked(src->h, mask ? &mask->h : NULL);
+    IH_OK(cpu, imghist_equalize(cpu, &shm, &want.h, IMGHIST_EQ_OPENCV, &hcw));
     const size_t row = (size_t)src->h.width * dsize(t);
     for (int mode = 0; mode < 6; mode++) {
         const int dev = mode & 1, dev_hist = (mode >> 1) & 1, in_place = mode >= 4;
@@ -532,8 +536,10 @@ static void equalize_case(const img *src, const img *mask, const char *what)
         /* Mode 3: device counts 8 but not 16 bytes aligned. */
         uint64_t *dhm = dh + (mode == 3);
         imghist_counts hc = dev_hist ? (imghist_counts){.data = dhm, .len = levels, .mem = IMGHIST_MEM_DEVICE}
-                                     : (imghist_counts){.data = hg, .len = levels, .mem = IMGHIST_MEM_HOST};
-        IH_OK(gpu, imghist_equalize_masked(gpu, s, mask ? (dev ? &mask->d : &mask->h) : NULL, d, &hc));
+                                     : (imghist_counts){.data = hg, .len = levels,
+                                         .mem = IMGHIST_MEM_HOST};
+        const imghist_view sm = vw_masked(*s, mask ? (dev ? &mask->d : &mask->h) : NULL);
+        IH_OK(gpu, imghist_equalize(gpu, &sm, d, IMGHIST_EQ_OPENCV, &hc));
         gpu_sync();
         if (dev_hist) CUDA_OK(cudaMemcpy(hg, dhm, levels * 8, cudaMemcpyDeviceToHost));
         char label[200];
@@ -608,13 +614,15 @@ static void test_equalize_bands_and_empty_mask(void **state)
     IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
     img z = make_mask(777, 301, 0, 3, 0);
     img d = make_img(IMGHIST_U16, 777, 301, 5, 4, F_CONSTANT, NULL);
-    assert_int_equal(imghist_equalize_masked(gpu, &s.h, &z.h, &d.h, NULL), IMGHIST_E_INVALID_ARG);
+    const imghist_view szh = vw_masked(s.h, &z.h), szd = vw_masked(s.d, &z.d);
+    assert_int_equal(imghist_equalize(gpu, &szh, &d.h, IMGHIST_EQ_OPENCV, NULL),
+                     IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(gpu), "no non-zero"));
     /* Device views: the destination becomes a copy, the histogram zeros. */
     uint64_t *dh = NULL, *hh = malloc(65536 * 8);
     CUDA_OK(cudaMalloc((void **)&dh, 65536 * 8));
     imghist_counts hc = {.data = dh, .len = 65536, .mem = IMGHIST_MEM_DEVICE};
-    IH_OK(gpu, imghist_equalize_masked(gpu, &s.d, &z.d, &d.d, &hc));
+    IH_OK(gpu, imghist_equalize(gpu, &szd, &d.d, IMGHIST_EQ_OPENCV, &hc));
     gpu_sync();
     CUDA_OK(cudaMemcpy(d.hbuf, d.dbuf, d.bytes, cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(hh, dh, 65536 * 8, cudaMemcpyDeviceToHost));

@@ -22,8 +22,10 @@
 #include <cuda_runtime_api.h>
 
 #include "imghist.h"
+#include "imghist_experimental.h"
 #include "suite_util.h"
 #include "test_util.h"
+#include "views.h"
 
 static imghist_ctx *gpu, *cpu;
 static tu_rng rng;
@@ -34,20 +36,27 @@ static size_t dsize(imghist_dtype t)
     return t == IMGHIST_U8 ? 1 : t == IMGHIST_U16 ? 2 : 4;
 }
 
-/* The GPU's histograms of n device images into *out: with strided, the
- * images `stride` bytes from dv[0] (their masks mask_stride from dm[0]),
- * else the views dv (and dm); masks only when masked. */
+/* The GPU's histograms of n device images into *out: with strided, a view
+ * of the n images `stride` bytes from dv[0] (its mask dm[0], one for all
+ * where mask_stride is 0, else one an image mask_stride apart), else the
+ * list dv (each image with its dm); masks only when masked. */
 static void gpu_batch(int strided, int masked, const imghist_view *dv, const imghist_view *dm,
                       size_t n, ptrdiff_t stride, ptrdiff_t mask_stride,
                       const imghist_histspec *spec, const imghist_counts *out)
 {
     if (strided) {
-        IH_OK(gpu, masked ? imghist_histogram_strided_masked(gpu, &dv[0], n, stride, &dm[0],
-                                                             mask_stride, spec, out)
-                          : imghist_histogram_strided(gpu, &dv[0], n, stride, spec, out));
+        imghist_view mt;
+        const imghist_view t = masked ? vw_tensor_masked(dv[0], n, stride, dm[0],
+                                                         mask_stride == 0 ? 1 : n, mask_stride,
+                                                         &mt)
+                                      : vw_tensor(dv[0], n, stride);
+        IH_OK(gpu, imghist_histogram(gpu, &t, spec, out));
     } else {
-        IH_OK(gpu, masked ? imghist_histogram_batch_masked(gpu, dv, dm, n, spec, out)
-                          : imghist_histogram_batch(gpu, dv, n, spec, out));
+        imghist_view *l = malloc(n * sizeof *l);
+        assert_non_null(l);
+        vw_list_masked(l, dv, masked ? dm : NULL, n);
+        IH_OK(gpu, imghist_histogram_list(gpu, l, n, spec, out));
+        free(l);
     }
 }
 
@@ -191,7 +200,8 @@ static img_t make_image(imghist_dtype t, uint32_t w, uint32_t h, uint32_t ch, si
     /* A copy from pageable memory may still be in flight when cudaMemcpy
      * returns, and the context's stream does not wait for the legacy one. */
     CUDA_OK(cudaDeviceSynchronize());
-    const imghist_view hv = {im.host + offset, t, IMGHIST_MEM_HOST, w, h, pitch, ch};
+    const imghist_view hv = {.data = im.host + offset, .dtype = t, .mem = IMGHIST_MEM_HOST,
+        .width = w, .height = h, .pitch = pitch, .channels = ch};
     im.hv = hv;
     im.dv = hv;
     im.dv.data = im.dbase + offset;
@@ -236,7 +246,9 @@ static void compare(const img_t *im, const img_t *mask, const imghist_histspec *
     }
     memcpy(got, want, len * 8);
     const imghist_counts cc = {want, len, IMGHIST_MEM_HOST};
-    IH_OK(cpu, imghist_histogram(cpu, &im->hv, mask != NULL ? &mask->hv : NULL, spec, &cc));
+    const imghist_view chv = vw_masked(im->hv, mask != NULL ? &mask->hv : NULL);
+    IH_OK(cpu, imghist_histogram(cpu, &chv, spec, &cc));
+    const imghist_view gsv = vw_masked(*src, m);
     const int dev_counts = wh == DEV_DEV || wh == HOST_DEV;
     uint64_t *d = NULL;
     if (dev_counts) {
@@ -244,13 +256,13 @@ static void compare(const img_t *im, const img_t *mask, const imghist_histspec *
         CUDA_OK(cudaMemcpy(d, got, len * 8, cudaMemcpyHostToDevice));
         CUDA_OK(cudaDeviceSynchronize());
         const imghist_counts gc = {d, len, IMGHIST_MEM_DEVICE};
-        IH_OK(gpu, imghist_histogram(gpu, src, m, spec, &gc));
+        IH_OK(gpu, imghist_histogram(gpu, &gsv, spec, &gc));
         gpu_sync();
         CUDA_OK(cudaMemcpy(got, d, len * 8, cudaMemcpyDeviceToHost));
         CUDA_OK(cudaFree(d));
     } else {
         const imghist_counts gc = {got, len, IMGHIST_MEM_HOST};
-        IH_OK(gpu, imghist_histogram(gpu, src, m, spec, &gc));
+        IH_OK(gpu, imghist_histogram(gpu, &gsv, spec, &gc));
         gpu_sync();
     }
     for (size_t i = 0; i < len; i++) {
@@ -561,7 +573,7 @@ static uint16_t s16_sample(int pat, size_t i)
  * widths are odd: the run ends in a partial granule. Also data of one set
  * only: 8 values, multiples of 64, and those plus 1; 16 values from 1000;
  * 12-bit data. And data whose sampled granules hold values outside P
- * (0.3.13: up to 64 of 1024 such granules take a split layout where the
+ * (up to 64 of 1024 such granules take a split layout where the
  * shared layout's adds would queue on few words): a band of 16 values with
  * 1 sample in 256 elsewhere (hot pixels: the window), 8 values x64 with 1
  * in 200 odd anywhere (the parity), and for the shared layout a wide band
@@ -603,7 +615,7 @@ static void test_split_layouts(void **state)
     (void)state;
     /* and one row fewer: the last, partial chunk of 4096 granules (767 or
      * 511 granules) then ends in a warp with fewer than 32 lanes in the
-     * loop, which the split walk's votes waited for before 0.3.10 */
+     * loop, which the split walk's votes must not wait for */
     const uint32_t h = quick ? 2048 : 8192;
     split_layouts_of(4097, h);
     split_layouts_of(4097, h - 1);
@@ -669,10 +681,12 @@ static void s16_batches(size_t n, uint32_t w, uint32_t h)
                 /* form 2: views 0 and 1 swapped (not a progression) */
                 for (size_t k = 0; k < n; k++) {
                     const size_t at = form == 2 && k < 2 ? 1 - k : k;
-                    const imghist_view v = {host + at * img, IMGHIST_U16, IMGHIST_MEM_HOST,
-                                            w, h, row, 1};
-                    const imghist_view m = {mhost + at * ms, IMGHIST_U8, IMGHIST_MEM_HOST,
-                                            w, h, w, 1};
+                    const imghist_view v = {.data = host + at * img, .dtype = IMGHIST_U16,
+                        .mem = IMGHIST_MEM_HOST, .width = w, .height = h, .pitch = row,
+                        .channels = 1};
+                    const imghist_view m = {.data = mhost + at * ms, .dtype = IMGHIST_U8,
+                        .mem = IMGHIST_MEM_HOST, .width = w, .height = h, .pitch = w,
+                        .channels = 1};
                     hv[k] = v;
                     hm[k] = m;
                     dv[k] = v;
@@ -687,7 +701,8 @@ static void s16_batches(size_t n, uint32_t w, uint32_t h)
                 memcpy(got, want, n * len * 8);
                 for (size_t k = 0; k < n; k++) {
                     const imghist_counts c = {want + k * len, len, IMGHIST_MEM_HOST};
-                    IH_OK(cpu, imghist_histogram(cpu, &hv[k], masked ? &hm[k] : NULL, spec, &c));
+                    const imghist_view hk = vw_masked(hv[k], masked ? &hm[k] : NULL);
+                    IH_OK(cpu, imghist_histogram(cpu, &hk, spec, &c));
                 }
                 printf("S16 batch: spec %d, mask %d, form %d\n", sp, masked, form);
                 fflush(stdout); /* a case that hangs shows */
@@ -739,7 +754,7 @@ static void test_s16_batches(void **state)
     /* odd sizes: each flat run ends in a partial granule */
     s16_batches(quick ? 12 : 26, 1031, 1030);
     /* More images than SMs, of fewer than 65536 samples: a block an image,
-     * which stores all its counters (0.3.13; the constant image puts 65535
+     * which stores all its counters (the constant image puts 65535
      * in one 16-bit half) */
     s16_batches(300, 255, 257);
     s16_batches(quick ? 150 : 400, 181, 181);
@@ -757,8 +772,9 @@ static void test_host_bands(void **state)
     compare(&im, NULL, &s, HOST_DEV, "bands");
     assert_non_null(strstr(imghist_last_note(gpu), "bands"));
     double lo, hi, clo, chi;
-    IH_OK(gpu, imghist_range(gpu, &im.hv, &m.hv, &lo, &hi));
-    IH_OK(cpu, imghist_range(cpu, &im.hv, &m.hv, &clo, &chi));
+    const imghist_view imm = vw_masked(im.hv, &m.hv);
+    IH_OK(gpu, imghist_range(gpu, &imm, &lo, &hi));
+    IH_OK(cpu, imghist_range(cpu, &imm, &clo, &chi));
     assert_true(lo == clo && hi == chi);
     IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
     free_image(&im);
@@ -812,7 +828,7 @@ static void test_stream_order(void **state)
     free_image(&im);
 }
 
-/* ---- batches (imghist_histogram_batch / _strided) of every job ---- */
+/* ---- batches (lists and views of several images) of every job ---- */
 
 enum layout { L_PACKED, L_PITCHED, L_ODD_STRIDE, L_BACKWARDS, L_VIEWS_TENSOR, L_VIEWS_MIXED,
               L_VIEWS_SWAPPED, N_LAYOUTS };
@@ -863,7 +879,8 @@ static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t
                              : lay == L_VIEWS_SWAPPED && (i ^ 1) < n ? i ^ 1
                                                                      : i;
         const size_t at = off + place * img;
-        const imghist_view v = {host + at, t, IMGHIST_MEM_HOST, w, h, pitch, ch};
+        const imghist_view v = {.data = host + at, .dtype = t, .mem = IMGHIST_MEM_HOST, .width = w,
+            .height = h, .pitch = pitch, .channels = ch};
         hv[i] = v;
         if (lay == L_VIEWS_MIXED && i % 3 == 1) { /* a smaller image at the same place */
             hv[i].width = w > 1 ? w - 1 : 1;
@@ -886,8 +903,9 @@ static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t
     CUDA_OK(cudaMemcpy(mdev, mhost, mbytes, cudaMemcpyHostToDevice));
     CUDA_OK(cudaDeviceSynchronize());
     for (size_t i = 0; i < n; i++) {
-        const imghist_view m = {mhost + i * mimg, IMGHIST_U8, IMGHIST_MEM_HOST,
-                                hv[i].width, hv[i].height, mpitch, 1};
+        const imghist_view m = {.data = mhost + i * mimg, .dtype = IMGHIST_U8,
+            .mem = IMGHIST_MEM_HOST, .width = hv[i].width, .height = hv[i].height, .pitch = mpitch,
+            .channels = 1};
         hm[i] = m;
         dm[i] = m;
         dm[i].data = mdev + i * mimg;
@@ -903,7 +921,8 @@ static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t
     got[n * len] = 0x5a5a5a5a5a5a5a5aull;
     for (size_t i = 0; i < n; i++) {
         const imghist_counts c = {want + i * len, len, IMGHIST_MEM_HOST};
-        IH_OK(cpu, imghist_histogram(cpu, &hv[i], masked ? &hm[i] : NULL, spec, &c));
+        const imghist_view hvi = vw_masked(hv[i], masked ? &hm[i] : NULL);
+        IH_OK(cpu, imghist_histogram(cpu, &hvi, spec, &c));
     }
     uint64_t *d = NULL;
     imghist_counts gc = {got, n * len, IMGHIST_MEM_HOST};
@@ -942,8 +961,12 @@ static void check_batch_masked(imghist_dtype t, uint32_t w, uint32_t h, uint32_t
         assert_true(hw != NULL && hg != NULL);
         const imghist_counts cw = {hw, n * len, IMGHIST_MEM_HOST};
         const imghist_counts cg = {hg, n * len, IMGHIST_MEM_HOST};
-        IH_OK(cpu, imghist_histogram_batch_masked(cpu, hv, hm, n, &s2, &cw));
-        IH_OK(gpu, imghist_histogram_batch_masked(gpu, hv, hm, n, &s2, &cg));
+        imghist_view *hl = malloc(n * sizeof *hl);
+        assert_non_null(hl);
+        vw_list_masked(hl, hv, hm, n);
+        IH_OK(cpu, imghist_histogram_list(cpu, hl, n, &s2, &cw));
+        IH_OK(gpu, imghist_histogram_list(gpu, hl, n, &s2, &cg));
+        free(hl);
         for (size_t i = 0; i < n * len; i++) {
             if (hg[i] != hw[i]) {
                 fail_msg("host masked batch (%s): image %zu counter %zu: GPU %llu, CPU %llu",
@@ -1056,7 +1079,7 @@ static void test_masked_flat(void **state)
 }
 
 /*
- * 8-bit channels with a mask as packed as the pixels (0.3.13: the plain
+ * 8-bit channels with a mask as packed as the pixels (the plain
  * layout's flat masked walk; for two and four channels only where the mask
  * is aligned with the granules, 16 / channels pixels each, else the row
  * walk): one row, a few rows, many blocks' worth;
@@ -1128,8 +1151,10 @@ static void test_huge_flat(void **state)
         CUDA_OK(cudaMemsetAsync(mask + (size_t)r * w, r % 3 == 0 ? 0 : 1, w, 0));
     }
     CUDA_OK(cudaDeviceSynchronize());
-    const imghist_view v = {img, IMGHIST_U8, IMGHIST_MEM_DEVICE, w, h, w, 1};
-    const imghist_view m = {mask, IMGHIST_U8, IMGHIST_MEM_DEVICE, w, h, w, 1};
+    const imghist_view v = {.data = img, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_DEVICE, .width = w,
+        .height = h, .pitch = w, .channels = 1};
+    const imghist_view m = {.data = mask, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_DEVICE,
+        .width = w, .height = h, .pitch = w, .channels = 1};
     const imghist_histspec s = {32, 0, 256, 0}; /* lean, 32-bit counters */
     uint64_t got[32], want[32];
     for (int masked = 0; masked < 2; masked++) {
@@ -1140,7 +1165,8 @@ static void test_huge_flat(void **state)
             }
         }
         const imghist_counts c = {got, 32, IMGHIST_MEM_HOST};
-        IH_OK(gpu, imghist_histogram(gpu, &v, masked ? &m : NULL, &s, &c));
+        const imghist_view vm = vw_masked(v, masked ? &m : NULL);
+        IH_OK(gpu, imghist_histogram(gpu, &vm, &s, &c));
         for (int b = 0; b < 32; b++) {
             if (got[b] != want[b]) {
                 fail_msg("huge flat (%s): bin %d is %llu, want %llu", masked ? "masked" : "plain",
@@ -1181,7 +1207,7 @@ static void test_batches(void **state)
                     }
                     check_batch(t, w, h, ch, n, (enum layout)lay, &s, (int)tu_below(&rng, 2),
                                 tu_below(&rng, 8) == 0 ? FILL_CONSTANT : FILL_MIXED);
-                    /* and masked (0.3.8): a mask an image, or one for all */
+                    /* and masked: a mask an image, or one for all */
                     check_batch_masked(t, w, h, ch, n, (enum layout)lay, &s,
                                        (int)tu_below(&rng, 2), FILL_MIXED,
                                        1 + (int)tu_below(&rng, 2));
@@ -1272,8 +1298,10 @@ static void test_range(void **state)
                 for (int dev = 0; dev < 2; dev++) {
                     double lo = 0, hi = 0, clo = 0, chi = 0;
                     const imghist_view *mm = mi ? (dev ? &m.dv : &m.hv) : NULL;
-                    const imghist_status g = imghist_range(gpu, dev ? &im.dv : &im.hv, mm, &lo, &hi);
-                    const imghist_status c = imghist_range(cpu, &im.hv, mi ? &m.hv : NULL, &clo, &chi);
+                    const imghist_view gv = vw_masked(dev ? im.dv : im.hv, mm);
+                    const imghist_view cv = vw_masked(im.hv, mi ? &m.hv : NULL);
+                    const imghist_status g = imghist_range(gpu, &gv, &lo, &hi);
+                    const imghist_status c = imghist_range(cpu, &cv, &clo, &chi);
                     assert_int_equal(g, c);
                     if (c == IMGHIST_OK) {
                         if (lo != clo || hi != chi) {
@@ -1292,9 +1320,10 @@ static void test_range(void **state)
     CUDA_OK(cudaMalloc((void **)&d, sizeof bad));
     CUDA_OK(cudaMemcpy(d, bad, sizeof bad, cudaMemcpyHostToDevice));
     CUDA_OK(cudaDeviceSynchronize());
-    const imghist_view v = {d, IMGHIST_F32, IMGHIST_MEM_DEVICE, 3, 2, 12, 1};
+    const imghist_view v = {.data = d, .dtype = IMGHIST_F32, .mem = IMGHIST_MEM_DEVICE, .width = 3,
+        .height = 2, .pitch = 12, .channels = 1};
     double lo, hi;
-    assert_int_equal(imghist_range(gpu, &v, NULL, &lo, &hi), IMGHIST_E_INVALID_ARG);
+    assert_int_equal(imghist_range(gpu, &v, &lo, &hi), IMGHIST_E_INVALID_ARG);
     CUDA_OK(cudaFree(d));
 }
 

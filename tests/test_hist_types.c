@@ -21,6 +21,7 @@
 
 #include "imghist.h"
 #include "test_util.h"
+#include "views.h"
 
 #define EXPECT(ctx, call, want)                                                                \
     do {                                                                                       \
@@ -36,7 +37,7 @@ static tu_rng rng;
 static imghist_ctx *cpu_ctx(int threads)
 {
     imghist_ctx *ctx = NULL;
-    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, -1, &ctx), IMGHIST_OK);
     assert_int_equal(imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, threads), IMGHIST_OK);
     return ctx;
 }
@@ -195,8 +196,10 @@ static void run_case(imghist_ctx *ctx, const spec_case *sc, uint32_t ch, int mas
     for (size_t i = 0; mask != NULL && i < (size_t)w * h; i++) {
         mask[i] = masked == 2 ? 0 : (uint8_t)(tu_below(&rng, 3) ? tu_below(&rng, 256) : 0);
     }
-    const imghist_view v = {buf, sc->t, IMGHIST_MEM_HOST, w, h, pitch, ch};
-    const imghist_view mv = {mask, IMGHIST_U8, IMGHIST_MEM_HOST, w, h, w, 1};
+    const imghist_view v = {.data = buf, .dtype = sc->t, .mem = IMGHIST_MEM_HOST, .width = w,
+        .height = h, .pitch = pitch, .channels = ch};
+    const imghist_view mv = {.data = mask, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = w,
+        .height = h, .pitch = w, .channels = 1};
     const size_t len = imghist_counts_len(&spec, sc->t, ch);
     assert_int_equal(len, ch * (rs.bins + (rs.outliers ? 3 : 0)));
     uint64_t *want = malloc(len * sizeof *want), *got = malloc((len + 1) * sizeof *got);
@@ -204,7 +207,8 @@ static void run_case(imghist_ctx *ctx, const spec_case *sc, uint32_t ch, int mas
     ref_hist(&v, mask, &rs, want);
     for (size_t i = 0; i <= len; i++) got[i] = 0x5a5a5a5a5a5aULL;
     const imghist_counts out = {got, len, IMGHIST_MEM_HOST};
-    EXPECT(ctx, imghist_histogram(ctx, &v, mask ? &mv : NULL, &spec, &out), IMGHIST_OK);
+    const imghist_view vm = vw_masked(v, mask ? &mv : NULL);
+    EXPECT(ctx, imghist_histogram(ctx, &vm, &spec, &out), IMGHIST_OK);
     assert_int_equal(got[len], 0x5a5a5a5a5a5aULL); /* nothing past len */
     for (size_t i = 0; i < len; i++) {
         if (got[i] != want[i]) {
@@ -216,7 +220,7 @@ static void run_case(imghist_ctx *ctx, const spec_case *sc, uint32_t ch, int mas
     }
     /* Accumulate adds on top. */
     const imghist_histspec acc = {sc->bins, sc->lo, sc->hi, flags | IMGHIST_ACCUMULATE};
-    EXPECT(ctx, imghist_histogram(ctx, &v, mask ? &mv : NULL, &acc, &out), IMGHIST_OK);
+    EXPECT(ctx, imghist_histogram(ctx, &vm, &acc, &out), IMGHIST_OK);
     for (size_t i = 0; i < len; i++) {
         assert_int_equal(got[i], 2 * want[i]);
     }
@@ -294,22 +298,26 @@ static void test_batch_every_job(void **state)
             uint64_t *want = malloc(n * len * sizeof *want);
             uint64_t *got = malloc((n * len + 1) * sizeof *got);
             imghist_view *v = malloc(n * sizeof *v), *mv = malloc(n * sizeof *mv);
+            imghist_view *vl = malloc(n * sizeof *vl);
             /* Masks w bytes a row, each image's 3 bytes after the last's end. */
             const size_t mimg = (size_t)w * h + 3;
             uint8_t *mbuf = malloc(mimg * n);
-            assert_true(want && got && v && mv && mbuf);
+            assert_true(want && got && v && mv && vl && mbuf);
             for (size_t k = 0; k < mimg * n; k++) {
                 mbuf[k] = (uint8_t)(tu_below(&rng, 3) ? tu_below(&rng, 256) : 0);
             }
             for (size_t k = 0; k < n; k++) {
-                const imghist_view vk = {buf + k * img, sc->t, IMGHIST_MEM_HOST, w, h, pitch, ch};
+                const imghist_view vk = {.data = buf + k * img, .dtype = sc->t,
+                    .mem = IMGHIST_MEM_HOST, .width = w, .height = h, .pitch = pitch,
+                    .channels = ch};
                 v[k] = vk;
             }
             for (int masked = 0; masked < 3; masked++) { /* none, one an image, one for all */
                 const size_t mstride = masked == 1 ? mimg : 0;
                 for (size_t k = 0; k < n; k++) {
-                    const imghist_view mk = {mbuf + k * mstride, IMGHIST_U8, IMGHIST_MEM_HOST,
-                                             w, h, w, 1};
+                    const imghist_view mk = {.data = mbuf + k * mstride, .dtype = IMGHIST_U8,
+                        .mem = IMGHIST_MEM_HOST, .width = w, .height = h, .pitch = w,
+                        .channels = 1};
                     mv[k] = mk;
                     ref_hist(&v[k], masked ? mbuf + k * mstride : NULL, &rs, want + k * len);
                 }
@@ -317,16 +325,18 @@ static void test_batch_every_job(void **state)
                     for (size_t k = 0; k <= n * len; k++) got[k] = 0x5a5a5a5a5a5aULL;
                     const imghist_counts out = {got, n * len, IMGHIST_MEM_HOST};
                     imghist_status st;
-                    if (masked) {
-                        st = strided ? imghist_histogram_strided_masked(ctx, &v[0], n,
-                                                                        (ptrdiff_t)img, &mv[0],
-                                                                        (ptrdiff_t)mstride, &spec,
-                                                                        &out)
-                                     : imghist_histogram_batch_masked(ctx, v, mv, n, &spec, &out);
+                    if (strided) {
+                        /* A tensor; its mask one for all (count 1) or one an
+                         * image (count n, mstride apart). */
+                        imghist_view mt;
+                        const imghist_view t =
+                            masked ? vw_tensor_masked(v[0], n, (ptrdiff_t)img, mv[0],
+                                                      masked == 1 ? n : 1, (ptrdiff_t)mstride, &mt)
+                                   : vw_tensor(v[0], n, (ptrdiff_t)img);
+                        st = imghist_histogram(ctx, &t, &spec, &out);
                     } else {
-                        st = strided ? imghist_histogram_strided(ctx, &v[0], n, (ptrdiff_t)img,
-                                                                 &spec, &out)
-                                     : imghist_histogram_batch(ctx, v, n, &spec, &out);
+                        vw_list_masked(vl, v, masked ? mv : NULL, n);
+                        st = imghist_histogram_list(ctx, vl, n, &spec, &out);
                     }
                     EXPECT(ctx, st, IMGHIST_OK);
                     assert_int_equal(got[n * len], 0x5a5a5a5a5a5aULL);
@@ -349,11 +359,11 @@ static void test_batch_every_job(void **state)
             }
             {
                 const imghist_counts out = {got, n * len, IMGHIST_MEM_HOST};
-                EXPECT(ctx, imghist_histogram_batch(ctx, v, n, &spec, &out), IMGHIST_OK);
+                EXPECT(ctx, imghist_histogram_list(ctx, v, n, &spec, &out), IMGHIST_OK);
             }
             const imghist_histspec acc = {sc->bins, sc->lo, sc->hi, flags | IMGHIST_ACCUMULATE};
             const imghist_counts out = {got, n * len, IMGHIST_MEM_HOST};
-            EXPECT(ctx, imghist_histogram_batch(ctx, v, n, &acc, &out), IMGHIST_OK);
+            EXPECT(ctx, imghist_histogram_list(ctx, v, n, &acc, &out), IMGHIST_OK);
             for (size_t k = 0; k < n * len; k++) {
                 assert_int_equal(got[k], 2 * want[k]);
             }
@@ -361,6 +371,7 @@ static void test_batch_every_job(void **state)
             free(got);
             free(v);
             free(mv);
+            free(vl);
             free(mbuf);
             free(buf);
         }
@@ -375,33 +386,46 @@ static void test_float_special_values(void **state)
     (void)state;
     imghist_ctx *ctx = cpu_ctx(1);
     const float px[8] = {NAN, -INFINITY, INFINITY, 1.0f, 0.0f, 0.5f, -0.0f, 0.999999f};
-    const imghist_view v = {(void *)px, IMGHIST_F32, IMGHIST_MEM_HOST, 8, 1, sizeof px, 1};
+    const imghist_view v = {.data = (void *)px, .dtype = IMGHIST_F32, .mem = IMGHIST_MEM_HOST,
+        .width = 8, .height = 1, .pitch = sizeof px, .channels = 1};
     uint64_t c[5];
     const imghist_counts out = {c, 5, IMGHIST_MEM_HOST};
     const imghist_histspec open = {2, 0.0, 1.0, IMGHIST_OUTLIERS};
-    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, &open, &out), IMGHIST_OK);
+    EXPECT(ctx, imghist_histogram(ctx, &v, &open, &out), IMGHIST_OK);
     const uint64_t want_open[5] = {2, 2, 1, 2, 1}; /* [0,.5), [.5,1), below, above, nan */
     assert_memory_equal(c, want_open, sizeof c);
     const imghist_histspec closed = {2, 0.0, 1.0, IMGHIST_OUTLIERS | IMGHIST_CLOSED};
-    EXPECT(ctx, imghist_histogram(ctx, &v, NULL, &closed, &out), IMGHIST_OK);
+    EXPECT(ctx, imghist_histogram(ctx, &v, &closed, &out), IMGHIST_OK);
     const uint64_t want_closed[5] = {2, 3, 1, 1, 1};
     assert_memory_equal(c, want_closed, sizeof c);
 
     double lo = 7, hi = 7;
-    EXPECT(ctx, imghist_range(ctx, &v, NULL, &lo, &hi), IMGHIST_OK);
+    EXPECT(ctx, imghist_range(ctx, &v, &lo, &hi), IMGHIST_OK);
     assert_true(lo == 0.0 && hi == 1.0);
     const float bad[3] = {NAN, INFINITY, -INFINITY};
-    const imghist_view bv = {(void *)bad, IMGHIST_F32, IMGHIST_MEM_HOST, 3, 1, sizeof bad, 1};
-    EXPECT(ctx, imghist_range(ctx, &bv, NULL, &lo, &hi), IMGHIST_E_INVALID_ARG);
+    const imghist_view bv = {.data = (void *)bad, .dtype = IMGHIST_F32, .mem = IMGHIST_MEM_HOST,
+        .width = 3, .height = 1, .pitch = sizeof bad, .channels = 1};
+    EXPECT(ctx, imghist_range(ctx, &bv, &lo, &hi), IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "finite"));
     /* Masked range: only where the mask is set. */
     const uint8_t m[8] = {1, 1, 1, 0, 0, 1, 0, 0};
-    const imghist_view mv = {(void *)m, IMGHIST_U8, IMGHIST_MEM_HOST, 8, 1, 8, 1};
-    EXPECT(ctx, imghist_range(ctx, &v, &mv, &lo, &hi), IMGHIST_OK);
+    const imghist_view mv = {.data = (void *)m, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+        .width = 8, .height = 1, .pitch = 8, .channels = 1};
+    imghist_view vm = vw_masked(v, &mv);
+    EXPECT(ctx, imghist_range(ctx, &vm, &lo, &hi), IMGHIST_OK);
     assert_true(lo == 0.5 && hi == 0.5);
     const uint8_t none[8] = {0};
-    const imghist_view nv = {(void *)none, IMGHIST_U8, IMGHIST_MEM_HOST, 8, 1, 8, 1};
-    EXPECT(ctx, imghist_range(ctx, &v, &nv, &lo, &hi), IMGHIST_E_INVALID_ARG);
+    const imghist_view nv = {.data = (void *)none, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+        .width = 8, .height = 1, .pitch = 8, .channels = 1};
+    vm = vw_masked(v, &nv);
+    EXPECT(ctx, imghist_range(ctx, &vm, &lo, &hi), IMGHIST_E_INVALID_ARG);
+    /* The range is of one image: a view of several, or a mask view of
+     * several, is refused. */
+    const imghist_view two = vw_tensor(v, 2, 0);
+    EXPECT(ctx, imghist_range(ctx, &two, &lo, &hi), IMGHIST_E_INVALID_ARG);
+    const imghist_view two_masks = vw_tensor(mv, 2, 0);
+    vm = vw_masked(v, &two_masks);
+    EXPECT(ctx, imghist_range(ctx, &vm, &lo, &hi), IMGHIST_E_INVALID_ARG);
     imghist_destroy(ctx);
 }
 
@@ -415,9 +439,10 @@ static void test_range_types_and_channels(void **state)
     for (size_t i = 0; i < (size_t)W * H * 3; i++) p[i] = (uint16_t)(1000 + tu_below(&rng, 5000));
     p[7] = 17;
     p[(size_t)W * H * 3 - 2] = 60001;
-    const imghist_view v = {p, IMGHIST_U16, IMGHIST_MEM_HOST, W, H, W * 6, 3};
+    const imghist_view v = {.data = p, .dtype = IMGHIST_U16, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W * 6, .channels = 3};
     double lo, hi;
-    EXPECT(ctx, imghist_range(ctx, &v, NULL, &lo, &hi), IMGHIST_OK);
+    EXPECT(ctx, imghist_range(ctx, &v, &lo, &hi), IMGHIST_OK);
     assert_true(lo == 17.0 && hi == 60001.0);
     free(p);
     imghist_destroy(ctx);
@@ -440,9 +465,12 @@ static void test_joint_against_reference(void **state)
             b[i] = tu_below(&rng, 50) == 0 ? NAN : (float)(a[i] / 255.0 + (tu_below(&rng, 100) - 50) * 1e-3);
             m[i] = (uint8_t)tu_below(&rng, 2);
         }
-        const imghist_view va = {a, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1};
-        const imghist_view vb = {b, IMGHIST_F32, IMGHIST_MEM_HOST, W, H, W * 4, 1};
-        const imghist_view vm = {m, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1};
+        const imghist_view va = {.data = a, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+            .width = W, .height = H, .pitch = W, .channels = 1};
+        const imghist_view vb = {.data = b, .dtype = IMGHIST_F32, .mem = IMGHIST_MEM_HOST,
+            .width = W, .height = H, .pitch = W * 4, .channels = 1};
+        const imghist_view vm = {.data = m, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+            .width = W, .height = H, .pitch = W, .channels = 1};
         const imghist_histspec sa = {64, 0, 256, IMGHIST_OUTLIERS};
         const imghist_histspec sb = {50, 0.0, 1.0, 0};
         const ref_spec ra = {64, 0, 256, 0, 1}, rb = {50, 0.0, 1.0, 0, 0};
@@ -455,8 +483,12 @@ static void test_joint_against_reference(void **state)
                 if (i1 < 64 && i2 < 50) want[i1 * 50 + i2]++; else want[64 * 50]++;
             }
             const imghist_counts out = {got, 64 * 50 + 1, IMGHIST_MEM_HOST};
-            EXPECT(ctx, imghist_histogram2d(ctx, &va, &vb, masked ? &vm : NULL, &sa, &sb, &out),
-                   IMGHIST_OK);
+            const imghist_view vam = vw_masked(va, masked ? &vm : NULL);
+            EXPECT(ctx, imghist_histogram2d(ctx, &vam, &vb, &sa, &sb, &out), IMGHIST_OK);
+            assert_memory_equal(got, want, sizeof *got * (64 * 50 + 1));
+            /* b's mask is not read: a's selects the pixels. */
+            const imghist_view vbm = vw_masked(vb, masked ? NULL : &vm);
+            EXPECT(ctx, imghist_histogram2d(ctx, &vam, &vbm, &sa, &sb, &out), IMGHIST_OK);
             assert_memory_equal(got, want, sizeof *got * (64 * 50 + 1));
             free(want);
             free(got);
@@ -466,17 +498,20 @@ static void test_joint_against_reference(void **state)
         /* Refusals: sizes, channels, short buffers, flags on the second spec. */
         uint64_t c[64 * 50 + 1];
         const imghist_counts out = {c, 64 * 50, IMGHIST_MEM_HOST};
-        EXPECT(ctx, imghist_histogram2d(ctx, &va, &vb, NULL, &sa, &sb, &out), IMGHIST_E_BUFSIZE);
+        EXPECT(ctx, imghist_histogram2d(ctx, &va, &vb, &sa, &sb, &out), IMGHIST_E_BUFSIZE);
         imghist_view small = vb;
         small.width = W - 1;
         const imghist_counts out2 = {c, 64 * 50 + 1, IMGHIST_MEM_HOST};
-        EXPECT(ctx, imghist_histogram2d(ctx, &va, &small, NULL, &sa, &sb, &out2),
+        EXPECT(ctx, imghist_histogram2d(ctx, &va, &small, &sa, &sb, &out2),
                IMGHIST_E_INVALID_ARG);
         const imghist_histspec sb_acc = {50, 0.0, 1.0, IMGHIST_ACCUMULATE};
-        EXPECT(ctx, imghist_histogram2d(ctx, &va, &vb, NULL, &sa, &sb_acc, &out2),
+        EXPECT(ctx, imghist_histogram2d(ctx, &va, &vb, &sa, &sb_acc, &out2),
                IMGHIST_E_INVALID_ARG);
+        const imghist_view two = vw_tensor(va, 2, 0);
+        EXPECT(ctx, imghist_histogram2d(ctx, &two, &vb, &sa, &sb, &out2), IMGHIST_E_INVALID_ARG);
+        EXPECT(ctx, imghist_histogram2d(ctx, &va, &two, &sa, &sb, &out2), IMGHIST_E_INVALID_ARG);
         const imghist_histspec big = {5000, 0, 1, 0};
-        EXPECT(ctx, imghist_histogram2d(ctx, &vb, &vb, NULL, &big, &big, &out2),
+        EXPECT(ctx, imghist_histogram2d(ctx, &vb, &vb, &big, &big, &out2),
                IMGHIST_E_INVALID_ARG);
         free(a);
         free(b);
@@ -511,17 +546,19 @@ static void test_mutual_information(void **state)
         a[i] = (uint8_t)(tu_below(&rng, 200) + (i % W) / 20); /* not uniform */
         b[i] = (uint8_t)tu_below(&rng, 256);
     }
-    const imghist_view va = {a, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1};
-    const imghist_view vb = {b, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1};
+    const imghist_view va = {.data = a, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W, .channels = 1};
+    const imghist_view vb = {.data = b, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W, .channels = 1};
     const imghist_counts jc = {joint, 65536, IMGHIST_MEM_HOST};
     double r[2];
 
     /* With itself: MI = H(A), NMI = 2. */
-    EXPECT(ctx, imghist_histogram2d(ctx, &va, &va, NULL, NULL, NULL, &jc), IMGHIST_OK);
+    EXPECT(ctx, imghist_histogram2d(ctx, &va, &va, NULL, NULL, &jc), IMGHIST_OK);
     EXPECT(ctx, imghist_mutual_information(ctx, &jc, 256, 256, r, IMGHIST_MEM_HOST), IMGHIST_OK);
     uint64_t ha[256];
     const imghist_counts hc = {ha, 256, IMGHIST_MEM_HOST};
-    EXPECT(ctx, imghist_histogram(ctx, &va, NULL, NULL, &hc), IMGHIST_OK);
+    EXPECT(ctx, imghist_histogram(ctx, &va, NULL, &hc), IMGHIST_OK);
     const double h = entropy_of(ha, 256);
     assert_true(h > 7.0);
     assert_true(fabs(r[0] - h) < 1e-9 * h);
@@ -529,7 +566,7 @@ static void test_mutual_information(void **state)
 
     /* Independent noise: MI close to 0 (the bias of the plug-in estimator is
      * about (255 * 255) / (2 N ln 2) = 0.067 bits here), NMI close to 1. */
-    EXPECT(ctx, imghist_histogram2d(ctx, &va, &vb, NULL, NULL, NULL, &jc), IMGHIST_OK);
+    EXPECT(ctx, imghist_histogram2d(ctx, &va, &vb, NULL, NULL, &jc), IMGHIST_OK);
     EXPECT(ctx, imghist_mutual_information(ctx, &jc, 256, 256, r, IMGHIST_MEM_HOST), IMGHIST_OK);
     assert_true(r[0] >= 0.0 && r[0] < 0.1);
     assert_true(r[1] > 1.0 && r[1] < 1.01);
@@ -593,13 +630,17 @@ static void check_equalize16(imghist_ctx *ctx, const uint16_t *src, uint32_t w, 
         if (mask == NULL || mask[i]) hist[src[i]]++;
     }
     ref_lut(hist, 65536, lut);
-    EXPECT(NULL, imghist_equalize_lut_u16(hist, lut16), IMGHIST_OK);
+    EXPECT(NULL, imghist_equalize_lut(hist, 65536, IMGHIST_EQ_OPENCV, lut16), IMGHIST_OK);
     for (uint32_t i = 0; i < 65536; i++) assert_int_equal(lut16[i], lut[i]);
-    const imghist_view s = {(void *)src, IMGHIST_U16, IMGHIST_MEM_HOST, w, h, (size_t)w * 2, 1};
-    const imghist_view d = {dst, IMGHIST_U16, IMGHIST_MEM_HOST, w, h, (size_t)w * 2, 1};
-    const imghist_view m = {(void *)mask, IMGHIST_U8, IMGHIST_MEM_HOST, w, h, w, 1};
+    const imghist_view s = {.data = (void *)src, .dtype = IMGHIST_U16, .mem = IMGHIST_MEM_HOST,
+        .width = w, .height = h, .pitch = (size_t)w * 2, .channels = 1};
+    const imghist_view d = {.data = dst, .dtype = IMGHIST_U16, .mem = IMGHIST_MEM_HOST, .width = w,
+        .height = h, .pitch = (size_t)w * 2, .channels = 1};
+    const imghist_view m = {.data = (void *)mask, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+        .width = w, .height = h, .pitch = w, .channels = 1};
     const imghist_counts hc = {got_hist, 65536, IMGHIST_MEM_HOST};
-    EXPECT(ctx, imghist_equalize_masked(ctx, &s, mask ? &m : NULL, &d, &hc), IMGHIST_OK);
+    const imghist_view sm = vw_masked(s, mask ? &m : NULL);
+    EXPECT(ctx, imghist_equalize(ctx, &sm, &d, IMGHIST_EQ_OPENCV, &hc), IMGHIST_OK);
     assert_memory_equal(got_hist, hist, 65536 * sizeof *hist);
     for (size_t i = 0; i < (size_t)w * h; i++) {
         if (dst[i] != lut[src[i]]) {
@@ -638,10 +679,14 @@ static void test_equalize_16bit(void **state)
     memset(m, 0, W * H);
     uint16_t *d = malloc(sizeof *d * W * H);
     memset(d, 0xab, sizeof *d * W * H);
-    const imghist_view s = {p, IMGHIST_U16, IMGHIST_MEM_HOST, W, H, W * 2, 1};
-    const imghist_view dv = {d, IMGHIST_U16, IMGHIST_MEM_HOST, W, H, W * 2, 1};
-    const imghist_view mv = {m, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1};
-    EXPECT(ctx, imghist_equalize_masked(ctx, &s, &mv, &dv, NULL), IMGHIST_E_INVALID_ARG);
+    const imghist_view s = {.data = p, .dtype = IMGHIST_U16, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W * 2, .channels = 1};
+    const imghist_view dv = {.data = d, .dtype = IMGHIST_U16, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W * 2, .channels = 1};
+    const imghist_view mv = {.data = m, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W, .channels = 1};
+    const imghist_view sm = vw_masked(s, &mv);
+    EXPECT(ctx, imghist_equalize(ctx, &sm, &dv, IMGHIST_EQ_OPENCV, NULL), IMGHIST_E_INVALID_ARG);
     assert_non_null(strstr(imghist_last_error(ctx), "mask"));
     assert_int_equal(d[12345], 0xabab);
     free(d);
@@ -666,10 +711,14 @@ static void test_equalize_masked_u8(void **state)
     }
     uint32_t lut[256];
     ref_lut(hist, 256, lut);
-    const imghist_view s = {p, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1};
-    const imghist_view dv = {d, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1};
-    const imghist_view mv = {m, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, W, 1};
-    EXPECT(ctx, imghist_equalize_masked(ctx, &s, &mv, &dv, NULL), IMGHIST_OK);
+    const imghist_view s = {.data = p, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W, .channels = 1};
+    const imghist_view dv = {.data = d, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W, .channels = 1};
+    const imghist_view mv = {.data = m, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W, .channels = 1};
+    const imghist_view sm = vw_masked(s, &mv);
+    EXPECT(ctx, imghist_equalize(ctx, &sm, &dv, IMGHIST_EQ_OPENCV, NULL), IMGHIST_OK);
     for (size_t i = 0; i < (size_t)W * H; i++) {
         assert_int_equal(d[i], lut[p[i]]);
     }

@@ -1,5 +1,5 @@
 /*
- * Image I/O beyond 8-bit gray (issue 11): IMGHIST_P_LOAD_DEPTH and
+ * Image I/O beyond 8-bit gray: IMGHIST_P_LOAD_DEPTH and
  * IMGHIST_P_LOAD_CHANNELS on PNG, PNM, PSD, HDR, JPEG and TIFF; TIFF through
  * libtiff (8/16/float, gray/RGB, strips/tiles, chunky/planar, compressions,
  * orientation, palette, hostile files); PNG output of U8/U16 views of 1 to 4
@@ -32,7 +32,7 @@
 static imghist_ctx *ctx_mode(int depth, int channels, imghist_gray_mode gray)
 {
     imghist_ctx *ctx = NULL;
-    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, -1, &ctx), IMGHIST_OK);
     assert_int_equal(imghist_set_param(ctx, IMGHIST_P_LOAD_DEPTH, depth), IMGHIST_OK);
     assert_int_equal(imghist_set_param(ctx, IMGHIST_P_LOAD_CHANNELS, channels), IMGHIST_OK);
     assert_int_equal(imghist_set_param(ctx, IMGHIST_P_LOAD_GRAY, gray), IMGHIST_OK);
@@ -336,7 +336,8 @@ static void test_png_write_read_round_trip(void **state)
                     memcpy(padded + y * pitch, (uint8_t *)packed + y * row, row);
                     memset(padded + y * pitch + row, 0xa5, pitch - row);
                 }
-                const imghist_view v = {padded, type, IMGHIST_MEM_HOST, w, h, pitch, ch};
+                const imghist_view v = {.data = padded, .dtype = type, .mem = IMGHIST_MEM_HOST,
+                    .width = w, .height = h, .pitch = pitch, .channels = ch};
                 void *png = NULL;
                 size_t size = 0;
                 assert_int_equal(imghist_encode_png(native, &v, &png, &size), IMGHIST_OK);
@@ -385,11 +386,13 @@ static void test_png_write_read_round_trip(void **state)
     }
     /* Refusals: F32, 5 channels; nothing written. */
     float f[4] = {0};
-    const imghist_view fv = {f, IMGHIST_F32, IMGHIST_MEM_HOST, 2, 2, 8, 1};
+    const imghist_view fv = {.data = f, .dtype = IMGHIST_F32, .mem = IMGHIST_MEM_HOST, .width = 2,
+        .height = 2, .pitch = 8, .channels = 1};
     remove(path);
     assert_int_equal(imghist_write_png(native, path, &fv), IMGHIST_E_UNSUPPORTED);
     uint8_t five[10] = {0};
-    const imghist_view cv = {five, IMGHIST_U8, IMGHIST_MEM_HOST, 2, 1, 10, 5};
+    const imghist_view cv = {.data = five, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = 2,
+        .height = 1, .pitch = 10, .channels = 5};
     assert_int_equal(imghist_write_png(native, path, &cv), IMGHIST_E_INVALID_ARG);
     assert_false(tu_exists(path));
     tu_remove_tree(dir);

@@ -1,4 +1,4 @@
-"""imghist's PIL equalization (IMGHIST_EQ_PIL, through imghist_equalize_batch)
+"""imghist's PIL equalization (IMGHIST_EQ_PIL, through imghist_equalize_list)
 against Pillow's ImageOps.equalize, pixel for pixel, on the sample
 photographs (as Pillow's gray, "L") and on synthetic images: constant, two
 values, multiples of 32, step 0, 1x1, odd sizes, noise.

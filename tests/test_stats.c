@@ -1,7 +1,7 @@
 /*
- * 0.3.2's histogram statistics (imghist_entropy, imghist_percentile,
- * imghist_otsu) through the public API: values worked out by hand, and the
- * refusals. test_stats_ref.py checks them against NumPy and OpenCV on images.
+ * Histogram statistics (imghist_entropy, imghist_percentile, imghist_otsu)
+ * and lookup tables (imghist_apply_lut) through the public API: values
+ * worked out by hand, and the refusals. test_stats_ref.py checks them against NumPy and OpenCV on images.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -118,7 +118,7 @@ static void test_apply_lut(void **state)
 {
     (void)state;
     imghist_ctx *ctx = NULL;
-    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, &ctx), IMGHIST_OK);
+    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, -1, &ctx), IMGHIST_OK);
     enum { W = 37, H = 11, P = 45 };
     uint8_t src[P * H], dst[P * H], lut[256];
     for (int i = 0; i < P * H; i++) {
@@ -128,8 +128,10 @@ static void test_apply_lut(void **state)
         lut[v] = (uint8_t)(255 - v / 2);
     }
     memset(dst, 0xee, sizeof dst);
-    const imghist_view s = {src, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, P, 1};
-    const imghist_view d = {dst, IMGHIST_U8, IMGHIST_MEM_HOST, W, H, P, 1};
+    const imghist_view s = {.data = src, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = P, .channels = 1};
+    const imghist_view d = {.data = dst, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = P, .channels = 1};
     assert_int_equal(imghist_apply_lut(ctx, &s, &d, lut), IMGHIST_OK);
     for (int y = 0; y < H; y++) {
         for (int x = 0; x < P; x++) {
@@ -142,9 +144,11 @@ static void test_apply_lut(void **state)
         assert_memory_equal(src + y * P, dst + y * P, W);
     }
     assert_int_equal(imghist_apply_lut(ctx, &s, &d, NULL), IMGHIST_E_INVALID_ARG);
-    const imghist_view wide = {src, IMGHIST_U16, IMGHIST_MEM_HOST, 4, 4, 16, 1};
+    const imghist_view wide = {.data = src, .dtype = IMGHIST_U16, .mem = IMGHIST_MEM_HOST,
+        .width = 4, .height = 4, .pitch = 16, .channels = 1};
     assert_int_equal(imghist_apply_lut(ctx, &wide, &wide, lut), IMGHIST_E_UNSUPPORTED);
-    const imghist_view other = {dst, IMGHIST_U8, IMGHIST_MEM_HOST, W - 1, H, P, 1};
+    const imghist_view other = {.data = dst, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+        .width = W - 1, .height = H, .pitch = P, .channels = 1};
     assert_int_equal(imghist_apply_lut(ctx, &s, &other, lut), IMGHIST_E_INVALID_ARG);
     imghist_destroy(ctx);
 }
