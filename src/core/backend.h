@@ -80,9 +80,11 @@ struct ih_backend_ops {
                                 const imghist_view *dst, const uint8_t *lut);
 };
 
-/* After IH_E_GPU_OOM: may the call run on ctx->fallback instead (all_host:
- * whether all its memory is host memory)? IMGHIST_OK says so in the note. */
-imghist_status ih_on_cpu_instead(imghist_ctx *ctx, int all_host);
+/* The one fallback. After a call on the context's backend returned *st: the
+ * backend to run it again on, when *st is IH_E_GPU_OOM and all the call's
+ * memory is host memory (all_host): the CPU, said in the note. Else NULL,
+ * with *st what the call returns (out of GPU memory: IMGHIST_E_CUDA). */
+const ih_backend_ops *ih_fallback_for(imghist_ctx *ctx, imghist_status *st, int all_host);
 /* Image by image, each as a one-image call on the context's backend with
  * the fallback of one (a device backend's route for lists it has no batch
  * for). Equalization failures name the image. */

@@ -136,5 +136,6 @@ imghist_status imghist_equalize_lut(const uint64_t *hist, uint32_t levels, imghi
     if (levels == IH_U16_LEVELS) {
         return method == IMGHIST_EQ_PIL ? IMGHIST_E_UNSUPPORTED : ih_equalize_lut_u16(hist, lut);
     }
-    return method == IMGHIST_EQ_PIL ? ih_equalize_lut_pil(hist, lut) : ih_equalize_lut_u8(hist, lut);
+    return method == IMGHIST_EQ_PIL ? ih_equalize_lut_pil(hist, lut)
+                                    : ih_equalize_lut_u8(hist, lut);
 }

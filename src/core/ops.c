@@ -23,14 +23,18 @@ imghist_status ih_check_memory(imghist_ctx *ctx, imghist_mem mem, const char *ro
     return IMGHIST_OK;
 }
 
-imghist_status ih_on_cpu_instead(imghist_ctx *ctx, int all_host)
+const ih_backend_ops *ih_fallback_for(imghist_ctx *ctx, imghist_status *st, int all_host)
 {
+    if (*st != IH_E_GPU_OOM) {
+        return NULL;
+    }
     if (!all_host || ctx->fallback == NULL) {
-        return ih_fail(ctx, IMGHIST_E_CUDA, "GPU out of memory for staging the image "
-                                            "(cudaErrorMemoryAllocation)");
+        *st = ih_fail(ctx, IMGHIST_E_CUDA, "GPU out of memory for staging the image "
+                                           "(cudaErrorMemoryAllocation)");
+        return NULL;
     }
     ih_note(ctx, "GPU out of memory: ran on the CPU");
-    return IMGHIST_OK;
+    return ctx->fallback;
 }
 
 /* One image on the context's backend, or on the CPU when the GPU has no
@@ -41,18 +45,14 @@ static imghist_status dispatch_histogram(imghist_ctx *ctx, const imghist_view *s
 {
     const ih_batch one = {.kind = IH_ONE, .count = 1, .src = src, .masks = mask};
     imghist_status st = ctx->ops->histogram(ctx, &one, job, out);
-    if (st == IH_E_GPU_OOM) {
-        st = ih_on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
-        if (st == IMGHIST_OK) {
-            st = ctx->fallback->histogram(ctx, &one, job, out);
-        }
-    }
-    return st;
+    const ih_backend_ops *cpu =
+        ih_fallback_for(ctx, &st, src->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
+    return cpu != NULL ? cpu->histogram(ctx, &one, job, out) : st;
 }
 
 imghist_status ih_op_histogram_one(imghist_ctx *ctx, const imghist_view *src,
-                                 const imghist_view *mask, const imghist_histspec *spec,
-                                 const imghist_counts *out)
+                                   const imghist_view *mask, const imghist_histspec *spec,
+                                   const imghist_counts *out)
 {
     imghist_status st = ih_begin(ctx);
     if (st == IMGHIST_OK) st = ih_check_source(ctx, src, "source");
@@ -94,7 +94,7 @@ imghist_status ih_begin_batch(imghist_ctx *ctx, bool given, size_t count)
  * first's shape (checked), `stride` bytes apart, either way, none at
  * address 0 (each image then passes first's checks). */
 imghist_status ih_check_stride(imghist_ctx *ctx, const imghist_view *first, size_t count,
-                                   ptrdiff_t stride, const char *role)
+                               ptrdiff_t stride, const char *role)
 {
     uintptr_t lo, hi, reach;
     ih_view_span(first, &lo, &hi);
@@ -162,7 +162,7 @@ imghist_status ih_histogram_each(imghist_ctx *ctx, const ih_batch *b, const ih_h
 /* Mask i of a batch against its image (the view checks as ih_check_mask's,
  * the image's number in the message). */
 imghist_status ih_check_batch_mask(imghist_ctx *ctx, const imghist_view *masks,
-                                       const imghist_view *src, size_t i)
+                                   const imghist_view *src, size_t i)
 {
     if (i > 0 && ih_same_shape(&masks[i], &masks[0]) && masks[i].width == src[i].width &&
         masks[i].height == src[i].height && masks[i].mem == src[i].mem) {
@@ -218,9 +218,9 @@ static imghist_status batch_views(imghist_ctx *ctx, const imghist_view *src,
 
 
 imghist_status ih_op_histogram_views(imghist_ctx *ctx, const imghist_view *src,
-                                              const imghist_view *masks, size_t count,
-                                              const imghist_histspec *spec,
-                                              const imghist_counts *out)
+                                     const imghist_view *masks, size_t count,
+                                     const imghist_histspec *spec,
+                                     const imghist_counts *out)
 {
     return batch_views(ctx, src, masks, count, spec, out);
 }
@@ -285,16 +285,16 @@ static imghist_status batch_strided(imghist_ctx *ctx, const imghist_view *first,
 }
 
 imghist_status ih_op_histogram_tensor(imghist_ctx *ctx, const imghist_view *first,
-                                                size_t count, ptrdiff_t stride,
-                                                const imghist_view *mask, ptrdiff_t mask_stride,
-                                                const imghist_histspec *spec,
-                                                const imghist_counts *out)
+                                      size_t count, ptrdiff_t stride,
+                                      const imghist_view *mask, ptrdiff_t mask_stride,
+                                      const imghist_histspec *spec,
+                                      const imghist_counts *out)
 {
     return batch_strided(ctx, first, count, stride, mask, mask_stride, spec, out);
 }
 
 imghist_status ih_op_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
-                             double *lo, double *hi)
+                           double *lo, double *hi)
 {
     imghist_status st = ih_begin(ctx);
     if (st == IMGHIST_OK) st = ih_check_source(ctx, src, "source");
@@ -308,11 +308,9 @@ imghist_status ih_op_range(imghist_ctx *ctx, const imghist_view *src, const imgh
     }
     int found = 0;
     st = ctx->ops->range(ctx, src, mask, lo, hi, &found);
-    if (st == IH_E_GPU_OOM) {
-        st = ih_on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST);
-        if (st == IMGHIST_OK) {
-            st = ctx->fallback->range(ctx, src, mask, lo, hi, &found);
-        }
+    const ih_backend_ops *cpu = ih_fallback_for(ctx, &st, src->mem == IMGHIST_MEM_HOST);
+    if (cpu != NULL) {
+        st = cpu->range(ctx, src, mask, lo, hi, &found);
     }
     if (st == IMGHIST_OK && !found) {
         st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
@@ -323,9 +321,9 @@ imghist_status ih_op_range(imghist_ctx *ctx, const imghist_view *src, const imgh
 }
 
 imghist_status ih_op_histogram2d(imghist_ctx *ctx, const imghist_view *a,
-                                   const imghist_view *b, const imghist_view *mask,
-                                   const imghist_histspec *spec_a,
-                                   const imghist_histspec *spec_b, const imghist_counts *out)
+                                 const imghist_view *b, const imghist_view *mask,
+                                 const imghist_histspec *spec_a,
+                                 const imghist_histspec *spec_b, const imghist_counts *out)
 {
     imghist_status st = ih_begin(ctx);
     if (st == IMGHIST_OK) st = ih_check_source(ctx, a, "first image");
@@ -368,13 +366,9 @@ imghist_status ih_op_histogram2d(imghist_ctx *ctx, const imghist_view *a,
         return st;
     }
     st = ctx->ops->histogram2d(ctx, a, b, mask, &ja, &jb, out);
-    if (st == IH_E_GPU_OOM) {
-        st = ih_on_cpu_instead(ctx, a->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
-        if (st == IMGHIST_OK) {
-            st = ctx->fallback->histogram2d(ctx, a, b, mask, &ja, &jb, out);
-        }
-    }
-    return st;
+    const ih_backend_ops *cpu =
+        ih_fallback_for(ctx, &st, a->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
+    return cpu != NULL ? cpu->histogram2d(ctx, a, b, mask, &ja, &jb, out) : st;
 }
 
 imghist_status imghist_mutual_information(imghist_ctx *ctx, const imghist_counts *joint,
@@ -418,6 +412,7 @@ void ih_view_span(const imghist_view *v, uintptr_t *lo, uintptr_t *hi)
 {
     const size_t ch = v->channels > 1 ? v->channels : 1;
     *lo = (uintptr_t)v->data;
-    *hi = *lo + (size_t)(v->height - 1) * v->pitch + (size_t)v->width * ch * ih_dtype_size(v->dtype);
+    *hi = *lo + (size_t)(v->height - 1) * v->pitch +
+          (size_t)v->width * ch * ih_dtype_size(v->dtype);
 }
 

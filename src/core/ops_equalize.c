@@ -65,19 +65,14 @@ static imghist_status dispatch_equalize(imghist_ctx *ctx, const imghist_view *sr
     const ih_batch one = {.kind = IH_ONE, .count = 1, .src = src, .dst = dst, .masks = mask};
     const size_t levels = src->dtype == IMGHIST_U8 ? IH_U8_BINS : IH_U16_LEVELS;
     imghist_status st = ctx->ops->equalize(ctx, &one, hist, levels);
-    if (st == IH_E_GPU_OOM) {
-        st = ih_on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST &&
-                                     (hist == NULL || hist->mem == IMGHIST_MEM_HOST));
-        if (st == IMGHIST_OK) {
-            st = ctx->fallback->equalize(ctx, &one, hist, levels);
-        }
-    }
-    return st;
+    const ih_backend_ops *cpu = ih_fallback_for(
+        ctx, &st, src->mem == IMGHIST_MEM_HOST && (hist == NULL || hist->mem == IMGHIST_MEM_HOST));
+    return cpu != NULL ? cpu->equalize(ctx, &one, hist, levels) : st;
 }
 
 imghist_status ih_op_equalize_one(imghist_ctx *ctx, const imghist_view *src,
-                                       const imghist_view *mask, const imghist_view *dst,
-                                       const imghist_counts *hist)
+                                  const imghist_view *mask, const imghist_view *dst,
+                                  const imghist_counts *hist)
 {
     imghist_status st = ih_begin(ctx);
     if (st == IMGHIST_OK) st = check_levels(ctx, src, "source");
@@ -438,8 +433,8 @@ static imghist_status equalize_views(imghist_ctx *ctx, const imghist_view *src,
 
 
 imghist_status ih_op_equalize_views(imghist_ctx *ctx, const imghist_view *src,
-                                             const imghist_view *masks, const imghist_view *dst,
-                                             size_t count, const imghist_counts *hists)
+                                    const imghist_view *masks, const imghist_view *dst,
+                                    size_t count, const imghist_counts *hists)
 {
     return equalize_views(ctx, src, masks, dst, count, hists);
 }
@@ -503,10 +498,10 @@ static imghist_status equalize_strided(imghist_ctx *ctx, const imghist_view *src
 
 
 imghist_status ih_op_equalize_tensor(imghist_ctx *ctx, const imghist_view *src,
-                                               ptrdiff_t src_stride, const imghist_view *mask,
-                                               ptrdiff_t mask_stride, const imghist_view *dst,
-                                               ptrdiff_t dst_stride, size_t count,
-                                               const imghist_counts *hists)
+                                     ptrdiff_t src_stride, const imghist_view *mask,
+                                     ptrdiff_t mask_stride, const imghist_view *dst,
+                                     ptrdiff_t dst_stride, size_t count,
+                                     const imghist_counts *hists)
 {
     return equalize_strided(ctx, src, src_stride, mask, mask_stride, dst, dst_stride, count,
                             hists);
@@ -535,13 +530,8 @@ static imghist_status clahe_one(imghist_ctx *ctx, const imghist_view *src,
     ih_clahe_geometry(src->width, src->height, tiles_x, tiles_y, clip_limit,
                       src->dtype == IMGHIST_U8 ? IH_U8_BINS : IH_U16_LEVELS, &g);
     imghist_status st = ctx->ops->clahe(ctx, src, dst, &g);
-    if (st == IH_E_GPU_OOM) {
-        st = ih_on_cpu_instead(ctx, src->mem == IMGHIST_MEM_HOST);
-        if (st == IMGHIST_OK) {
-            st = ctx->fallback->clahe(ctx, src, dst, &g);
-        }
-    }
-    return st;
+    const ih_backend_ops *cpu = ih_fallback_for(ctx, &st, src->mem == IMGHIST_MEM_HOST);
+    return cpu != NULL ? cpu->clahe(ctx, src, dst, &g) : st;
 }
 
 /* Checks of one source / destination pair of a CLAHE call. */
@@ -559,7 +549,7 @@ static imghist_status check_clahe_pair(imghist_ctx *ctx, const imghist_view *src
 }
 
 imghist_status ih_op_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
-                             double clip_limit, uint32_t tiles_x, uint32_t tiles_y)
+                           double clip_limit, uint32_t tiles_x, uint32_t tiles_y)
 {
     imghist_status st = ih_begin(ctx);
     if (st == IMGHIST_OK) st = check_clahe_args(ctx, clip_limit, tiles_x, tiles_y);
@@ -571,8 +561,8 @@ imghist_status ih_op_clahe(imghist_ctx *ctx, const imghist_view *src, const imgh
 }
 
 imghist_status ih_op_clahe_views(imghist_ctx *ctx, const imghist_view *src,
-                                   const imghist_view *dst, size_t count, double clip_limit,
-                                   uint32_t tiles_x, uint32_t tiles_y)
+                                 const imghist_view *dst, size_t count, double clip_limit,
+                                 uint32_t tiles_x, uint32_t tiles_y)
 {
     imghist_status st = ih_begin(ctx);
     if (st == IMGHIST_OK) st = check_clahe_args(ctx, clip_limit, tiles_x, tiles_y);
@@ -599,7 +589,7 @@ imghist_status ih_op_clahe_views(imghist_ctx *ctx, const imghist_view *src,
 }
 
 imghist_status ih_op_apply_lut(imghist_ctx *ctx, const imghist_view *src,
-                                 const imghist_view *dst, const uint8_t lut[256])
+                               const imghist_view *dst, const uint8_t lut[256])
 {
     imghist_status st = ih_begin(ctx);
     if (st == IMGHIST_OK) st = ih_check_view(ctx, src, "source");
