@@ -8,12 +8,16 @@ set -eu
 B=$1
 D=$2
 mkdir -p "$D/src" "$D/tests" "$D/bench" .devlibs
-cp -a "$B"/src/libimghist.so* "$B/src/imghist" "$D/src/"
+for f in "$B"/src/libimghist.so*; do
+    [ -d "$f" ] || cp -a "$f" "$D/src/"
+done
+cp "$B/src/imghist" "$D/src/"
 for t in test_gpu test_gpu_wide test_gpu_joint test_gpu_batch; do
     [ -x "$B/tests/$t" ] && cp "$B/tests/$t" "$D/tests/"
 done
-for b in "$B"/bench/imghist_bench*; do
-    [ -x "$b" ] && [ -f "$b" ] && cp "$b" "$D/bench/"
+for b in imghist_bench imghist_bench_wide imghist_bench_joint imghist_bench_batch \
+    imghist_bench_views16; do
+    [ -x "$B/bench/$b" ] && cp "$B/bench/$b" "$D/bench/"
 done
 # Everything they load from outside the C library and the CUDA driver.
 for f in "$D"/src/* "$D"/tests/* "$D"/bench/*; do
