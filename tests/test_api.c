@@ -165,8 +165,8 @@ static void test_version(void **state)
     (void)state;
     assert_int_equal(imghist_version(), IMGHIST_VERSION_NUMBER);
     assert_string_equal(imghist_version_string(), IMGHIST_VERSION_STRING);
-    assert_int_equal(IMGHIST_VERSION_MAJOR, 0);
-    assert_int_equal(IMGHIST_VERSION_MINOR, 3);
+    assert_int_equal(IMGHIST_VERSION_MAJOR, 1);
+    assert_int_equal(IMGHIST_VERSION_MINOR, 0);
 }
 
 static void test_strerror(void **state)

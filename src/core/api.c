@@ -59,37 +59,30 @@ static imghist_status begin_pair(imghist_ctx *ctx, const imghist_view *src,
     return st;
 }
 
-/* A list's views hold one image each and carry masks all or none; *masks
- * is then NULL or a new array of the masks (free it). */
+/* A list's masks, when view 0 has one: then every view must, each of one
+ * image, and *masks is a new array of them (free it). Without, *masks is
+ * NULL and the checks' pass over the views refuses a mask on any other. */
 static imghist_status list_masks(imghist_ctx *ctx, const imghist_view *v, size_t n,
                                  imghist_view **masks)
 {
     *masks = NULL;
-    size_t with_mask = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].count > 1) {
-            return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                           "list view %zu holds %zu images: a list takes one image a view", i,
-                           v[i].count);
-        }
-        if (v[i].mask != NULL && v[i].mask->count > 1) {
-            return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "list view %zu has a mask of %zu images",
-                           i, v[i].mask->count);
-        }
-        with_mask += v[i].mask != NULL;
-    }
-    if (with_mask == 0) {
+    if (n == 0 || v[0].mask == NULL) {
         return IMGHIST_OK;
-    }
-    if (with_mask != n) {
-        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                       "%zu of the list's %zu views have a mask: all or none must", with_mask, n);
     }
     *masks = malloc(n * sizeof **masks);
     if (*masks == NULL) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu masks", n);
     }
     for (size_t i = 0; i < n; i++) {
+        if (v[i].mask == NULL) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                           "list view %zu has no mask where view 0 has one: all or none must",
+                           i);
+        }
+        if (v[i].mask->count > 1) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "list view %zu has a mask of %zu images",
+                           i, v[i].mask->count);
+        }
         (*masks)[i] = *v[i].mask;
     }
     return IMGHIST_OK;
@@ -203,15 +196,6 @@ imghist_status imghist_equalize_list(imghist_ctx *ctx, const imghist_view *srcs,
     imghist_status st = begin_method(ctx, method);
     if (st == IMGHIST_OK) st = begin_batch_call(ctx);
     if (st == IMGHIST_OK && srcs != NULL) st = list_masks(ctx, srcs, n, &masks);
-    if (st == IMGHIST_OK && dsts != NULL) {
-        for (size_t i = 0; i < n && st == IMGHIST_OK; i++) {
-            if (dsts[i].count > 1) {
-                st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                             "list destination %zu holds %zu images: one image a view", i,
-                             dsts[i].count);
-            }
-        }
-    }
     if (st == IMGHIST_OK) st = ih_op_equalize_views(ctx, srcs, masks, dsts, n, hists);
     free(masks);
     return st;

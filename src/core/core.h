@@ -50,6 +50,19 @@ enum {
 
 void ih_params_default(ih_params *p);
 
+/* What a list call's checks saw of its views in their one pass over them,
+ * for the backend it dispatches to, so that no layer reads a large list
+ * again to learn it. Valid only within the call that set it (ih_begin
+ * clears it) and for those very arrays. */
+typedef struct ih_list_layout {
+    const imghist_view *src, *dst; /* the arrays the checks read; dst NULL for counting */
+    size_t count;                  /* 0: nothing known */
+    bool src_uniform, dst_uniform; /* every view of view 0's shape, view i at view 0's
+                                      data + i * stride */
+    bool src_one_shape, dst_one_shape; /* every view of view 0's shape and 16-byte phase */
+    uintptr_t src_stride, dst_stride;
+} ih_list_layout;
+
 struct imghist_ctx {
     imghist_backend backend;         /* CPU or CUDA, never AUTO */
     const ih_backend_ops *ops;       /* the backend the context runs on */
@@ -62,6 +75,7 @@ struct imghist_ctx {
     ih_params params;
     imghist_method eq_method;        /* the equalization call in progress's rule */
     int batch_route;                 /* IH_ROUTE_*: how the last batch call went */
+    ih_list_layout layout;           /* the list call in progress's views */
     int faulted;                     /* latched: the GPU faulted under this context */
     char fault[320];                 /* what the fault was */
     char err[512];

@@ -47,6 +47,7 @@ imghist_status ih_begin(imghist_ctx *ctx)
         return IMGHIST_E_INVALID_ARG;
     }
     ctx->err[0] = '\0';
+    ctx->layout.count = 0;
     ctx->note[0] = '\0';
     if (ctx->faulted) {
         return ih_fail(ctx, IMGHIST_E_FAULTED,

@@ -114,6 +114,9 @@ imghist_view *ih_strided_views(const imghist_view *first, size_t count, ptrdiff_
     for (size_t i = 0; v != NULL && i < count; i++) {
         v[i] = *first;
         v[i].data = (void *)((uintptr_t)first->data + (uintptr_t)i * (uintptr_t)stride);
+        v[i].count = 1;
+        v[i].image_stride = 0;
+        v[i].mask = NULL;
     }
     return v;
 }
@@ -177,6 +180,42 @@ imghist_status ih_check_batch_mask(imghist_ctx *ctx, const imghist_view *masks,
     return IMGHIST_OK;
 }
 
+imghist_status ih_list_view_rules(imghist_ctx *ctx, const imghist_view *v, size_t i, bool masked)
+{
+    if (v->count > 1) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "list view %zu holds %zu images: a list takes one image a view", i,
+                       v->count);
+    }
+    if (!masked && v->mask != NULL) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "list view %zu has a mask where view 0 has none: all or none must", i);
+    }
+    return IMGHIST_OK;
+}
+
+void ih_layout_begin(ih_layout_scan *l, const imghist_view *v, size_t count)
+{
+    l->base = v != NULL ? (uintptr_t)v[0].data : 0;
+    l->stride = v != NULL && count > 1 ? (uintptr_t)v[1].data - l->base : 0;
+    l->uniform = l->one_shape = v != NULL;
+}
+
+void ih_set_layout(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+                   size_t count, const ih_layout_scan *s, const ih_layout_scan *d)
+{
+    ih_list_layout *l = &ctx->layout;
+    l->src = src;
+    l->dst = dst;
+    l->count = count;
+    l->src_uniform = s->uniform;
+    l->src_one_shape = s->one_shape;
+    l->src_stride = s->stride;
+    l->dst_uniform = d != NULL && d->uniform;
+    l->dst_one_shape = d != NULL && d->one_shape;
+    l->dst_stride = d != NULL ? d->stride : 0;
+}
+
 /* ih_op_histogram_views (masks NULL
  * for none). */
 static imghist_status batch_views(imghist_ctx *ctx, const imghist_view *src,
@@ -184,14 +223,20 @@ static imghist_status batch_views(imghist_ctx *ctx, const imghist_view *src,
                                   const imghist_histspec *spec, const imghist_counts *out)
 {
     imghist_status st = ih_begin_batch(ctx, src != NULL, count);
+    /* One pass over the views: the rules, and whether they lie as a
+     * tensor's images do (the backend's routes ask; a large list is not
+     * read twice). */
+    ih_layout_scan lay;
+    ih_layout_begin(&lay, st == IMGHIST_OK ? src : NULL, count);
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-        if (masks != NULL) {
-            st = ih_check_batch_mask(ctx, masks, src, i);
-            if (st != IMGHIST_OK) {
-                break;
-            }
+        st = ih_list_view_rules(ctx, &src[i], i, masks != NULL);
+        if (st == IMGHIST_OK && masks != NULL) st = ih_check_batch_mask(ctx, masks, src, i);
+        if (st != IMGHIST_OK) {
+            break;
         }
-        if (i > 0 && ih_same_shape(&src[i], &src[0])) {
+        const bool same = i == 0 || ih_same_shape(&src[i], &src[0]);
+        ih_layout_step(&lay, src, i, same);
+        if (i > 0 && same) {
             continue;
         }
         st = ih_check_source(ctx, &src[i], "batch image");
@@ -211,6 +256,7 @@ static imghist_status batch_views(imghist_ctx *ctx, const imghist_view *src,
                          "the batch mixes sample types or channel counts (image %zu)", i);
         }
     }
+    if (st == IMGHIST_OK) ih_set_layout(ctx, src, NULL, count, &lay, NULL);
     ih_hist_job job;
     if (st == IMGHIST_OK) st = batch_job(ctx, &src[0], count, spec, out, &job);
     return st == IMGHIST_OK ? run_batch(ctx, src, masks, count, &job, out) : st;

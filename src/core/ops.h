@@ -26,6 +26,26 @@ imghist_status ih_begin_batch(imghist_ctx *ctx, bool given, size_t count);
  * space (role names them). */
 imghist_status ih_check_stride(imghist_ctx *ctx, const imghist_view *first, size_t count,
                                ptrdiff_t stride, const char *role);
+/* A list's source view i in the checks' one pass over it: one image a view,
+ * and a mask on every view or on none (masked: whether view 0 has one). */
+imghist_status ih_list_view_rules(imghist_ctx *ctx, const imghist_view *v, size_t i, bool masked);
+/* The layout of one array of a list, learnt view by view in the checks'
+ * pass (ih_layout_step), then recorded in ctx->layout (ih_set_layout). */
+typedef struct ih_layout_scan {
+    uintptr_t base, stride;
+    bool uniform, one_shape;
+} ih_layout_scan;
+void ih_layout_begin(ih_layout_scan *l, const imghist_view *v, size_t count);
+/* View i (same: whether it has view 0's shape). */
+static inline void ih_layout_step(ih_layout_scan *l, const imghist_view *v, size_t i, bool same)
+{
+    const uintptr_t at = (uintptr_t)v[i].data;
+    l->uniform = l->uniform && same && at == l->base + i * l->stride;
+    l->one_shape = l->one_shape && same && ((at - l->base) & 15) == 0;
+}
+/* Record what the pass saw of src (and dst: NULL for counting). */
+void ih_set_layout(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+                   size_t count, const ih_layout_scan *s, const ih_layout_scan *d);
 /* Mask i of a batch against its image (ih_check_mask's checks, the image's
  * number in the message). */
 imghist_status ih_check_batch_mask(imghist_ctx *ctx, const imghist_view *masks,

@@ -181,8 +181,14 @@ static bool strided_apart(const imghist_view *s0, uintptr_t ss, const imghist_vi
 
 /* The overlap check of two batch tensors given as views, without a pass per
  * image (strided_apart). */
-static bool tensors_apart(const imghist_view *src, const imghist_view *dst, size_t count)
+static bool tensors_apart(const imghist_ctx *ctx, const imghist_view *src,
+                          const imghist_view *dst, size_t count)
 {
+    const ih_list_layout *l = &ctx->layout;
+    if (l->count == count && l->src == src && l->dst == dst) {
+        return l->src_uniform && l->dst_uniform &&
+               strided_apart(&src[0], l->src_stride, &dst[0], l->dst_stride, count);
+    }
     uintptr_t ss, ds;
     return ih_views_progression(src, count, &ss) && ih_views_progression(dst, count, &ds) &&
            strided_apart(&src[0], ss, &dst[0], ds, count);
@@ -231,7 +237,7 @@ static size_t spans_below(const batch_span *d, size_t b, uintptr_t hi)
 static imghist_status check_batch_overlap(imghist_ctx *ctx, const imghist_view *src,
                                           const imghist_view *dst, size_t count)
 {
-    if (tensors_apart(src, dst, count)) {
+    if (tensors_apart(ctx, src, dst, count)) {
         return IMGHIST_OK;
     }
     batch_span *d = sorted_spans(ctx, dst, count);
@@ -374,14 +380,28 @@ static imghist_status check_equalize_views(imghist_ctx *ctx, const imghist_view 
                                            size_t *levels)
 {
     imghist_status st = ih_begin_batch(ctx, src != NULL && dst != NULL, count);
+    /* One pass over the views: the rules, and whether sources and
+     * destinations each lie as a tensor's images do (the overlap check and
+     * the backend's routes ask; a large list is not read again). */
+    ih_layout_scan sl, dl;
+    ih_layout_begin(&sl, st == IMGHIST_OK ? src : NULL, count);
+    ih_layout_begin(&dl, st == IMGHIST_OK ? dst : NULL, count);
     for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-        if (masks != NULL) {
-            st = ih_check_batch_mask(ctx, masks, src, i);
-            if (st != IMGHIST_OK) {
-                break;
-            }
+        st = ih_list_view_rules(ctx, &src[i], i, masks != NULL);
+        if (st == IMGHIST_OK && dst[i].count > 1) {
+            st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                         "list destination %zu holds %zu images: one image a view", i,
+                         dst[i].count);
         }
-        if (i > 0 && ih_same_shape(&src[i], &src[0]) && ih_same_shape(&dst[i], &dst[0])) {
+        if (st == IMGHIST_OK && masks != NULL) st = ih_check_batch_mask(ctx, masks, src, i);
+        if (st != IMGHIST_OK) {
+            break;
+        }
+        const bool s_same = i == 0 || ih_same_shape(&src[i], &src[0]);
+        const bool d_same = i == 0 || ih_same_shape(&dst[i], &dst[0]);
+        ih_layout_step(&sl, src, i, s_same);
+        ih_layout_step(&dl, dst, i, d_same);
+        if (i > 0 && s_same && d_same) {
             continue;
         }
         st = check_batch_pair(ctx, src, dst, i);
@@ -394,7 +414,10 @@ static imghist_status check_equalize_views(imghist_ctx *ctx, const imghist_view 
             st = ih_fail(ctx, st, "batch image %zu: %s", i, why);
         }
     }
-    if (st == IMGHIST_OK) st = check_batch_overlap(ctx, src, dst, count);
+    if (st == IMGHIST_OK) {
+        ih_set_layout(ctx, src, dst, count, &sl, &dl);
+        st = check_batch_overlap(ctx, src, dst, count);
+    }
     if (st == IMGHIST_OK && masks != NULL) st = check_masks_apart(ctx, masks, dst, count);
     *levels = st == IMGHIST_OK && src[0].dtype == IMGHIST_U16 ? 65536 : IH_U8_BINS;
     if (st == IMGHIST_OK && hists != NULL) {

@@ -162,7 +162,7 @@ imghist_status ih_cuda_equalize_batch_device(imghist_ctx *ctx, const imghist_vie
     const uint64_t small = small_limit(ctx, s);
     ih_eq_batch_launch l;
     memset(&l, 0, sizeof l);
-    l.uniform = ih_uniform_views(src, dst, count, &l.src_stride, &l.dst_stride);
+    l.uniform = ih_list_uniform(ctx, src, dst, count, &l.src_stride, &l.dst_stride);
     if (l.uniform) {
         /* A batch tensor's images: image 0 and the strides travel in the launch. */
         st = uniform_plan(ctx, src, dst, count, small, &l.one, &p);

@@ -399,6 +399,20 @@ static imghist_status cuda_histogram_any(imghist_ctx *ctx, const ih_batch *b,
                : ih_histogram_each(ctx, b, job, out);
 }
 
+/* Whether a list's sources and destinations each lie as a tensor's images
+ * (ih_views_progression), from the checks' pass where it read them. */
+static bool list_progression(const imghist_ctx *ctx, const ih_batch *b, uintptr_t *ss,
+                             uintptr_t *ds)
+{
+    if (!ih_layout_known(ctx, b->src, b->dst, b->count)) {
+        return ih_views_progression(b->src, b->count, ss) &&
+               ih_views_progression(b->dst, b->count, ds);
+    }
+    *ss = ctx->layout.src_stride;
+    *ds = ctx->layout.dst_stride;
+    return ctx->layout.src_uniform && ctx->layout.dst_uniform;
+}
+
 /* A list of equalizations on the GPU: 8-bit device images without masks in
  * the batch launches; device images laid out as a tensor, or of one shape
  * anywhere, in the strided launches; small 16-bit device images without
@@ -414,14 +428,14 @@ static imghist_status cuda_equalize_list(imghist_ctx *ctx, const ih_batch *b,
     uintptr_t ss = 0, ds = 0, ms = 0;
     const bool device = src[0].mem == IMGHIST_MEM_DEVICE &&
                         (uint64_t)src[0].width * src[0].height < ((uint64_t)1 << 31);
-    if (device && ih_views_progression(src, count, &ss) &&
-        ih_views_progression(dst, count, &ds) &&
+    if (device && list_progression(ctx, b, &ss, &ds) &&
         (masks == NULL || ih_views_progression(masks, count, &ms))) {
         return cuda_equalize_strided_each(ctx, &src[0], (ptrdiff_t)ss,
                                           masks != NULL ? &masks[0] : NULL, (ptrdiff_t)ms,
                                           &dst[0], (ptrdiff_t)ds, count, hists);
     }
-    if (device && ih_views_one_shape(src, masks, count) && ih_views_one_shape(dst, NULL, count)) {
+    if (device && ih_list_one_shape(ctx, src, masks, count, false) &&
+        ih_list_one_shape(ctx, dst, NULL, count, true)) {
         return cuda_equalize_views_each(ctx, src, masks, dst, count, hists);
     }
     if (src[0].mem == IMGHIST_MEM_DEVICE && levels == IH_U16_LEVELS && hists == NULL) {

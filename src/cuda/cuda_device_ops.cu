@@ -271,7 +271,7 @@ imghist_status ih_cuda_hist_batch_device(imghist_ctx *ctx, const imghist_view *s
     uint32_t chunks = 0;
     int usable = 0;
     long long stride = 0;
-    if (ih_uniform_views(src, NULL, count, &stride, NULL)) {
+    if (ih_list_uniform(ctx, src, NULL, count, &stride, NULL)) {
         const imghist_status st =
             uniform_batch(ctx, &src[0], count, stride, &imgs, &tiny, &chunks, &usable);
         if (st != IMGHIST_OK) {

@@ -169,6 +169,56 @@ static inline bool ih_uniform_views(const imghist_view *v, const imghist_view *d
     return true;
 }
 
+/* Whether the list call in progress's checks read these very views
+ * (v, and d unless NULL) and so know their layout (ctx->layout). */
+static inline bool ih_layout_known(const imghist_ctx *ctx, const imghist_view *v,
+                                   const imghist_view *d, size_t count)
+{
+    const ih_list_layout *l = &ctx->layout;
+    return l->count == count && l->src == v && (d == NULL || l->dst == d);
+}
+
+/* ih_uniform_views, from what the list's checks saw where they read these
+ * views (no second pass over a large list), else by reading them. */
+static inline bool ih_list_uniform(const imghist_ctx *ctx, const imghist_view *v,
+                                   const imghist_view *d, size_t count, long long *stride,
+                                   long long *d_stride)
+{
+    if (!ih_layout_known(ctx, v, d, count)) {
+        return ih_uniform_views(v, d, count, stride, d_stride);
+    }
+    const ih_list_layout *l = &ctx->layout;
+    if (!l->src_uniform || (l->src_stride & 15) != 0 ||
+        (d != NULL && (!l->dst_uniform || (l->dst_stride & 15) != 0))) {
+        return false;
+    }
+    *stride = (long long)(intptr_t)l->src_stride;
+    if (d_stride != NULL) {
+        *d_stride = d != NULL ? (long long)(intptr_t)l->dst_stride : 0;
+    }
+    return true;
+}
+
+/* ih_views_one_shape of a list's sources (dst false) or destinations,
+ * from the checks' pass where it read them; masks' pitches are read. */
+static inline bool ih_list_one_shape(const imghist_ctx *ctx, const imghist_view *v,
+                                     const imghist_view *masks, size_t count, bool dst)
+{
+    const ih_list_layout *l = &ctx->layout;
+    if (l->count != count || (dst ? l->dst : l->src) != v) {
+        return ih_views_one_shape(v, masks, count);
+    }
+    if (!(dst ? l->dst_one_shape : l->src_one_shape)) {
+        return false;
+    }
+    for (size_t i = 0; masks != NULL && i < count; i++) {
+        if (masks[i].pitch != masks[0].pitch) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /*
  * img as one row of width * height bytes when its rows are packed (pitch ==
  * width, and dst_pitch == width for a lookup into dst), of a length that is

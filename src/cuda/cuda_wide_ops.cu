@@ -340,10 +340,10 @@ static bool uniform_masks(const imghist_view *m, size_t count, long long *stride
  * *mask_phase: 0 where every mask keeps mask 0's phase in units of `unit`
  * bytes (the flat masked walk's need), else 1 (ih_wide_batchable's mask
  * stride rule). */
-static bool one_shape(const imghist_view *v, const imghist_view *m, size_t count, size_t unit,
-                      long long *mask_phase)
+static bool one_shape(const imghist_ctx *ctx, const imghist_view *v, const imghist_view *m,
+                      size_t count, size_t unit, long long *mask_phase)
 {
-    if (!ih_views_one_shape(v, m, count)) {
+    if (!ih_list_one_shape(ctx, v, m, count, false)) {
         return false;
     }
     const uintptr_t m0 = m != NULL ? (uintptr_t)m[0].data : 0;
@@ -381,9 +381,9 @@ static imghist_status wide_batch(imghist_ctx *ctx, const imghist_view *views,
                 ih_wide_plan(&job, s->sm_count, (int)ctx->params.hist_blocks_per_sm, &plan));
     bool tensor = views == NULL, scattered = false;
     if (!tensor) {
-        tensor = ih_uniform_views(views, NULL, count, &stride, NULL) &&
+        tensor = ih_list_uniform(ctx, views, NULL, count, &stride, NULL) &&
                  (masks == NULL || uniform_masks(masks, count, &mask_stride));
-        if (!tensor && one_shape(views, masks, count, 16 / ih_dtype_size(job.dtype),
+        if (!tensor && one_shape(ctx, views, masks, count, 16 / ih_dtype_size(job.dtype),
                                  &mask_stride)) {
             scattered = true;
             stride = 0;
