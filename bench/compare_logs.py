@@ -51,4 +51,5 @@ def main():
         print(f"\n{len(missing)} rows in only one log")
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """Compare the imghist timings of two sets of benchmark logs taken in one
 device session (an A/B of two builds, alternating): for every table row of
-imghist_bench_wide, _batch and _views16 and every timed line of
-imghist_bench_joint, the best (smallest) time of each side over its runs and
-their ratio. Reference columns (read ceiling, copy, CUB) and derived ones
+imghist_bench_wide, _batch and _views16, every timed line of
+imghist_bench_joint and every imghist row of imghist_bench (compare_logs.py's
+rows), the best (smallest) time of each side over its runs and their ratio. Reference columns (read ceiling, copy, CUB) and derived ones
 (percentages, speed-ups) are left out.
 
 usage: compare_tables.py --old A1.log [A2.log ...] --new B1.log [B2.log ...]
        [--worse 1.02]   rows slower than this ratio are listed last
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_logs  # noqa: E402
 
 NUM = re.compile(r"[-+]?\d+(?:\.\d+)?")
 SKIP = ("read", "copy", "cub", "ceiling", "%", "speed-up", "check", "mb", "route",
@@ -20,6 +24,9 @@ LINE = re.compile(r"^\s*(?P<name>[A-Za-z(][^|]*?)\s+(?P<v>\d+(?:\.\d+)?) (?P<u>m
 
 
 def times(path):
+    sectioned = compare_logs.rows(path, "imghist")
+    if sectioned:
+        return {(f"{k[0][:40]} | {k[1]} | {k[2]}", ""): v / 1e3 for k, v in sectioned.items()}
     out, header = {}, None
     for line in open(path, errors="replace"):
         if line.startswith("|"):
