@@ -1,5 +1,6 @@
 /*
- * Equalization of many images through the public API, on the CPU backend:
+ * Equalization of many images through the public API, on the backend under
+ * test (a part of test_equalize):
  * PIL's LUT (imghist_equalize_lut with IMGHIST_EQ_PIL) against a reference
  * written from Pillow's ImageOps.equalize source and against tables worked
  * out by hand; the method argument of imghist_equalize, masked or not;
@@ -20,29 +21,17 @@
 #include <cmocka.h>
 
 #include "imghist.h"
+#include "backend_suite.h"
 #include "suite_util.h"
 #include "test_util.h"
 #include "views.h"
 
 static tu_rng rng;
 
-/* Refused with `want` and a message. */
-#define IH_REFUSED(ctx, call, want)                                                        \
-    do {                                                                                   \
-        const imghist_status st_ = (call);                                                 \
-        if (st_ != (want)) {                                                               \
-            fail_msg("%s: got %s (%s), want %s", #call, imghist_strerror(st_),             \
-                     imghist_last_error(ctx), imghist_strerror(want));                     \
-        }                                                                                  \
-        assert_true(imghist_last_error(ctx)[0] != '\0');                                   \
-    } while (0)
-
-static imghist_ctx *cpu_ctx(int threads)
+/* A context on the backend under test with `threads` CPU threads. */
+static imghist_ctx *test_ctx(int threads)
 {
-    imghist_ctx *ctx = NULL;
-    assert_int_equal(imghist_create(IMGHIST_BACKEND_CPU, -1, &ctx), IMGHIST_OK);
-    IH_OK(ctx, imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, threads));
-    return ctx;
+    return bs_new_ctx_threads(threads);
 }
 
 static imghist_view u8_view(void *p, uint32_t w, uint32_t h, size_t pitch)
@@ -195,7 +184,7 @@ static void fill_random(uint8_t *p, size_t n, int kind)
 static void test_method_argument(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(1);
+    imghist_ctx *ctx = test_ctx(1);
 
     enum { W = 301, H = 77 };
     uint8_t *src = malloc(W * H), *dst = malloc(W * H), *mask = malloc(W * H);
@@ -341,7 +330,7 @@ static void check_batch_vs_loop(int method, int threads, size_t n, uint32_t big_
     rng.s = seed;
     batch got = batch_make(n, big_w, big_h);
     rng = keep;
-    imghist_ctx *one = cpu_ctx(1), *ctx = cpu_ctx(threads);
+    imghist_ctx *one = test_ctx(1), *ctx = test_ctx(threads);
     uint64_t *want_h = malloc(n * 256 * sizeof(uint64_t));
     uint64_t *got_h = malloc((n * 256 + 7) * sizeof(uint64_t));
     for (size_t i = 0; i < n; i++) {
@@ -379,7 +368,7 @@ static void test_batch_vs_loop(void **state)
 static void test_batch_no_hists_shared_source(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2);
+    imghist_ctx *ctx = test_ctx(2);
     enum { W = 33, H = 9 };
     uint8_t src[W * H], d1[W * H], d2[W * H], want[W * H];
     fill_random(src, sizeof src, 3);
@@ -397,7 +386,7 @@ static void test_batch_no_hists_shared_source(void **state)
 static void test_batch_refusals(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(1);
+    imghist_ctx *ctx = test_ctx(1);
     enum { W = 16, H = 4 };
     uint8_t buf[4 * W * H];
     memset(buf, 7, sizeof buf);
@@ -553,7 +542,7 @@ static void expect_tensor_ok(imghist_ctx *ctx, uint8_t *buf, size_t bytes, const
 static void test_batch_tensor_overlaps(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2);
+    imghist_ctx *ctx = test_ctx(2);
     enum { W = 24, H = 5, IMG = W * H, N = 6 };
     const size_t bytes = 4 * N * IMG;
     uint8_t *buf = malloc(bytes);
@@ -606,7 +595,7 @@ static void test_batch_tensor_overlaps(void **state)
 static void test_equalize_strided(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2);
+    imghist_ctx *ctx = test_ctx(2);
     enum { W = 21, H = 7, IMG = 160, N = 9 }; /* IMG: a stride past W * H */
     const size_t bytes = 4 * N * IMG;
     uint8_t *a = malloc(bytes), *b = malloc(bytes);
@@ -714,7 +703,7 @@ static void fill_mask(uint8_t *m, uint32_t w, uint32_t h, int k)
 static void check_batch_each_of(imghist_dtype t, int masked, int in_place, size_t n, int threads,
                                 uint32_t wmax, uint32_t hmax)
 {
-    imghist_ctx *ctx = cpu_ctx(threads);
+    imghist_ctx *ctx = test_ctx(threads);
     const size_t z = t == IMGHIST_U8 ? 1 : 2, L = t == IMGHIST_U8 ? 256 : 65536;
     imghist_view *src = calloc(n, sizeof *src), *dst = calloc(n, sizeof *dst);
     imghist_view *ref = calloc(n, sizeof *ref), *msk = calloc(n, sizeof *msk);
@@ -811,7 +800,7 @@ static void test_batch_u16_and_masked(void **state)
 static void test_strided_u16_and_masked(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2);
+    imghist_ctx *ctx = test_ctx(2);
     enum { W = 33, H = 9, N = 6 };
     const size_t img = (size_t)W * H * 2 + 6; /* a stride past the image */
     uint8_t *a = malloc(2 * N * img), *b = malloc(2 * N * img), *m = malloc((size_t)N * W * H);
@@ -866,7 +855,7 @@ static void test_strided_u16_and_masked(void **state)
 static void test_masked_batch_refusals(void **state)
 {
     (void)state;
-    imghist_ctx *ctx = cpu_ctx(2);
+    imghist_ctx *ctx = test_ctx(2);
     enum { W = 16, H = 4, N = 3 };
     uint8_t src[N][W * H], dst[N][W * H], mask[N][W * H], before[N][W * H];
     imghist_view s[N], d[N], m[N], sm[N], mt;
@@ -959,7 +948,7 @@ static void test_small_u16_against_the_whole_lut(void **state)
     uint16_t *lut = malloc(65536 * sizeof *lut);
     assert_true(hist && lut);
     for (int threads = 1; threads <= 3; threads += 2) {
-        imghist_ctx *ctx = cpu_ctx(threads);
+        imghist_ctx *ctx = test_ctx(threads);
         for (int kind = 0; kind < KINDS; kind++) {
             for (int masked = 0; masked <= 2; masked++) { /* none, half, one pixel */
                 uint16_t *src[N], *want[N], *got[N], *batch[N];
@@ -1041,22 +1030,27 @@ static void test_small_u16_against_the_whole_lut(void **state)
     free(lut);
 }
 
-int main(void)
+static int setup(void **state)
 {
+    (void)state;
     tu_seed(&rng, tu_fresh_seed("test_equalize_batch"));
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pil_lut_random),
-        cmocka_unit_test(test_pil_lut_by_hand),
-        cmocka_unit_test(test_method_argument),
-        cmocka_unit_test(test_batch_vs_loop),
-        cmocka_unit_test(test_batch_no_hists_shared_source),
-        cmocka_unit_test(test_batch_refusals),
-        cmocka_unit_test(test_batch_tensor_overlaps),
-        cmocka_unit_test(test_equalize_strided),
-        cmocka_unit_test(test_batch_u16_and_masked),
-        cmocka_unit_test(test_strided_u16_and_masked),
-        cmocka_unit_test(test_masked_batch_refusals),
-        cmocka_unit_test(test_small_u16_against_the_whole_lut),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return 0;
 }
+
+/* test_batch_refusals gives a CPU context device memory, which it must refuse. */
+static const bs_test tests[] = {
+    BS_TEST(test_pil_lut_random),
+    BS_TEST(test_pil_lut_by_hand),
+    BS_TEST(test_method_argument),
+    BS_TEST(test_batch_vs_loop),
+    BS_TEST(test_batch_no_hists_shared_source),
+    BS_CPU_TEST(test_batch_refusals),
+    BS_TEST(test_batch_tensor_overlaps),
+    BS_TEST(test_equalize_strided),
+    BS_TEST(test_batch_u16_and_masked),
+    BS_TEST(test_strided_u16_and_masked),
+    BS_TEST(test_masked_batch_refusals),
+    BS_TEST(test_small_u16_against_the_whole_lut),
+};
+
+const bs_part equalize_batch_part = BS_PART("equalize lists and tensors", tests, setup, NULL);

@@ -1049,6 +1049,10 @@ static void test_detect_tiff(void **state)
     assert_null(imghist_detect_format("IM*\0\x08\0\0\0", 8));
 }
 
+/* test_io_api.c's tests: the public file calls' refusals and limits. */
+extern const struct CMUnitTest io_api_tests[];
+extern const size_t io_api_test_count;
+
 int main(void)
 {
     TIFFSetWarningHandler(quiet_tiff); /* the test's own writing */
@@ -1067,5 +1071,7 @@ int main(void)
         cmocka_unit_test(test_jpeg_channels),
         cmocka_unit_test(test_detect_tiff),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const int native = cmocka_run_group_tests(tests, NULL, NULL);
+    const int api = _cmocka_run_group_tests("io_api", io_api_tests, io_api_test_count, NULL, NULL);
+    return native != 0 || api != 0;
 }

@@ -10,7 +10,8 @@
  * way; the PIL rule on
  * single device and host equalizations; host views on the CUDA backend;
  * 16-bit and masked batches (views and tensors, a mask an image or one for
- * all, an empty device mask) against the CPU. Exits 77 (skipped) without a usable GPU.
+ * all, an empty device mask) against the CPU. A part of test_equalize, cuda run
+ * only.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -26,6 +27,7 @@
 
 #include "imghist.h"
 #include "imghist_experimental.h"
+#include "backend_suite.h"
 #include "suite_util.h"
 #include "test_util.h"
 #include "views.h"
@@ -856,36 +858,46 @@ static int reset(void **state)
     return bad ? -1 : 0;
 }
 
-int main(void)
+/* The group's setup: the harness's CUDA context, a CPU context of its own with
+ * eight threads, the part's seed, whether the one-block 16-bit kernel exists. */
+static int setup(void **state)
 {
+    (void)state;
+    gpu = bs_ctx;
     quick = su_quick();
-    const int open_rc = su_open_gpu_suite("GPU batch suite", &gpu, &cpu);
-    if (open_rc != 0) {
-        return open_rc;
+    if (imghist_create(IMGHIST_BACKEND_CPU, -1, &cpu) != IMGHIST_OK ||
+        imghist_set_param(cpu, IMGHIST_P_CPU_THREADS, 8) != IMGHIST_OK) {
+        fprintf(stderr, "CPU context: %s\n", imghist_last_error(cpu));
+        return -1;
     }
-    if (imghist_set_param(cpu, IMGHIST_P_CPU_THREADS, 8) != IMGHIST_OK) {
-        return 1;
-    }
-    tu_seed(&rng, tu_fresh_seed("test_gpu_batch"));
+    tu_seed(&rng, tu_fresh_seed("test_equalize_batch_cuda"));
     struct cudaDeviceProp prop;
     int dev = 0;
     cudaGetDevice(&dev);
     cudaGetDeviceProperties(&prop, dev);
     printf("GPU: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
     smem_128k = prop.sharedMemPerBlockOptin >= 65536 * 2 + 1024;
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_mixed, reset),
-        cmocka_unit_test_teardown(test_all_small_and_all_large, reset),
-        cmocka_unit_test_teardown(test_sizes_1_and_1000, reset),
-        cmocka_unit_test_teardown(test_all_two_pass, reset),
-        cmocka_unit_test_teardown(test_alternating_no_hists, reset),
-        cmocka_unit_test_teardown(test_tensor_batches, reset),
-        cmocka_unit_test_teardown(test_single_calls_pil, reset),
-        cmocka_unit_test_teardown(test_u16_and_masked_batches, reset),
-        cmocka_unit_test_teardown(test_route_read_back, reset),
-    };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    imghist_destroy(cpu);
-    imghist_destroy(gpu);
-    return rc;
+    return 0;
 }
+
+static int teardown(void **state)
+{
+    (void)state;
+    imghist_destroy(cpu);
+    cpu = NULL;
+    return 0;
+}
+
+static const bs_test tests[] = {
+    BS_CUDA_TEST_TEARDOWN(test_mixed, reset),
+    BS_CUDA_TEST_TEARDOWN(test_all_small_and_all_large, reset),
+    BS_CUDA_TEST_TEARDOWN(test_sizes_1_and_1000, reset),
+    BS_CUDA_TEST_TEARDOWN(test_all_two_pass, reset),
+    BS_CUDA_TEST_TEARDOWN(test_alternating_no_hists, reset),
+    BS_CUDA_TEST_TEARDOWN(test_tensor_batches, reset),
+    BS_CUDA_TEST_TEARDOWN(test_single_calls_pil, reset),
+    BS_CUDA_TEST_TEARDOWN(test_u16_and_masked_batches, reset),
+    BS_CUDA_TEST_TEARDOWN(test_route_read_back, reset),
+};
+
+const bs_part equalize_batch_cuda_part = BS_PART("equalize lists cuda", tests, setup, teardown);

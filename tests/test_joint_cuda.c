@@ -1,12 +1,13 @@
 /*
- * The CUDA backend's joint histograms, mutual information and 16-bit /
- * masked equalization against a CPU context, bit for bit (mutual information
- * to 1e-12: the device sums in another order). Fresh random sizes, pitches,
- * base offsets, bins and ranges every run (the seed is printed). Exits 77
- * (skipped) when there is no usable GPU. IMGHIST_TEST_QUICK=1: smaller cases,
- * for compute-sanitizer.
+ * The CUDA backend's joint histograms and mutual information against a CPU
+ * context, bit for bit (mutual information to 1e-12: the device sums in
+ * another order), a part of test_joint, cuda run only. Fresh random sizes,
+ * pitches, base offsets, bins and ranges every run (the seed is printed).
+ * IMGHIST_TEST_QUICK=1: smaller cases, for compute-sanitizer.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,178 +16,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
 
 #include "imghist.h"
+#include "imghist_experimental.h"
+#include "backend_suite.h"
 #include "suite_util.h"
 #include "test_util.h"
 #include "views.h"
-
-static imghist_ctx *gpu, *cpu;
-static tu_rng rng;
-static int quick;
-
-/* ---- images: a host copy and a device copy, same pitch and base offset ---- */
-
-enum fill { F_UNIFORM, F_CONSTANT, F_TWO, F_SMALL, F_CORRELATED, F_FLOATY };
-
-typedef struct img {
-    imghist_view h, d;      /* host and device views of the same samples */
-    uint8_t *hbuf, *dbuf;   /* allocations */
-    size_t bytes;
-} img;
-
-static size_t dsize(imghist_dtype t)
-{
-    return t == IMGHIST_U8 ? 1 : t == IMGHIST_U16 ? 2 : 4;
-}
-
-/* Sample value for a fill; `ref` (same index of another image) for F_CORRELATED. */
-static double value_for(enum fill f, imghist_dtype t, double ref)
-{
-    const double maxv = t == IMGHIST_U8 ? 255 : t == IMGHIST_U16 ? 65535 : 1000;
-    switch (f) {
-    case F_UNIFORM: return t == IMGHIST_F32 ? (double)tu_below(&rng, 2000000) / 1000.0 - 500.0
-                                             : (double)tu_below(&rng, (uint32_t)maxv + 1);
-    case F_CONSTANT: return t == IMGHIST_F32 ? 3.25 : maxv / 2;
-    case F_TWO: return tu_below(&rng, 2) ? maxv / 3 : maxv / 3 + 1;
-    case F_SMALL: return (double)tu_below(&rng, 4096); /* 12-bit data */
-    case F_CORRELATED: {
-        double v = ref + (double)tu_below(&rng, 7) - 3.0;
-        return v < 0 ? 0 : v > maxv ? maxv : v;
-    }
-    case F_FLOATY: { /* specials among floats */
-        const uint32_t r = tu_below(&rng, 16);
-        if (t == IMGHIST_F32 && r == 0) return NAN;
-        if (t == IMGHIST_F32 && r == 1) return INFINITY;
-        if (t == IMGHIST_F32 && r == 2) return -INFINITY;
-        return value_for(F_UNIFORM, t, ref);
-    }
-    }
-    return 0;
-}
-
-static void put(uint8_t *p, imghist_dtype t, double v)
-{
-    if (t == IMGHIST_U8) {
-        *p = (uint8_t)v;
-    } else if (t == IMGHIST_U16) {
-        const uint16_t u = (uint16_t)v;
-        memcpy(p, &u, 2);
-    } else {
-        const float f = (float)v;
-        memcpy(p, &f, 4);
-    }
-}
-
-static double get(const uint8_t *p, imghist_dtype t)
-{
-    if (t == IMGHIST_U8) return *p;
-    if (t == IMGHIST_U16) { uint16_t u; memcpy(&u, p, 2); return u; }
-    float f; memcpy(&f, p, 4); return f;
-}
-
-/* A w x h image of type t: pitch padded by `pad` samples, base offset by
- * `offset` bytes (a multiple of the sample size unless odd is wanted). */
-static img make_img(imghist_dtype t, uint32_t w, uint32_t h, uint32_t pad, size_t offset,
-                    enum fill f, const img *ref)
-{
-    img m;
-    memset(&m, 0, sizeof m);
-    const size_t es = dsize(t);
-    const size_t pitch = ((size_t)w + pad) * es;
-    m.bytes = offset + pitch * h;
-    m.hbuf = malloc(m.bytes);
-    assert_non_null(m.hbuf);
-    for (size_t i = 0; i < m.bytes; i++) {
-        m.hbuf[i] = (uint8_t)tu_next(&rng); /* padding: noise that must not count */
-    }
-    for (uint32_t y = 0; y < h; y++) {
-        for (uint32_t x = 0; x < w; x++) {
-            const double r = ref != NULL ? get((const uint8_t *)ref->h.data + (size_t)y * ref->h.pitch +
-                                                   (size_t)x * dsize(ref->h.dtype), ref->h.dtype)
-                                         : 0;
-            put(m.hbuf + offset + (size_t)y * pitch + (size_t)x * es, t, value_for(f, t, r));
-        }
-    }
-    CUDA_OK(cudaMalloc((void **)&m.dbuf, m.bytes));
-    CUDA_OK(cudaMemcpy(m.dbuf, m.hbuf, m.bytes, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaDeviceSynchronize()); /* the context's stream does not wait for the copy */
-    const imghist_view v = {.data = m.hbuf + offset, .dtype = t, .mem = IMGHIST_MEM_HOST,
-                            .width = w, .height = h, .pitch = pitch, .channels = 1};
-    m.h = v;
-    m.d = v;
-    m.d.data = m.dbuf + offset;
-    m.d.mem = IMGHIST_MEM_DEVICE;
-    return m;
-}
-
-/* A mask with about `density` percent non-zero bytes (0: none). */
-static img make_mask(uint32_t w, uint32_t h, uint32_t pad, size_t offset, uint32_t density)
-{
-    img m = make_img(IMGHIST_U8, w, h, pad, offset, F_CONSTANT, NULL);
-    for (uint32_t y = 0; y < h; y++) {
-        for (uint32_t x = 0; x < w; x++) {
-            m.hbuf[offset + (size_t)y * m.h.pitch + x] =
-                tu_below(&rng, 100) < density ? (uint8_t)(1 + tu_below(&rng, 255)) : 0;
-        }
-    }
-    CUDA_OK(cudaMemcpy(m.dbuf, m.hbuf, m.bytes, cudaMemcpyHostToDevice));
-    CUDA_OK(cudaDeviceSynchronize());
-    return m;
-}
-
-static void free_img(img *m)
-{
-    free(m->hbuf);
-    cudaFree(m->dbuf);
-    memset(m, 0, sizeof *m);
-}
-
-static void gpu_sync(void)
-{
-    imghist_stream s = NULL;
-    IH_OK(gpu, imghist_get_stream(gpu, &s));
-    CUDA_OK(cudaStreamSynchronize(s));
-}
-
-static void expect_same_counts(const uint64_t *want, const uint64_t *got, size_t n,
-                               const char *what)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (want[i] != got[i]) {
-            fail_msg("%s: counter %zu of %zu: CPU %llu, GPU %llu", what, i, n,
-                     (unsigned long long)want[i], (unsigned long long)got[i]);
-        }
-    }
-}
-
-/* ---- joint histograms ---- */
-
-/* A random spec for type t (natural when allowed and `natural`). */
-static imghist_histspec random_spec(imghist_dtype t, int natural, uint32_t bins)
-{
-    imghist_histspec s = {0};
-    if (natural && t == IMGHIST_U8) { /* U16 x U16 natural would be 2^32 cells */
-        return s;
-    }
-    s.bins = bins;
-    const uint32_t r = tu_below(&rng, 3);
-    if (t == IMGHIST_F32) {
-        s.lo = r == 0 ? -500.0 : -123.456;
-        s.hi = r == 0 ? 500.0 : 321.0 + tu_below(&rng, 100);
-    } else {
-        const double maxv = t == IMGHIST_U8 ? 256 : 65536;
-        s.lo = r == 0 ? 0 : r == 1 ? 3.5 : (double)tu_below(&rng, (uint32_t)maxv / 4);
-        s.hi = r == 0 ? maxv : s.lo + 1 + tu_below(&rng, (uint32_t)(maxv - s.lo));
-    }
-    if (tu_below(&rng, 4) == 0) {
-        s.flags |= IMGHIST_CLOSED;
-    }
-    return s;
-}
+#include "joint_suite.h"
 
 /* One joint case: CPU on host views vs GPU on host and device views, host and
  * device counts, with accumulate onto random counts. */
@@ -498,168 +339,20 @@ static void test_mutual_information(void **state)
 
 /* ---- equalization ---- */
 
-/* CPU vs GPU equalization of src (mask or not), host and device views,
- * histogram in host or device memory, out of place and in place. */
-static void equalize_case(const img *src, const img *mask, const char *what)
-{
-    const imghist_dtype t = src->h.dtype;
-    const size_t levels = t == IMGHIST_U8 ? 256 : 65536;
-    img want = make_img(t, src->h.width, src->h.height, 0, 0, F_CONSTANT, NULL);
-    uint64_t *hw = malloc(levels * 8), *hg = malloc(levels * 8), *dh = NULL;
-    CUDA_OK(cudaMalloc((void **)&dh, (levels + 1) * 8));
-    imghist_counts hcw = {.data = hw, .len = levels, .mem = IMGHIST_MEM_HOST};
-    const imghist_view shm = vw_masked(src->h, mask ? &mask->h : NULL);
-    IH_OK(cpu, imghist_equalize(cpu, &shm, &want.h, IMGHIST_EQ_OPENCV, &hcw));
-    const size_t row = (size_t)src->h.width * dsize(t);
-    for (int mode = 0; mode < 6; mode++) {
-        const int dev = mode & 1, dev_hist = (mode >> 1) & 1, in_place = mode >= 4;
-        img out = make_img(t, src->h.width, src->h.height, 1 + (uint32_t)mode, dsize(t) * mode,
-                           F_CONSTANT, NULL);
-        img work = *src; /* in place: a copy of the source as the destination */
-        if (in_place) {
-            work = make_img(t, src->h.width, src->h.height, 0, 0, F_CONSTANT, NULL);
-            work.h.pitch = work.d.pitch = src->h.pitch;
-            free(work.hbuf);
-            cudaFree(work.dbuf);
-            work.bytes = src->bytes;
-            work.hbuf = malloc(src->bytes);
-            memcpy(work.hbuf, src->hbuf, src->bytes);
-            CUDA_OK(cudaMalloc((void **)&work.dbuf, src->bytes));
-            CUDA_OK(cudaMemcpy(work.dbuf, src->hbuf, src->bytes, cudaMemcpyHostToDevice));
-            CUDA_OK(cudaDeviceSynchronize());
-            const size_t off = (const uint8_t *)src->h.data - src->hbuf;
-            work.h.data = work.hbuf + off;
-            work.d.data = work.dbuf + off;
-        }
-        const imghist_view *s = dev ? &work.d : &work.h;
-        const imghist_view *d = in_place ? s : dev ? &out.d : &out.h;
-        /* Mode 3: device counts 8 but not 16 bytes aligned. */
-        uint64_t *dhm = dh + (mode == 3);
-        imghist_counts hc = dev_hist ? (imghist_counts){.data = dhm, .len = levels, .mem = IMGHIST_MEM_DEVICE}
-                                     : (imghist_counts){.data = hg, .len = levels,
-                                         .mem = IMGHIST_MEM_HOST};
-        const imghist_view sm = vw_masked(*s, mask ? (dev ? &mask->d : &mask->h) : NULL);
-        IH_OK(gpu, imghist_equalize(gpu, &sm, d, IMGHIST_EQ_OPENCV, &hc));
-        gpu_sync();
-        if (dev_hist) CUDA_OK(cudaMemcpy(hg, dhm, levels * 8, cudaMemcpyDeviceToHost));
-        char label[200];
-        snprintf(label, sizeof label, "%s, mode %d: histogram", what, mode);
-        expect_same_counts(hw, hg, levels, label);
-        const imghist_view *dh_view = in_place ? &work.h : &out.h;
-        if (dev) {
-            const img *o = in_place ? &work : &out;
-            CUDA_OK(cudaMemcpy(o->hbuf, o->dbuf, o->bytes, cudaMemcpyDeviceToHost));
-        }
-        for (uint32_t y = 0; y < src->h.height; y++) {
-            const uint8_t *pw = (const uint8_t *)want.h.data + (size_t)y * want.h.pitch;
-            const uint8_t *pg = (const uint8_t *)dh_view->data + (size_t)y * dh_view->pitch;
-            if (memcmp(pw, pg, row) != 0) {
-                fail_msg("%s, mode %d: row %u differs", what, mode, y);
-            }
-        }
-        free_img(&out);
-        if (in_place) free_img(&work);
-    }
-    cudaFree(dh);
-    free(hw);
-    free(hg);
-    free_img(&want);
-}
-
-static void test_equalize_u16(void **state)
+static int setup(void **state)
 {
     (void)state;
-    const enum fill fills[5] = {F_UNIFORM, F_CONSTANT, F_TWO, F_SMALL, F_UNIFORM};
-    for (int iter = 0; iter < (quick ? 5 : 10); iter++) {
-        const uint32_t w = iter == 4 ? 4000 : 1 + tu_below(&rng, 900);
-        const uint32_t h = iter == 4 ? (quick ? 100 : 1000) : 1 + tu_below(&rng, 300);
-        const size_t off = iter == 7 ? 1 : 2 * tu_below(&rng, 12); /* 7: odd address */
-        img s = make_img(IMGHIST_U16, w, h, tu_below(&rng, 9), off, fills[iter % 5], NULL);
-        char what[128];
-        snprintf(what, sizeof what, "u16 %ux%u fill %d offset %zu", w, h, (int)fills[iter % 5], off);
-        equalize_case(&s, NULL, what);
-        free_img(&s);
-    }
+    BS_GPU_PART_STATE("test_joint_cuda");
+    return 0;
 }
 
-static void test_equalize_masked(void **state)
-{
-    (void)state;
-    for (int iter = 0; iter < (quick ? 6 : 12); iter++) {
-        const imghist_dtype t = iter & 1 ? IMGHIST_U16 : IMGHIST_U8;
-        const uint32_t w = 1 + tu_below(&rng, 1200), h = 1 + tu_below(&rng, 300);
-        img s = make_img(t, w, h, tu_below(&rng, 9), dsize(t) * tu_below(&rng, 12),
-                         iter % 3 == 0 ? F_SMALL : F_UNIFORM, NULL);
-        img m = make_mask(w, h, tu_below(&rng, 4), tu_below(&rng, 7), iter % 4 == 2 ? 1 : 40);
-        m.hbuf[(const uint8_t *)m.h.data - m.hbuf] = 9; /* at least one pixel counts */
-        CUDA_OK(cudaMemcpy(m.dbuf, m.hbuf, m.bytes, cudaMemcpyHostToDevice));
-        CUDA_OK(cudaDeviceSynchronize());
-        char what[128];
-        snprintf(what, sizeof what, "masked %s %ux%u", t == IMGHIST_U8 ? "u8" : "u16", w, h);
-        equalize_case(&s, &m, what);
-        free_img(&s);
-        free_img(&m);
-    }
-}
+static const bs_test tests[] = {
+    BS_CUDA_TEST(test_joint_type_pairs),
+    BS_CUDA_TEST(test_joint_u8_natural),
+    BS_CUDA_TEST(test_joint_wraps),
+    BS_CUDA_TEST(test_joint_host_bands),
+    BS_CUDA_TEST(test_joint_many_cells),
+    BS_CUDA_TEST(test_mutual_information),
+};
 
-/* Host views in bands, and a mask with no non-zero sample. */
-static void test_equalize_bands_and_empty_mask(void **state)
-{
-    (void)state;
-    img s = make_img(IMGHIST_U16, 777, 301, 5, 4, F_UNIFORM, NULL);
-    img m = make_mask(777, 301, 0, 3, 30);
-    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 200000));
-    equalize_case(&s, NULL, "u16 in bands");
-    equalize_case(&s, &m, "u16 masked in bands");
-    IH_OK(gpu, imghist_set_param(gpu, IMGHIST_P_STAGING_BYTES, 0));
-    img z = make_mask(777, 301, 0, 3, 0);
-    img d = make_img(IMGHIST_U16, 777, 301, 5, 4, F_CONSTANT, NULL);
-    const imghist_view szh = vw_masked(s.h, &z.h), szd = vw_masked(s.d, &z.d);
-    assert_int_equal(imghist_equalize(gpu, &szh, &d.h, IMGHIST_EQ_OPENCV, NULL),
-                     IMGHIST_E_INVALID_ARG);
-    assert_non_null(strstr(imghist_last_error(gpu), "no non-zero"));
-    /* Device views: the destination becomes a copy, the histogram zeros. */
-    uint64_t *dh = NULL, *hh = malloc(65536 * 8);
-    CUDA_OK(cudaMalloc((void **)&dh, 65536 * 8));
-    imghist_counts hc = {.data = dh, .len = 65536, .mem = IMGHIST_MEM_DEVICE};
-    IH_OK(gpu, imghist_equalize(gpu, &szd, &d.d, IMGHIST_EQ_OPENCV, &hc));
-    gpu_sync();
-    CUDA_OK(cudaMemcpy(d.hbuf, d.dbuf, d.bytes, cudaMemcpyDeviceToHost));
-    CUDA_OK(cudaMemcpy(hh, dh, 65536 * 8, cudaMemcpyDeviceToHost));
-    for (uint32_t y = 0; y < 301; y++) {
-        assert_memory_equal((const uint8_t *)s.h.data + (size_t)y * s.h.pitch,
-                            (const uint8_t *)d.h.data + (size_t)y * d.h.pitch, 777 * 2);
-    }
-    for (size_t i = 0; i < 65536; i++) assert_true(hh[i] == 0);
-    cudaFree(dh);
-    free(hh);
-    free_img(&s);
-    free_img(&m);
-    free_img(&z);
-    free_img(&d);
-}
-
-int main(void)
-{
-    quick = su_quick();
-    const int open_rc = su_open_gpu_suite("GPU joint suite", &gpu, &cpu);
-    if (open_rc != 0) {
-        return open_rc;
-    }
-    tu_seed(&rng, tu_fresh_seed("test_gpu_joint"));
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_joint_type_pairs),
-        cmocka_unit_test(test_joint_u8_natural),
-        cmocka_unit_test(test_joint_wraps),
-        cmocka_unit_test(test_joint_host_bands),
-        cmocka_unit_test(test_joint_many_cells),
-        cmocka_unit_test(test_mutual_information),
-        cmocka_unit_test(test_equalize_u16),
-        cmocka_unit_test(test_equalize_masked),
-        cmocka_unit_test(test_equalize_bands_and_empty_mask),
-    };
-    const int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    imghist_destroy(cpu);
-    imghist_destroy(gpu);
-    return rc;
-}
+const bs_part joint_cuda_part = BS_PART("joint cuda", tests, setup, NULL);
