@@ -20,17 +20,17 @@ step() { # name timeout command...
 nvidia-smi -L | tee "$OUT/gpu.txt"
 git log -1 --format='commit %H %cd' >>"$OUT/gpu.txt" 2>/dev/null
 if [ "$what" != bench ]; then
-    step gpu_suite 200 "$B/tests/test_gpu" samples
-    step gpu_wide 200 "$B/tests/test_gpu_wide"
-    step gpu_joint 200 "$B/tests/test_gpu_joint"
-    step gpu_batch 200 "$B/tests/test_gpu_batch"
+    for t in context histogram equalize joint clahe; do
+        step "cuda_$t" 300 "$B/tests/test_$t" cuda samples
+    done
     export IMGHIST_TEST_QUICK=1
-    step memcheck_wide 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_wide"
-    step memcheck_joint 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_joint"
-    step memcheck_batch 200 compute-sanitizer --tool memcheck --error-exitcode 9 "$B/tests/test_gpu_batch"
+    for t in histogram equalize joint; do
+        step "memcheck_$t" 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$B/tests/test_$t" cuda samples
+    done
     # the one-block 16-bit kernel's shared memory
     step racecheck_eq16 200 compute-sanitizer --tool racecheck --error-exitcode 9 \
-        --kernel-name kns=eq16_small "$B/tests/test_gpu_batch"
+        --kernel-name kns=eq16_small "$B/tests/test_equalize" cuda samples
     unset IMGHIST_TEST_QUICK
     step cli_cuda 60 "$B/src/imghist" samples/moon.png --backend cuda --bins 64 --range 0:256 -v
 fi

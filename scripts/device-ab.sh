@@ -27,17 +27,17 @@ step() { # name timeout command...
 }
 nvidia-smi -L | tee -a "$sum"
 if [ "$what" != bench ]; then
-    step gpu_suite 300 "$N/tests/test_gpu" samples
-    step gpu_wide 300 "$N/tests/test_gpu_wide"
-    step gpu_joint 300 "$N/tests/test_gpu_joint"
-    step gpu_batch 300 "$N/tests/test_gpu_batch"
+    export IMGHIST_SAMPLES=$PWD/samples
+    for t in context histogram equalize joint clahe; do
+        step "cuda_$t" 400 "$N/tests/test_$t" cuda samples
+    done
     export IMGHIST_TEST_QUICK=1
-    for t in test_gpu test_gpu_wide test_gpu_joint test_gpu_batch; do
-        step "memcheck_${t#test_}" 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
-            "$N/tests/$t" samples
+    for t in context histogram equalize joint clahe; do
+        step "memcheck_$t" 400 compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$N/tests/test_$t" cuda samples
     done
     step racecheck_eq16 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
-        --kernel-name kns=eq16_small "$N/tests/test_gpu_batch"
+        --kernel-name kns=eq16_small "$N/tests/test_equalize" cuda samples
     unset IMGHIST_TEST_QUICK
     step cli_cuda 60 "$N/src/imghist" samples/moon.png --backend cuda --bins 64 --range 0:256 -v
     step opencv_ref_cuda 300 python3 tests/test_opencv_ref.py "$N/src/imghist" samples

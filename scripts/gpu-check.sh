@@ -19,7 +19,9 @@ step() { # name, command...
     printf '%-22s rc=%-3s %4ss  %s\n' "$name" "$rc" "$t" "$(tail -n 1 "$OUT/$name.log")" | tee -a "$summary"
 }
 nvidia-smi -L > "$OUT/gpu.txt" 2>&1; cat "$OUT/gpu.txt"
-step gpu_suite "$B/tests/test_gpu" samples
+for t in context histogram equalize joint clahe; do
+    step "cuda_$t" "$B/tests/test_$t" cuda samples
+done
 mkjpeg=""
 [ -x "$B/tests/make_jpeg" ] && mkjpeg="$B/tests/make_jpeg"
 # shellcheck disable=SC2086
@@ -28,9 +30,9 @@ step cli_cuda "$B/src/imghist" samples/moon.png --backend cuda -v
 step two_phase_demo "$B/samples/two_phase_demo"
 step device_api_demo "$B/samples/device_api_demo" samples/coffee.png
 export IMGHIST_TEST_QUICK=1
-step memcheck compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$B/tests/test_gpu" samples
-step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/test_gpu" samples
-step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/test_gpu" samples
+step memcheck compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$B/tests/test_context" cuda samples
+step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$B/tests/test_histogram" cuda samples
+step synccheck compute-sanitizer --tool synccheck --error-exitcode 9 "$B/tests/test_equalize" cuda samples
 unset IMGHIST_TEST_QUICK
 cuobjdump -sass "$B"/src/libimghist.so > "$OUT/sass.txt" 2>&1
 echo "SASS instruction mix (sm_90 histogram kernel):" | tee -a "$summary"
