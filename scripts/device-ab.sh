@@ -5,6 +5,7 @@
 # in this one process tree (an A/B on the same card). Logs go to $OUT as one
 # tarball and a summary; bench/compare_logs.py compares the two sides.
 #   scripts/device-ab.sh NEW OLD [tests|bench|all] [ROUNDS]
+# BENCHES (default "u8 wide joint batch views16") picks the benchmarks.
 set -u
 N=$1
 O=$2
@@ -50,11 +51,13 @@ if [ "$what" != tests ]; then
         for side in old new; do
             B=$O
             [ $side = new ] && B=$N
-            step "u8_${side}_$r" 300 "$B/bench/imghist_bench" --no-npp
-            step "wide_${side}_$r" 300 "$B/bench/imghist_bench_wide" --runs 15
-            step "joint_${side}_$r" 300 "$B/bench/imghist_bench_joint" --runs 15
-            step "batch_${side}_$r" 300 "$B/bench/imghist_bench_batch"
-            step "views16_${side}_$r" 300 "$B/bench/imghist_bench_views16" --runs 15
+            for b in ${BENCHES:-u8 wide joint batch views16}; do
+                case $b in
+                u8) step "u8_${side}_$r" 300 "$B/bench/imghist_bench" --no-npp ;;
+                batch) step "batch_${side}_$r" 300 "$B/bench/imghist_bench_batch" ;;
+                *) step "${b}_${side}_$r" 300 "$B/bench/imghist_bench_$b" --runs 15 ;;
+                esac
+            done
         done
     done
 fi

@@ -68,16 +68,6 @@ imghist_status ih_op_histogram_one(imghist_ctx *ctx, const imghist_view *src,
     return dispatch_histogram(ctx, src, mask, &job, out);
 }
 
-/* Whether v has view 0's fields but for its data, which is not NULL: then it
- * passes every check view 0 passed (none of them looks at where the data
- * is), so a batch tensor's views need no more than this. */
-bool ih_same_shape(const imghist_view *v, const imghist_view *v0)
-{
-    return v->data != NULL && v->dtype == v0->dtype && v->mem == v0->mem &&
-           v->width == v0->width && v->height == v0->height && v->pitch == v0->pitch &&
-           v->channels == v0->channels;
-}
-
 /* ih_begin, then what every batch call refuses: no views (given: whether
  * they are there), no images, or more than 2^32 - 1. */
 imghist_status ih_begin_batch(imghist_ctx *ctx, bool given, size_t count)
@@ -176,20 +166,6 @@ imghist_status ih_check_batch_mask(imghist_ctx *ctx, const imghist_view *masks,
         char why[160];
         snprintf(why, sizeof why, "%s", imghist_last_error(ctx));
         return ih_fail(ctx, st, "batch mask %zu: %s", i, why);
-    }
-    return IMGHIST_OK;
-}
-
-imghist_status ih_list_view_rules(imghist_ctx *ctx, const imghist_view *v, size_t i, bool masked)
-{
-    if (v->count > 1) {
-        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                       "list view %zu holds %zu images: a list takes one image a view", i,
-                       v->count);
-    }
-    if (!masked && v->mask != NULL) {
-        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                       "list view %zu has a mask where view 0 has none: all or none must", i);
     }
     return IMGHIST_OK;
 }

@@ -13,12 +13,18 @@
 
 #include "core.h"
 
-/* Shared by the operation files (core/ops.c). */
+/* Shared by the operation files (core/ops.c, inline where a list's pass
+ * calls them a view: a call each costs more than the check). */
 /* Device memory needs a backend that takes it (role names it). */
 imghist_status ih_check_memory(imghist_ctx *ctx, imghist_mem mem, const char *role);
 /* Whether v has v0's fields but for its data, which is not NULL: then it
  * passes every check v0 passed. */
-bool ih_same_shape(const imghist_view *v, const imghist_view *v0);
+static inline bool ih_same_shape(const imghist_view *v, const imghist_view *v0)
+{
+    return v->data != NULL && v->dtype == v0->dtype && v->mem == v0->mem &&
+           v->width == v0->width && v->height == v0->height && v->pitch == v0->pitch &&
+           v->channels == v0->channels;
+}
 /* ih_begin, then what every batch call refuses: no views (given: whether
  * they are there), no images, or more than 2^32 - 1. */
 imghist_status ih_begin_batch(imghist_ctx *ctx, bool given, size_t count);
@@ -28,7 +34,20 @@ imghist_status ih_check_stride(imghist_ctx *ctx, const imghist_view *first, size
                                ptrdiff_t stride, const char *role);
 /* A list's source view i in the checks' one pass over it: one image a view,
  * and a mask on every view or on none (masked: whether view 0 has one). */
-imghist_status ih_list_view_rules(imghist_ctx *ctx, const imghist_view *v, size_t i, bool masked);
+static inline imghist_status ih_list_view_rules(imghist_ctx *ctx, const imghist_view *v, size_t i,
+                                                 bool masked)
+{
+    if (v->count > 1) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "list view %zu holds %zu images: a list takes one image a view", i,
+                       v->count);
+    }
+    if (!masked && v->mask != NULL) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "list view %zu has a mask where view 0 has none: all or none must", i);
+    }
+    return IMGHIST_OK;
+}
 /* The layout of one array of a list, learnt view by view in the checks'
  * pass (ih_layout_step), then recorded in ctx->layout (ih_set_layout). */
 typedef struct ih_layout_scan {
