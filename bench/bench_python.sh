@@ -6,7 +6,7 @@
 #   bench/bench_python.sh PKG LIB [WHEELS [bench_python.py options...]]
 #
 # PKG: the imghist package folder (the one holding __init__.py), e.g.
-#   .devlibs/imghist; LIB: its libimghist.so(.1), e.g. .devlibs/libimghist.so.1
+#   .devlibs/imghist; LIB: its libimghist.so(.2), e.g. .devlibs/libimghist.so.2
 #   (a CUDA build, -Dgpu_archs=90); WHEELS: the folder of wheels from
 #   bench/python_wheels.sh (default .whl; absent or empty: peers that need them
 #   say "not installed").
