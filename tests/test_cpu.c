@@ -27,7 +27,8 @@ static imghist_counts host_counts(uint64_t *h)
     return c;
 }
 
-/* 0.1's call shape over 0.2's structs, to keep the checks below readable. */
+/* A plain 8-bit histogram call over the view structs, to keep the checks
+ * below readable. */
 static imghist_status hist_u8(imghist_ctx *ctx, const uint8_t *p, size_t pitch, uint32_t w,
                               uint32_t h, uint64_t *out)
 {

@@ -25,8 +25,9 @@ static const param_info params[] = {
      offsetof(ih_params, staging_bytes)},
     {IMGHIST_P_LOAD_GRAY, "IMGHIST_P_LOAD_GRAY", IMGHIST_GRAY_BGR2GRAY, IMGHIST_GRAY_LUMA,
      IMGHIST_GRAY_BGR2GRAY, offsetof(ih_params, load_gray)},
-    /* 1: OpenCV's imwrite settings, 3-8 times faster than 0.2's 6 and about
-     * as small on equalized images (src/io/encode_png.c, bench/PNG-CODECS.md). */
+    /* 1: OpenCV's imwrite settings, several times faster than libpng's
+     * default 6 and about as small on equalized images (src/io/encode_png.c,
+     * bench/PNG-CODECS.md). */
     {IMGHIST_P_PNG_LEVEL, "IMGHIST_P_PNG_LEVEL", 0, 9, 1, offsetof(ih_params, png_level)},
     {IMGHIST_P_LOAD_DEPTH, "IMGHIST_P_LOAD_DEPTH", 0, 1, 0, offsetof(ih_params, load_depth)},
     {IMGHIST_P_LOAD_CHANNELS, "IMGHIST_P_LOAD_CHANNELS", 0, 1, 0,

@@ -220,7 +220,7 @@ static imghist_status cuda_get_stream(const imghist_ctx *ctx, imghist_stream *st
     return IMGHIST_OK;
 }
 
-/* The 8-bit path of 0.2 (kernels/hist_u8.cu) takes one channel of U8 with
+/* The 8-bit kernels (kernels/hist_u8.cu) take one channel of U8 with
  * one bin per value and no mask (with outlier counters too: they are 0);
  * everything else goes through the wide kernels. */
 static int u8_path(const imghist_view *src, const imghist_view *mask, const ih_hist_job *job)
