@@ -539,6 +539,66 @@ static void expect_tensor_ok(imghist_ctx *ctx, uint8_t *buf, size_t bytes, const
     free(start);
 }
 
+/* An equalization list long enough that its checks' pass runs on several
+ * threads, sources and destinations laid out as tensors but for one view at
+ * a task's edge or an end: valid changes equalize as the tensor does, a
+ * destination of two images or one on another image's source is refused. */
+static void test_batch_long_list(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = test_ctx(4);
+    enum { W = 16, N = 40000 };
+    const size_t bytes = (size_t)N * W;
+    uint8_t *src = malloc(bytes), *dst = malloc(bytes), *want = malloc(bytes);
+    uint8_t *other = malloc(2 * W);
+    imghist_view *sv = malloc(N * sizeof *sv), *dv = malloc(N * sizeof *dv);
+    assert_true(src && dst && want && other && sv && dv);
+    fill_random(src, bytes, 23);
+    for (size_t i = 0; i < N; i++) {
+        sv[i] = u8_view(src + i * W, W, 1, W);
+        dv[i] = u8_view(dst + i * W, W, 1, W);
+    }
+    imghist_view st = sv[0], wt = u8_view(want, W, 1, W);
+    st.count = wt.count = N;
+    st.image_stride = wt.image_stride = W;
+    IH_OK(ctx, imghist_equalize(ctx, &st, &wt, IMGHIST_EQ_OPENCV, NULL));
+    const size_t at[] = {1, 16384, 16385, 32769, N - 1};
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        const size_t i = at[k];
+        for (int c = 0; c < 4; c++) {
+            const imghist_view keep_s = sv[i], keep_d = dv[i];
+            memcpy(other + 1, sv[i].data, W);
+            if (c == 0) sv[i] = u8_view(other + 1, W, 1, W);      /* the same bytes elsewhere */
+            if (c == 1) dv[i] = u8_view(other, W, 1, W);          /* written elsewhere */
+            if (c == 2) dv[i].count = 2;                          /* two images */
+            if (c == 3) dv[i].data = sv[i > 1 ? i - 1 : i + 1].data; /* onto a source */
+            memset(dst, 0xa5, bytes);
+            const imghist_status got =
+                imghist_equalize_list(ctx, sv, dv, N, IMGHIST_EQ_OPENCV, NULL);
+            if (c >= 2) {
+                if (got != IMGHIST_E_INVALID_ARG) {
+                    fail_msg("view %zu, case %d: status %d, want a refusal", i, c, (int)got);
+                }
+            } else {
+                assert_int_equal(got, IMGHIST_OK);
+                if (c == 1) memcpy(dst + i * W, other, W);
+                if (memcmp(dst, want, bytes) != 0) {
+                    fail_msg("view %zu, case %d: other pixels than the tensor's", i, c);
+                }
+            }
+            sv[i] = keep_s;
+            dv[i] = keep_d;
+        }
+    }
+    free(src);
+    free(dst);
+    free(want);
+    free(other);
+    free(sv);
+    free(dv);
+    imghist_destroy(ctx);
+}
+
 static void test_batch_tensor_overlaps(void **state)
 {
     (void)state;
@@ -1046,6 +1106,7 @@ static const bs_test tests[] = {
     BS_TEST(test_batch_no_hists_shared_source),
     BS_CPU_TEST(test_batch_refusals),
     BS_TEST(test_batch_tensor_overlaps),
+    BS_CPU_TEST(test_batch_long_list),
     BS_TEST(test_equalize_strided),
     BS_TEST(test_batch_u16_and_masked),
     BS_TEST(test_strided_u16_and_masked),

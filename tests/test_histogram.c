@@ -551,6 +551,97 @@ static void test_batch_many_images(void **state)
     imghist_destroy(ctx);
 }
 
+/* Status and message of a list call over `v` with view `at` replaced by
+ * `bad`: refused (want_msg: a piece the message must hold) or counted as
+ * the tensor's counts `want`. */
+static void long_list_case(imghist_ctx *ctx, imghist_view *v, size_t n, size_t at,
+                           imghist_view bad, const char *want_msg, const uint64_t *want,
+                           uint64_t *got)
+{
+    const imghist_view keep = v[at];
+    v[at] = bad;
+    poison(got, n * 256);
+    const imghist_counts c = host_counts(got, n * 256);
+    const imghist_status st = imghist_histogram_list(ctx, v, n, NULL, &c);
+    v[at] = keep;
+    if (want_msg != NULL) {
+        if (st != IMGHIST_E_INVALID_ARG || strstr(imghist_last_error(ctx), want_msg) == NULL) {
+            fail_msg("view %zu: status %d, message \"%s\", want \"%s\"", at, (int)st,
+                     imghist_last_error(ctx), want_msg);
+        }
+        return;
+    }
+    if (st != IMGHIST_OK || memcmp(got, want, n * 256 * sizeof *got) != 0) {
+        fail_msg("view %zu changed but valid: status %d (%s) or other counts", at, (int)st,
+                 imghist_last_error(ctx));
+    }
+}
+
+/* A list long enough that its checks' pass runs on several threads, laid
+ * out as a tensor's images but for one view: at each task's edges and the
+ * ends, a view that breaks a rule is refused with its number, and one that
+ * is valid but lies or looks otherwise is counted as such. */
+static void test_list_long(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = bs_new_ctx();
+    EXPECT(ctx, imghist_set_param(ctx, IMGHIST_P_CPU_THREADS, 4), IMGHIST_OK);
+    enum { N = 40000, W = 16 };
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_list_long"));
+    uint8_t *px = malloc((size_t)N * W), *other = malloc(2 * W);
+    imghist_view *v = malloc(N * sizeof *v);
+    uint64_t *want = malloc((size_t)N * 256 * sizeof *want);
+    uint64_t *got = malloc((size_t)N * 256 * sizeof *got);
+    assert_true(px && other && v && want && got);
+    fill_random(&r, px, (size_t)N * W);
+    for (size_t i = 0; i < N; i++) {
+        v[i] = u8_view(px + i * W, W, 1, W);
+    }
+    const imghist_view tensor = vw_tensor(v[0], N, W);
+    const imghist_counts wc = host_counts(want, (size_t)N * 256);
+    EXPECT(ctx, imghist_histogram(ctx, &tensor, NULL, &wc), IMGHIST_OK);
+    long_list_case(ctx, v, N, 0, v[0], NULL, want, got);
+    const imghist_view mask = u8_view(px, W, 1, W);
+    const size_t at[] = {1, 2, 16383, 16384, 16385, 32768, 32769, N - 2, N - 1};
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        const size_t i = at[k];
+        char msg[64];
+        imghist_view b = v[i];
+        b.count = 2;
+        snprintf(msg, sizeof msg, "list view %zu holds 2", i);
+        long_list_case(ctx, v, N, i, b, msg, want, got);
+        b = vw_masked(v[i], &mask);
+        snprintf(msg, sizeof msg, "list view %zu has a mask", i);
+        long_list_case(ctx, v, N, i, b, msg, want, got);
+        b = v[i];
+        b.data = NULL;
+        snprintf(msg, sizeof msg, "batch image %zu", i);
+        long_list_case(ctx, v, N, i, b, msg, want, got);
+        b.data = v[i].data;
+        b.dtype = IMGHIST_U16;
+        b.width = W / 2;
+        snprintf(msg, sizeof msg, "(image %zu)", i);
+        long_list_case(ctx, v, N, i, b, msg, want, got);
+        /* Valid: the same bytes elsewhere, as one row of a pitched view,
+         * or with count 1 where view 0 has 0. */
+        memcpy(other + 1, v[i].data, W);
+        b = u8_view(other + 1, W, 1, W);
+        long_list_case(ctx, v, N, i, b, NULL, want, got);
+        b = u8_view(v[i].data, W, 1, 2 * W);
+        long_list_case(ctx, v, N, i, b, NULL, want, got);
+        b = v[i];
+        b.count = 1;
+        long_list_case(ctx, v, N, i, b, NULL, want, got);
+    }
+    free(px);
+    free(other);
+    free(v);
+    free(want);
+    free(got);
+    imghist_destroy(ctx);
+}
+
 /* A view of several images (a tensor): the counts of the images it describes
  * (forwards, backwards, stride 0, pitched rows, accumulating), and its
  * refusals. */
@@ -708,6 +799,7 @@ static const bs_test tests[] = {
     BS_TEST(test_batch_masked_invalid),
     BS_TEST(test_batch_equals_single),
     BS_TEST(test_batch_many_images),
+    BS_CPU_TEST(test_list_long),
     BS_TEST(test_histogram_strided),
     BS_TEST(test_tensor_masks_one_or_each),
 };

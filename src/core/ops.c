@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "ops.h"
+#include "parallel.h"
 
 /* Device memory needs a backend that takes it. */
 imghist_status ih_check_memory(imghist_ctx *ctx, imghist_mem mem, const char *role)
@@ -177,6 +178,49 @@ void ih_layout_begin(ih_layout_scan *l, const imghist_view *v, size_t count)
     l->uniform = l->one_shape = v != NULL;
 }
 
+/* Views a task of the parallel run scan reads: 1 MiB, which costs more
+ * than starting a thread. */
+#define RUN_TASK_VIEWS 16384u
+#define RUN_MAX_TASKS 64u
+
+typedef struct {
+    const ih_layout_scan *l;
+    const imghist_view *v;
+    size_t count, per_task;
+    size_t end[RUN_MAX_TASKS];
+} run_scan;
+
+static void run_scan_task(void *arg, size_t t)
+{
+    run_scan *r = arg;
+    const size_t from = 1 + t * r->per_task;
+    const size_t to = r->count - from > r->per_task ? from + r->per_task : r->count;
+    r->end[t] = ih_tensor_run_end(r->l, r->v, from, to);
+}
+
+size_t ih_tensor_run(const imghist_ctx *ctx, const ih_layout_scan *l, const imghist_view *v,
+                     size_t count)
+{
+    const size_t rest = count > 1 ? count - 1 : 0;
+    const uint64_t threads = (uint64_t)ctx->params.cpu_threads;
+    if (rest < 2 * RUN_TASK_VIEWS || threads < 2) {
+        return ih_tensor_run_end(l, v, 1, count);
+    }
+    run_scan r = {.l = l, .v = v, .count = count, .per_task = RUN_TASK_VIEWS};
+    if (rest / r.per_task >= RUN_MAX_TASKS) {
+        r.per_task = (rest + RUN_MAX_TASKS - 1) / RUN_MAX_TASKS;
+    }
+    const size_t tasks = (rest + r.per_task - 1) / r.per_task;
+    (void)ih_parallel_for(tasks, (unsigned)(threads < tasks ? threads : tasks), run_scan_task, &r);
+    /* The first task that stopped short ends the run. */
+    for (size_t t = 0; t < tasks; t++) {
+        if (r.end[t] < 1 + t * r.per_task + r.per_task && r.end[t] < count) {
+            return r.end[t];
+        }
+    }
+    return count;
+}
+
 void ih_set_layout(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
                    size_t count, const ih_layout_scan *s, const ih_layout_scan *d)
 {
@@ -230,6 +274,11 @@ static imghist_status batch_views(imghist_ctx *ctx, const imghist_view *src,
                        (src[0].channels > 1 ? src[0].channels : 1)) {
             st = ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                          "the batch mixes sample types or channel counts (image %zu)", i);
+        }
+        if (st == IMGHIST_OK && i == 0 && masks == NULL) {
+            const size_t end = ih_tensor_run(ctx, &lay, src, count);
+            ih_layout_take(&lay, end);
+            i = end - 1; /* the loop goes on at view end */
         }
     }
     if (st == IMGHIST_OK) ih_set_layout(ctx, src, NULL, count, &lay, NULL);

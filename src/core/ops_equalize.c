@@ -408,6 +408,13 @@ static imghist_status check_equalize_views(imghist_ctx *ctx, const imghist_view 
             snprintf(why, sizeof why, "%s", ctx->err);
             st = ih_fail(ctx, st, "batch image %zu: %s", i, why);
         }
+        if (st == IMGHIST_OK && i == 0 && masks == NULL) {
+            const size_t end_s = ih_tensor_run(ctx, &sl, src, count);
+            const size_t end = end_s > 1 ? ih_tensor_run(ctx, &dl, dst, end_s) : 1;
+            ih_layout_take(&sl, end);
+            ih_layout_take(&dl, end);
+            i = end - 1; /* the loop goes on at view end */
+        }
     }
     if (st == IMGHIST_OK) {
         ih_set_layout(ctx, src, dst, count, &sl, &dl);
