@@ -112,20 +112,16 @@ template <bool UNIFORM> __device__ void equalize_small(const ih_eq_batch_launch 
     const size_t dst_pitch = s_d.dst_pitch;
     const bool aligned = s_d.same_phase != 0;
     for (uint32_t i = t; i < g.total; i += THREADS) {
-        uint32_t r;
-        const uint8_t *row, *gp;
-        ih_locate(g, i, r, row, gp);
-        const uint8_t *end = row + g.width;
+        const ih_granule q = ih_granule_at(g, i);
         const uint8_t *c = copy + (size_t)i * 16;
-        uint8_t *drow = dst + (size_t)r * dst_pitch;
-        if (gp >= row && gp + 16 <= end) {
-            store16(drow + (gp - row), map_vec(lutl, *reinterpret_cast<const uint4 *>(c)), aligned);
+        uint8_t *drow = dst + (size_t)q.r * dst_pitch;
+        if (q.full) {
+            store16(drow + (q.gp - q.row), map_vec(lutl, *reinterpret_cast<const uint4 *>(c)),
+                    aligned);
         } else {
             /* A granule shared with padding or a neighbour row. */
-            const uint8_t *p = gp < row ? row : gp;
-            const uint8_t *q = gp + 16 < end ? gp + 16 : end;
-            for (; p < q; p++) {
-                drow[p - row] = (uint8_t)map_byte(lutl, c[p - gp]);
+            for (const uint8_t *p = q.lo(), *e = q.hi(); p < e; p++) {
+                drow[p - q.row] = (uint8_t)map_byte(lutl, c[p - q.gp]);
             }
         }
     }

@@ -323,20 +323,15 @@ __device__ __forceinline__ void apply16_vec_run(const ih_geom &g, uint8_t *dst, 
             if (i >= g.total) {
                 continue;
             }
-            uint32_t r;
-            const uint8_t *row, *gp;
-            ih_locate(g, i, r, row, gp);
-            const uint8_t *end = row + g.width;
-            uint8_t *drow = dst + (size_t)r * dst_pitch;
-            if (gp >= row && gp + 16 <= end) {
-                v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
-                to[k] = drow + (gp - row);
+            const ih_granule q = ih_granule_at(g, i);
+            uint8_t *drow = dst + (size_t)q.r * dst_pitch;
+            if (q.full) {
+                v[k] = __ldcs(reinterpret_cast<const uint4 *>(q.gp));
+                to[k] = drow + (q.gp - q.row);
             } else {
-                const uint8_t *q = gp < row ? row : gp;
-                const uint8_t *qe = gp + 16 < end ? gp + 16 : end;
-                for (; q < qe; q += 2) {
-                    *reinterpret_cast<uint16_t *>(drow + (q - row)) =
-                        s_lut[*reinterpret_cast<const uint16_t *>(q)];
+                for (const uint8_t *p = q.lo(), *e = q.hi(); p < e; p += 2) {
+                    *reinterpret_cast<uint16_t *>(drow + (p - q.row)) =
+                        s_lut[*reinterpret_cast<const uint16_t *>(p)];
                 }
             }
         }

@@ -97,6 +97,28 @@ __device__ __forceinline__ void ih_locate(const ih_geom &g, uint32_t i, uint32_t
     gran = (const uint8_t *)(((uintptr_t)row & ~(uintptr_t)15) + (uintptr_t)c * 16);
 }
 
+/* Granule i of g as a thread meets it: its row (index r, first byte row,
+ * end one past its last byte), the granule's first byte gp, and whether all
+ * its 16 bytes lie in the row; otherwise it shares only [lo(), hi()) with
+ * the row (the rest is padding or a neighbour row's). */
+struct ih_granule {
+    uint32_t r;
+    const uint8_t *row, *gp, *end;
+    bool full;
+
+    __device__ __forceinline__ const uint8_t *lo() const { return gp < row ? row : gp; }
+    __device__ __forceinline__ const uint8_t *hi() const { return gp + 16 < end ? gp + 16 : end; }
+};
+
+__device__ __forceinline__ ih_granule ih_granule_at(const ih_geom &g, uint32_t i)
+{
+    ih_granule q;
+    ih_locate(g, i, q.r, q.row, q.gp);
+    q.end = q.row + g.width;
+    q.full = q.gp >= q.row && q.gp + 16 <= q.end;
+    return q;
+}
+
 /* A granule that is one sample of SIZE bytes repeated, bit for bit. */
 template <int SIZE> __device__ __forceinline__ bool ih_repeats(const uint4 &v)
 {

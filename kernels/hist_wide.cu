@@ -18,7 +18,7 @@
  *    one address (ATOMS.POPC.INC), about twice the rate of adding a value;
  *  - S16: two 16-bit counters per 32-bit word (65536 bins in 128 KiB). The
  *    thread whose atomic wraps a half (it sees the old value) adds the lost
- *    65536 to the 64-bit target directly, so nothing is lost (see s16_fix);
+ *    65536 to the 64-bit target directly, so nothing is lost (see ih_s16_settle);
  *    a thread issues all its atomics of a granule before it looks at any
  *    old value;
  * else every sample is added to the 64-bit target in global memory. In S16
@@ -98,23 +98,18 @@ __global__ void __launch_bounds__(Threads<STORE, sizeof(T)>::n) wide_kernel(Args
             if (i >= g.total) {
                 continue;
             }
-            uint32_t r;
-            const uint8_t *row, *gp;
-            ih_locate(g, i, r, row, gp);
-            const uint8_t *end = row + g.width;
-            if (gp >= row && gp + 16 <= end) {
-                v[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
-                row_of[k] = r;
-                col_of[k] = (uint32_t)(gp - row);
+            const ih_granule q = ih_granule_at(g, i);
+            if (q.full) {
+                v[k] = __ldcs(reinterpret_cast<const uint4 *>(q.gp));
+                row_of[k] = q.r;
+                col_of[k] = (uint32_t)(q.gp - q.row);
                 full[k] = true;
             } else {
                 /* Row edges: whole samples only (rows start on a sample). */
-                const uint8_t *p = gp < row ? row : gp;
-                const uint8_t *q = gp + 16 < end ? gp + 16 : end;
-                for (; p < q; p += sizeof(T)) {
+                for (const uint8_t *p = q.lo(), *e = q.hi(); p < e; p += sizeof(T)) {
                     const T s = *reinterpret_cast<const T *>(p);
                     const uint32_t sl = slot_at<KIND, WALK, T>(
-                        a, lut, tab, s, r, (uint32_t)(p - row) / (uint32_t)sizeof(T));
+                        a, lut, tab, s, q.r, (uint32_t)(p - q.row) / (uint32_t)sizeof(T));
                     if (sl != NONE) {
                         add_n<STORE>(cnt, a, sl, 1u, lane);
                     }

@@ -5,14 +5,10 @@
  * outlier counter past the cells). Up to 65537 keys a block keeps private
  * counters in shared memory as 16-bit halves of 32-bit words (key k is half
  * k & 1 of word k >> 1: 65536 keys in 128 KiB, so a 256 x 256 joint
- * histogram fits one block per SM). Each add
- * returns the old word; when the half overflows, 65536 goes to the global
- * counter. A low half that overflows also carried into its neighbour, which
- * is taken back with a second atomic; every time a neighbour's 16 bits wrap up
- * or down on the way (through a real add, a carry or its undo), +-65536 goes to
- * the neighbour's global counter, so global + half is the true count whatever
- * the interleaving, and once the block is done the halves are added to the
- * global counters. More keys than that count straight into global memory.
+ * histogram fits one block per SM). What a half cannot hold goes to the
+ * global counters as the add that lost it sees it (s16_pairs.cuh, as the
+ * wide 16-bit histograms do), and once the block is done the halves are
+ * added to them. More keys than that count straight into global memory.
  *
  * U8 x U8 pairs add each pixel on its own (add8_each) but for granules that
  * are one byte repeated in every converged lane (constant images), which one
@@ -30,6 +26,7 @@
 
 #include "granules.cuh"
 #include "joint.cuh"
+#include "s16_pairs.cuh"
 
 namespace {
 
@@ -42,41 +39,17 @@ constexpr uint32_t MAX_RUN = 0xffffu;    /* a run is added to a 16-bit half at o
 /* ---- counters ---- */
 
 struct Counters {
-    uint32_t *sh;             /* shared words, or NULL: count in global memory */
-    unsigned long long *g;    /* the output, added to */
-    uint32_t nkeys;
-
-    /* An add of n that made a half wrap (rare): settle with the global counters. */
-    __device__ __forceinline__ void wrapped(uint32_t key, uint32_t old) const
-    {
-        atomicAdd(g + key, 65536ull);
-        if ((key & 1u) != 0) {
-            return; /* the carry left the word */
-        }
-        /* The low half carried into its neighbour: undo it, counting the
-         * neighbour's wraps both ways. */
-        const uint32_t nb = key | 1u;
-        const bool exists = nb < nkeys;
-        if (exists && (old >> 16) == 0xffffu) {
-            atomicAdd(g + nb, 65536ull);
-        }
-        const uint32_t old2 = atomicAdd(sh + (key >> 1), 0xffff0000u);
-        if (exists && (old2 >> 16) == 0u) {
-            atomicAdd(g + nb, (unsigned long long)-65536ll);
-        }
-    }
+    uint32_t *sh;               /* shared words, or NULL: count in global memory */
+    unsigned long long *target; /* the output, added to */
+    uint32_t len;               /* keys */
 
     __device__ __forceinline__ void add(uint32_t key, uint32_t n) const
     {
         if (sh == nullptr) {
-            atomicAdd(g + key, (unsigned long long)n);
+            atomicAdd(target + key, (unsigned long long)n);
             return;
         }
-        const uint32_t s = (key & 1u) << 4;
-        const uint32_t old = atomicAdd(sh + (key >> 1), n << s);
-        if (((old >> s) & 0xffffu) + n > 0xffffu) {
-            wrapped(key, old);
-        }
+        ih_s16_settle(*this, key, n, atomicAdd(sh + (key >> 1), n << ((key & 1u) << 4)));
     }
 };
 
@@ -120,7 +93,7 @@ __device__ __forceinline__ void zero_shared(uint32_t *sh, uint32_t words)
 __device__ __forceinline__ void flush_shared(const Counters &c)
 {
     __syncthreads();
-    const uint32_t words = (c.nkeys + 1) / 2;
+    const uint32_t words = (c.len + 1) / 2;
     const uint32_t start = (uint32_t)(((uint64_t)blockIdx.x * 2654435761u) % words);
     for (uint32_t i = threadIdx.x; i < words; i += blockDim.x) {
         uint32_t w = i + start;
@@ -128,10 +101,10 @@ __device__ __forceinline__ void flush_shared(const Counters &c)
         const uint32_t v = c.sh[w];
         const uint32_t lo = v & 0xffffu, hi = v >> 16;
         if (lo != 0) {
-            atomicAdd(c.g + 2 * w, (unsigned long long)lo);
+            atomicAdd(c.target + 2 * w, (unsigned long long)lo);
         }
-        if (hi != 0 && 2 * w + 1 < c.nkeys) {
-            atomicAdd(c.g + 2 * w + 1, (unsigned long long)hi);
+        if (hi != 0 && 2 * w + 1 < c.len) {
+            atomicAdd(c.target + 2 * w + 1, (unsigned long long)hi);
         }
     }
 }
@@ -259,9 +232,7 @@ __device__ __forceinline__ void add8_each(const Counters &c, const uint32_t (&ke
     if (least == 0) {
 #pragma unroll
         for (int p = 0; p < 8; p++) {
-            if (((old[p] >> ((key[p] & 1u) << 4)) & 0xffffu) == 0xffffu) {
-                c.wrapped(key[p], old[p]);
-            }
+            ih_s16_settle(c, key[p], 1u, old[p]);
         }
     }
 }
@@ -315,21 +286,16 @@ __global__ void __launch_bounds__(THREADS, 1) count_vec_kernel(VecArgs p)
             if (i >= g.total) {
                 continue;
             }
-            uint32_t r;
-            const uint8_t *row, *gp;
-            ih_locate(g, i, r, row, gp);
-            const uint8_t *end = row + g.width;
-            const uint8_t *brow = p.b_base + (size_t)r * p.b_pitch;
-            if (gp >= row && gp + 16 <= end) {
-                va[k] = __ldcs(reinterpret_cast<const uint4 *>(gp));
-                vb[k] = __ldcs(reinterpret_cast<const uint4 *>(brow + (gp - row)));
+            const ih_granule q = ih_granule_at(g, i);
+            const uint8_t *brow = p.b_base + (size_t)q.r * p.b_pitch;
+            if (q.full) {
+                va[k] = __ldcs(reinterpret_cast<const uint4 *>(q.gp));
+                vb[k] = __ldcs(reinterpret_cast<const uint4 *>(brow + (q.gp - q.row)));
                 full[k] = true;
             } else {
                 /* A granule shared with padding or a neighbour row. */
-                const uint8_t *q = gp < row ? row : gp;
-                const uint8_t *qe = gp + 16 < end ? gp + 16 : end;
-                for (; q < qe; q++) {
-                    run.push(c, ((uint32_t)*q << 8) | brow[q - row]);
+                for (const uint8_t *s = q.lo(), *e = q.hi(); s < e; s++) {
+                    run.push(c, ((uint32_t)*s << 8) | brow[s - q.row]);
                 }
             }
         }

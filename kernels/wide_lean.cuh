@@ -44,7 +44,7 @@ __device__ __forceinline__ void lean_natural16(uint32_t *cnt, const Args &a, con
      * two integer instructions fewer a sample), and a granule looks at
      * its old halves once, through the largest of them (VIMNMX3 on
      * sm_90): 0xffff in either half, incremented or not, sends it to
-     * s16_fix, which looks at each sample exactly. */
+     * ih_s16_settle, which looks at each sample exactly. */
     const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
     uint32_t old[8];
 #pragma unroll
@@ -74,7 +74,7 @@ __device__ __forceinline__ void lean_natural16(uint32_t *cnt, const Args &a, con
     if ((most & 0xffffu) == 0xffffu || (most >> 16) == 0xffffu) {
 #pragma unroll
         for (int j = 0; j < 8; j++) {
-            s16_fix(a, (uint32_t)sample_of<T>(v, j), 1u, old[j]);
+            ih_s16_settle(a, (uint32_t)sample_of<T>(v, j), 1u, old[j]);
         }
     }
 }
@@ -186,7 +186,7 @@ __device__ __forceinline__ void lean_count(uint32_t *cnt, uint32_t *cnt_lane, co
 #pragma unroll
             for (int j = 0; j < NPER; j++) {
                 if (in[j]) {
-                    s16_fix(a, b[j], 1u, old[j]);
+                    ih_s16_settle(a, b[j], 1u, old[j]);
                 }
             }
         }

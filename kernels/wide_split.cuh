@@ -87,9 +87,9 @@ __device__ __forceinline__ void split_add(uint32_t *cnt, const Args &a, const Ma
         atomicAdd(cnt + swz(m.p_index(b)), n);
     } else {
         /* Half h = s & 1 of S word q = s >> 1, whose values are those of S
-         * indices 2q and 2q + 1: s16_fix's corrections with these targets.
-         * (An s16_fix taking its targets as arguments, shared by both, gave
-         * the general kernels 24 more bytes of spills.) */
+         * indices 2q and 2q + 1: ih_s16_settle's corrections with these
+         * targets. (A settle taking its targets as arguments, shared by
+         * both, gave the general kernels 24 more bytes of spills.) */
         const uint32_t sidx = m.s_index(b), q = sidx >> 1;
         const bool high = (sidx & 1u) != 0;
         const uint32_t old = atomicAdd(cnt + PAR_P + swz(q), high ? n << 16 : n);

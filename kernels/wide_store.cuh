@@ -10,52 +10,10 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "s16_pairs.cuh"
 #include "wide_common.cuh"
 
 namespace {
-
-/* What an add of n to the low (high == false) or high half of a word that
- * held `old` lost: a carry out of the word (65536 of the high half) and a
- * wrap of the low half (65536 of it, which went into the high half as 1). */
-struct S16Lost {
-    bool carry, wrap;
-};
-
-__device__ __forceinline__ S16Lost s16_lost(uint32_t old, bool high, uint32_t n)
-{
-    const uint32_t delta = high ? n << 16 : n;
-    return {old + delta < old, !high && (old & 0xffffu) + n > 0xffffu};
-}
-
-/*
- * Two 16-bit counters per word: slot s is half s & 1 of word s >> 1. The word
- * is the running sum W = L + 65536 H (mod 2^32) of what was added to its low
- * half (L) and high half (H). The low 16 bits of W are L mod 65536, so the
- * thread whose add carries out of the low half knows it: L gained 65536 that W
- * does not show, and the carry went into the high half (-1 there). The thread
- * whose add carries out of the word lost 2^32 = 65536 of H. Adding those into
- * the 64-bit target makes target + decoded halves exact.
- *
- * s16_fix: after an atomic that added n to slot's half and saw `old`, the
- * lost 65536s into the target.
- */
-__device__ __forceinline__ void s16_fix(const Args &a, uint32_t slot, uint32_t n, uint32_t old)
-{
-    const S16Lost l = s16_lost(old, (slot & 1u) != 0, n);
-    const bool carry = l.carry, wrap = l.wrap;
-    if (carry || wrap) {
-        const uint32_t base = slot & ~1u;
-        if (wrap) {
-            atomicAdd(a.target + base, 65536ull);
-            if (base + 1 < a.len) {
-                atomicAdd(a.target + base + 1, ~0ull); /* -1 */
-            }
-        }
-        if (carry && base + 1 < a.len) {
-            atomicAdd(a.target + base + 1, 65536ull);
-        }
-    }
-}
 
 /* Add n to a slot in the block's store. */
 template <int STORE>
@@ -65,7 +23,7 @@ __device__ __forceinline__ void add_n(uint32_t *cnt, const Args &a, uint32_t slo
     if constexpr (STORE == IH_WIDE_S32) {
         atomicAdd(cnt + swz(slot) * a.copies + (lane & (a.copies - 1)), n);
     } else if constexpr (STORE == IH_WIDE_S16) {
-        s16_fix(a, slot, n, atomicAdd(cnt + swz(slot >> 1), (slot & 1u) ? n << 16 : n));
+        ih_s16_settle(a, slot, n, atomicAdd(cnt + swz(slot >> 1), (slot & 1u) ? n << 16 : n));
     } else {
         atomicAdd(a.target + slot, (unsigned long long)n);
     }
@@ -100,7 +58,7 @@ __device__ __forceinline__ void count_slots(uint32_t *cnt, const Args &a, const 
     }
     if constexpr (STORE == IH_WIDE_S16) {
         /* Every atomic first, then one look at the old values: a half that
-         * was at 0xffff before the add may have wrapped (s16_fix). */
+         * was at 0xffff before the add may have wrapped (ih_s16_settle). */
         uint32_t old[NPER];
         bool edge = false;
 #pragma unroll
@@ -116,7 +74,7 @@ __device__ __forceinline__ void count_slots(uint32_t *cnt, const Args &a, const 
 #pragma unroll
             for (int j = 0; j < NPER; j++) {
                 if (sl[j] != NONE) {
-                    s16_fix(a, sl[j], 1u, old[j]);
+                    ih_s16_settle(a, sl[j], 1u, old[j]);
                 }
             }
         }
