@@ -633,6 +633,22 @@ static void test_list_long(void **state)
         b = v[i];
         b.count = 1;
         long_list_case(ctx, v, N, i, b, NULL, want, got);
+        /* Bytes a list's view does not hold: its padding, its image stride. */
+        memset(&b, 0xab, sizeof b);
+        b.data = v[i].data;
+        b.dtype = IMGHIST_U8;
+        b.mem = IMGHIST_MEM_HOST;
+        b.width = W;
+        b.height = 1;
+        b.pitch = W;
+        b.channels = 0;
+        b.count = 0;
+        b.mask = NULL;
+        long_list_case(ctx, v, N, i, b, NULL, want, got);
+        b.channels = 2;
+        b.width = W / 2;
+        snprintf(msg, sizeof msg, "(image %zu)", i);
+        long_list_case(ctx, v, N, i, b, msg, want, got);
     }
     free(px);
     free(other);

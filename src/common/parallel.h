@@ -1,5 +1,6 @@
 /* The one place threads are started: a fork-join over numbered tasks, used by
- * the CPU backend, CLAHE, the PNG writer's bands and the CLI's workers. */
+ * the CPU backend, CLAHE, a long list's checks, the PNG writer's bands and the
+ * CLI's workers. The threads are kept for the next call. */
 #ifndef IMGHIST_PARALLEL_H
 #define IMGHIST_PARALLEL_H
 
@@ -13,8 +14,9 @@
  * threads, the calling thread among them; threads take the next task as they
  * finish one. A thread that cannot be started leaves its tasks to the others,
  * so every task runs even when none can start. Returns when all tasks have
- * returned, with the number of threads that ran tasks (at least 1 when
- * tasks > 0).
+ * returned, with the number of threads that took part (at least 1 when
+ * tasks > 0). Any thread may call it, a task too: a call made while another
+ * holds the kept threads starts threads of its own.
  */
 unsigned ih_parallel_for(size_t tasks, unsigned threads, void (*fn)(void *arg, size_t task),
                          void *arg);

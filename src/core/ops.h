@@ -63,30 +63,12 @@ static inline void ih_layout_step(ih_layout_scan *l, const imghist_view *v, size
     l->one_shape = l->one_shape && same && ((at - l->base) & 15) == 0;
 }
 /*
- * Where the common list ends: the first view from `from` (at least 1) to
- * `to` that is not view 0's shape with view 0's count and mask, at view 0's
- * data + i * l->stride; `to` when all are. Such views need no check beyond
- * this comparison, so a long list goes at the speed its views are read.
+ * Where the common list ends: from view 1, the first view that is not view
+ * 0's shape with view 0's count and mask at view 0's data + i * l->stride
+ * (count when all are). Such views need no check beyond this comparison.
+ * With IMGHIST_P_CPU_THREADS above 1, a list of thousands of views is
+ * compared on that many threads.
  */
-static inline size_t ih_tensor_run_end(const ih_layout_scan *l, const imghist_view *v,
-                                       size_t from, size_t to)
-{
-    const imghist_view *v0 = &v[0];
-    uintptr_t at = l->base + from * l->stride;
-    size_t i = from;
-    for (; i < to; i++, at += l->stride) {
-        const imghist_view *w = &v[i];
-        if (!((uintptr_t)w->data == at && at != 0 && w->dtype == v0->dtype &&
-              w->mem == v0->mem && w->width == v0->width && w->height == v0->height &&
-              w->pitch == v0->pitch && w->channels == v0->channels &&
-              w->count == v0->count && w->mask == v0->mask)) {
-            break;
-        }
-    }
-    return i;
-}
-/* ih_tensor_run_end from view 1 to count; a list of tens of thousands of
- * views, more than one core's cache reads, on the context's CPU threads. */
 size_t ih_tensor_run(const imghist_ctx *ctx, const ih_layout_scan *l, const imghist_view *v,
                      size_t count);
 /* Views 1 to end - 1 as ih_tensor_run_end found them, stepped at once. */
