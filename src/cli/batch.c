@@ -25,9 +25,13 @@ int ih_is_batch(const ih_cli_args *a)
     return strcmp(a->input, "-") != 0 && stat(a->input, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static void say_skipped(const char *path, const char *why)
+/* Entries that are not images are said under -v; one that cannot be read
+ * or entered always, as a failed image is. */
+static void say_skipped(const char *path, const char *why, int error)
 {
-    if (ih_verbosity > 0) {
+    if (error) {
+        ih_say("%s: cannot be read: %s", path, why);
+    } else if (ih_verbosity > 0) {
         ih_say("skipped %s (%s)", path, why);
     }
 }

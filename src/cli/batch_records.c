@@ -234,8 +234,8 @@ int ih_records_finish(ih_records *r, const ih_file_plan *plan, int *sig)
     } else if (ih_outputs_commit(&r->outs, err, sizeof err) != 0) {
         ih_say("%s", err);
         rc = IH_EXIT_FILE;
-    } else if (r->failed > 0) {
-        rc = IH_EXIT_FILE;
+    } else if (r->failed > 0 || r->files->unreadable > 0) {
+        rc = IH_EXIT_FILE; /* an entry that could not be read is an image missing */
     }
     if (ih_mpi.active) {
         rc = ih_mpi_max(rc); /* exit status 1 on any failure anywhere */
@@ -266,7 +266,7 @@ void ih_records_say_summary(const ih_records *r, const ih_file_plan *plan, int s
     }
     ih_say("%zu images%s in %.2f s (%.1f images/s): %zu processed, %zu failed, %zu skipped%s",
            all_count, shard, secs, secs > 0 ? (double)r->emitted / secs : 0.0, r->processed,
-           r->failed, r->files->skipped, stopped);
+           r->failed + r->files->unreadable, r->files->skipped, stopped);
 }
 
 void ih_records_free(ih_records *r)

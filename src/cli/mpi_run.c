@@ -190,8 +190,8 @@ int ih_mpi_share_list(ih_file_list *files, int rc)
     if (!ih_mpi.active) {
         return rc;
     }
-    /* head: rank 0's rc, count, skipped, bytes of the packed list */
-    uint64_t head[4] = {rc != 0, 0, 0, 0};
+    /* head: rank 0's rc, count, skipped, bytes of the packed list, unreadable */
+    uint64_t head[5] = {rc != 0, 0, 0, 0, 0};
     char *buf = NULL;
     if (ih_mpi.rank == 0 && rc == 0) {
         if (pack(files, &buf, &head[3]) != 0) {
@@ -200,9 +200,10 @@ int ih_mpi_share_list(ih_file_list *files, int rc)
         } else {
             head[1] = files->count;
             head[2] = files->skipped;
+            head[4] = files->unreadable;
         }
     }
-    MPI_Bcast(head, 4, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Bcast(head, 5, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     if (head[0] != 0) {
         free(buf);
         return -1;
@@ -220,6 +221,7 @@ int ih_mpi_share_list(ih_file_list *files, int rc)
     if (ih_mpi.rank != 0) {
         bad = unpack(buf, head[3], head[1], files) != 0;
         files->skipped = (size_t)head[2];
+        files->unreadable = (size_t)head[4];
         if (bad) {
             ih_say("out of memory receiving the file list");
         }

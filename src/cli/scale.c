@@ -160,6 +160,7 @@ int ih_shard_pick(const ih_file_list *all, const unsigned *owner, unsigned k, ih
     }
     mine->cap = n;
     mine->skipped = all->skipped;
+    mine->unreadable = all->unreadable;
     return 0;
 }
 

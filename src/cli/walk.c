@@ -25,17 +25,30 @@ static char *join(const char *a, const char *b)
     return p;
 }
 
-/* The format of a file from its first bytes, or NULL. */
-static const char *sniff(const char *path)
+/* Whether a file is an image, from its first bytes: 1 yes, 0 no, -1 it
+ * cannot be read (errno says why). */
+static int sniff(const char *path)
 {
     unsigned char head[64];
     const int fd = open(path, O_RDONLY);
     if (fd < 0) {
-        return NULL;
+        return -1;
     }
     const ssize_t n = read(fd, head, sizeof head);
+    const int saved = errno;
     close(fd);
-    return n > 0 ? imghist_detect_format(head, (size_t)n) : NULL;
+    errno = saved;
+    if (n < 0) {
+        return -1;
+    }
+    return n > 0 && imghist_detect_format(head, (size_t)n) != NULL;
+}
+
+/* An entry the walk cannot read or enter: said, and a failure of the run. */
+static void unreadable(ih_file_list *list, const char *path, int err, ih_skip_fn skip)
+{
+    list->unreadable++;
+    if (skip != NULL) skip(path, strerror(err), 1);
 }
 
 static int add(ih_file_list *list, char *path, size_t rel, const struct stat *st)
@@ -63,9 +76,14 @@ static int add(ih_file_list *list, char *path, size_t rel, const struct stat *st
 static int take_file(ih_file_list *list, char *path, size_t rel, const struct stat *st,
                      ih_skip_fn skip)
 {
-    if (sniff(path) == NULL) {
-        list->skipped++;
-        if (skip != NULL) skip(path, "not an image");
+    const int image = sniff(path);
+    if (image <= 0) {
+        if (image < 0) {
+            unreadable(list, path, errno, skip);
+        } else {
+            list->skipped++;
+            if (skip != NULL) skip(path, "not an image", 0);
+        }
         free(path);
         return 0;
     }
@@ -76,31 +94,92 @@ static int take_file(ih_file_list *list, char *path, size_t rel, const struct st
     return 0;
 }
 
-static int walk(ih_file_list *list, const char *dir, size_t rel, int recursive, ih_skip_fn skip,
-                char *err, size_t errlen)
+/* A folder's entry names (without . and ..), read whole; NULL with errno
+ * set when the folder cannot be opened or read. */
+static char **read_names(const char *dir, size_t *n)
 {
+    *n = 0;
     DIR *d = opendir(dir);
     if (d == NULL) {
-        /* An unreadable sub-folder is skipped like a bad file, said under -v. */
-        list->skipped++;
-        if (skip != NULL) skip(dir, strerror(errno));
-        return 0;
+        return NULL;
     }
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
+    char **names = NULL;
+    size_t cap = 0;
+    int err = 0;
+    for (;;) {
+        errno = 0;
+        const struct dirent *e = readdir(d);
+        if (e == NULL) {
+            err = errno; /* 0 at the end of the folder */
+            break;
+        }
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
             continue;
         }
-        char *path = join(dir, e->d_name);
-        if (path == NULL) {
-            rc = -1;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **more = realloc(names, cap * sizeof *more);
+            if (more == NULL) {
+                err = ENOMEM;
+                break;
+            }
+            names = more;
+        }
+        if ((names[*n] = strdup(e->d_name)) == NULL) {
+            err = ENOMEM;
             break;
         }
+        (*n)++;
+    }
+    closedir(d);
+    if (err != 0) {
+        for (size_t i = 0; i < *n; i++) free(names[i]);
+        free(names);
+        *n = 0;
+        errno = err;
+        return NULL;
+    }
+    return names != NULL ? names : calloc(1, sizeof *names);
+}
+
+static int walk(ih_file_list *list, const char *dir, size_t rel, int recursive, ih_skip_fn skip,
+                char *err, size_t errlen)
+{
+    size_t n = 0;
+    char **names = read_names(dir, &n);
+    if (names == NULL) {
+        if (errno == ENOMEM) {
+            snprintf(err, errlen, "out of memory listing %s", dir);
+            return -1;
+        }
+        /* An unreadable folder: its images would be missing from the run. */
+        unreadable(list, dir, errno, skip);
+        return 0;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *path = rc == 0 ? join(dir, names[i]) : NULL;
+        free(names[i]);
+        if (rc != 0) {
+            continue;
+        }
+        if (path == NULL) {
+            rc = -1;
+            continue;
+        }
         struct stat lst, st;
-        if (lstat(path, &lst) != 0 || stat(path, &st) != 0) {
-            list->skipped++;
-            if (skip != NULL) skip(path, "cannot be read");
+        if (lstat(path, &lst) != 0) {
+            unreadable(list, path, errno, skip);
+            free(path);
+            continue;
+        }
+        if (stat(path, &st) != 0) {
+            if (S_ISLNK(lst.st_mode) && errno == ENOENT) {
+                list->skipped++; /* a dangling link names nothing to read */
+                if (skip != NULL) skip(path, "a link to nothing", 0);
+            } else {
+                unreadable(list, path, errno, skip);
+            }
             free(path);
             continue;
         }
@@ -108,18 +187,18 @@ static int walk(ih_file_list *list, const char *dir, size_t rel, int recursive, 
             if (recursive && !S_ISLNK(lst.st_mode)) {
                 rc = walk(list, path, rel, recursive, skip, err, errlen);
             } else if (skip != NULL) {
-                skip(path, recursive ? "a link to a folder" : "a folder (use -r)");
+                skip(path, recursive ? "a link to a folder" : "a folder (use -r)", 0);
             }
             free(path);
         } else if (S_ISREG(st.st_mode)) {
             rc = take_file(list, path, rel, &st, skip);
         } else {
             list->skipped++;
-            if (skip != NULL) skip(path, "not a regular file");
+            if (skip != NULL) skip(path, "not a regular file", 0);
             free(path);
         }
     }
-    closedir(d);
+    free(names);
     if (rc != 0 && err[0] == '\0') {
         snprintf(err, errlen, "out of memory listing %s", dir);
     }

@@ -19,17 +19,20 @@ typedef struct ih_file {
 typedef struct ih_file_list {
     ih_file *files; /* images, sorted by path */
     size_t count, cap;
-    size_t skipped; /* files that are not images */
+    size_t skipped;    /* files that are not images */
+    size_t unreadable; /* files and folders that could not be read or entered */
 } ih_file_list;
 
-/* Called for every file that is skipped (not an image). */
-typedef void (*ih_skip_fn)(const char *path, const char *why);
+/* Called for every entry that is skipped: not an image (error 0), or one that
+ * could not be read or entered (error 1: a failure of the run). */
+typedef void (*ih_skip_fn)(const char *path, const char *why, int error);
 
 /*
  * Expand the inputs: a file is taken as it is, a folder's files are taken
  * (and its sub-folders' with `recursive`); files are read for their first
  * bytes and kept when they are images. Symbolic links to files are followed,
- * to folders not (no loops). Then sorts, maps outputs into out_dir (NULL: no
+ * to folders not (no loops). A folder is read whole and closed before its
+ * sub-folders are walked, so any depth holds one folder open at a time. Then sorts, maps outputs into out_dir (NULL: no
  * image outputs) and refuses two images mapping to one output, or an output
  * that is one of the inputs. Returns 0; -1 with a reason in err for a usage
  * error (a collision, an input that does not exist), in which case nothing
