@@ -91,7 +91,7 @@ static void expect_load(int depth, int channels, imghist_gray_mode mode, const v
 
 static uint16_t gray16(uint32_t r, uint32_t g, uint32_t b)
 {
-    return (uint16_t)((4899u * r + 9617u * g + 1868u * b + 8192u) >> 14);
+    return (uint16_t)((9798u * r + 19235u * g + 3735u * b + 16384u) >> 15);
 }
 
 static uint8_t gray8(uint32_t r, uint32_t g, uint32_t b)

@@ -34,8 +34,8 @@ void ih_gray_from_rgb_row(const uint8_t *rgb, uint8_t *gray, size_t n);
  * 3 or 4: RGB, alpha ignored) as one gray channel, in a new malloc'd buffer;
  * NULL when out of memory. 8-bit colour: cvtColor's 15-bit weights in the
  * BGR2GRAY mode, the 14-bit ones of OpenCV's BMP and PNM decoders
- * (ih_luma14_from_rgb) in the luma mode. 16-bit colour: cvtColor's 14-bit
- * weights for CV_16U; float: its float weights, in both modes.
+ * (ih_luma14_from_rgb) in the luma mode. 16-bit colour: cvtColor's weights
+ * for CV_16U (the 15-bit ones); float: its float weights, in both modes.
  */
 void *ih_gray_from_samples(const void *samples, size_t n, int channels, imghist_dtype dtype,
                            imghist_gray_mode mode);
