@@ -34,7 +34,7 @@ __device__ __forceinline__ uint32_t lut16_entry(uint32_t v, uint32_t cdf, uint32
                                                 uint32_t hf, bool one, float scale)
 {
     if (one) {
-        return first; /* one value everywhere: the image maps onto itself */
+        return v; /* one value counted: the identity (core/equalize_lut.c) */
     }
     if (v <= first) {
         return 0;

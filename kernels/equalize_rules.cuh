@@ -17,7 +17,7 @@ __device__ __forceinline__ uint32_t ih_lut_opencv(uint32_t v, unsigned long long
                                                   unsigned long long hf, uint32_t top)
 {
     if (hf == total) {
-        return first; /* one value everywhere: the image maps onto itself */
+        return v; /* one value counted: the identity (core/equalize_lut.c) */
     }
     if (v <= first) {
         return 0;

@@ -27,7 +27,7 @@ static void ref_lut(const uint64_t *hist, uint32_t levels, uint32_t *lut)
     for (uint32_t i = 0; i < levels; i++) total += hist[i];
     while (hist[first] == 0) first++;
     if (hist[first] == total) {
-        for (uint32_t i = 0; i < levels; i++) lut[i] = first;
+        for (uint32_t i = 0; i < levels; i++) lut[i] = i;
         return;
     }
     const float scale = (float)(levels - 1) / (float)(total - hist[first]);
@@ -92,7 +92,7 @@ static void test_equalize_16bit(void **state)
     for (size_t i = 0; i < (size_t)W * H; i++) p[i] = (uint16_t)(tu_next(&rng));
     check_equalize16(ctx, p, W, H, NULL);
     for (size_t i = 0; i < (size_t)W * H; i++) p[i] = 40000;
-    check_equalize16(ctx, p, W, H, NULL); /* constant: maps onto itself */
+    check_equalize16(ctx, p, W, H, NULL); /* constant: stays as it is */
     for (size_t i = 0; i < (size_t)W * H; i++) p[i] = i % 2 ? 9 : 60000;
     check_equalize16(ctx, p, W, H, NULL); /* two values: 0 and 65535 */
     /* Empty mask: refused, destination untouched. */
@@ -149,6 +149,63 @@ static void test_equalize_masked_u8(void **state)
     imghist_destroy(ctx);
 }
 
+/* A mask that selects pixels of one value: the table is the identity, and
+ * the whole image, outside the mask too, comes back as it is (8 and 16
+ * bits), as a constant image does; the LUT call gives the identity too. */
+static void test_equalize_one_value_selected(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = test_ctx(2);
+    enum { W = 301, H = 97 };
+    uint16_t *p16 = malloc(sizeof *p16 * W * H), *d16 = malloc(sizeof *d16 * W * H);
+    uint8_t *p8 = malloc(W * H), *d8 = malloc(W * H), *m = malloc(W * H);
+    assert_true(p16 && d16 && p8 && d8 && m);
+    for (size_t i = 0; i < (size_t)W * H; i++) {
+        m[i] = (uint8_t)(i % 5 == 0);
+        p16[i] = m[i] ? 1234 : (uint16_t)tu_next(&rng);
+        p8[i] = m[i] ? 77 : (uint8_t)tu_below(&rng, 256);
+    }
+    const imghist_view mv = {.data = m, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+        .height = H, .pitch = W, .channels = 1};
+    for (int bits = 8; bits <= 16; bits += 8) {
+        const imghist_dtype t = bits == 8 ? IMGHIST_U8 : IMGHIST_U16;
+        const size_t size = bits / 8;
+        void *src = bits == 8 ? (void *)p8 : (void *)p16, *dst = bits == 8 ? (void *)d8 : (void *)d16;
+        const imghist_view s = {.data = src, .dtype = t, .mem = IMGHIST_MEM_HOST, .width = W,
+            .height = H, .pitch = W * size, .channels = 1};
+        const imghist_view d = {.data = dst, .dtype = t, .mem = IMGHIST_MEM_HOST, .width = W,
+            .height = H, .pitch = W * size, .channels = 1};
+        const imghist_view sm = vw_masked(s, &mv);
+        memset(dst, 0xab, W * H * size);
+        EXPECT(ctx, imghist_equalize(ctx, &sm, &d, IMGHIST_EQ_OPENCV, NULL), IMGHIST_OK);
+        if (memcmp(dst, src, W * H * size) != 0) {
+            fail_msg("%d-bit: a mask selecting one value changed the image", bits);
+        }
+    }
+    uint64_t *hist = calloc(65536, sizeof *hist);
+    uint16_t *lut16 = malloc(65536 * sizeof *lut16);
+    uint8_t lut8[256];
+    assert_true(hist && lut16);
+    hist[77] = 5;
+    EXPECT(NULL, imghist_equalize_lut(hist, 256, IMGHIST_EQ_OPENCV, lut8), IMGHIST_OK);
+    hist[77] = 0;
+    hist[1234] = 5;
+    EXPECT(NULL, imghist_equalize_lut(hist, 65536, IMGHIST_EQ_OPENCV, lut16), IMGHIST_OK);
+    for (uint32_t v = 0; v < 65536; v++) {
+        if ((v < 256 && lut8[v] != v) || lut16[v] != v) {
+            fail_msg("one value counted: entry %u is not the identity", v);
+        }
+    }
+    free(hist);
+    free(lut16);
+    free(p16);
+    free(d16);
+    free(p8);
+    free(d8);
+    free(m);
+    imghist_destroy(ctx);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -159,6 +216,7 @@ static int setup(void **state)
 static const bs_test tests[] = {
     BS_TEST(test_equalize_16bit),
     BS_TEST(test_equalize_masked_u8),
+    BS_TEST(test_equalize_one_value_selected),
 };
 
 const bs_part equalize_16bit_part = BS_PART("equalize 16-bit", tests, setup, NULL);

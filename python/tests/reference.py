@@ -26,8 +26,8 @@ def opencv_lut(h, levels=256):
     nz = np.nonzero(h)[0]
     f = nz[0]
     total = int(h.sum())
-    if h[f] == total:
-        return np.full(levels, f, dtype=np.uint8 if levels == 256 else np.uint16)
+    if h[f] == total:  # one value counted: the identity
+        return np.arange(levels, dtype=np.uint8 if levels == 256 else np.uint16)
     scale = np.float32(levels - 1) / np.float32(total - h[f])
     c = np.cumsum(h) - np.cumsum(h)[f]
     c[: f + 1] = 0

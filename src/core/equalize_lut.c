@@ -41,9 +41,11 @@ static imghist_status make_lut(const uint64_t *hist, uint32_t levels, uint8_t *l
     }
 #define IH_SET(b, v) (lut8 != NULL ? (void)(lut8[b] = (uint8_t)(v)) : (void)(lut16[b] = (uint16_t)(v)))
     if (hist[first] == total) {
-        /* One value everywhere: OpenCV maps the image onto itself. */
+        /* One value counted: the identity. OpenCV sets a constant image to
+         * its value, which is the same image; under a mask that selects one
+         * value, the pixels outside it keep theirs too. */
         for (uint32_t b = 0; b < levels; b++) {
-            IH_SET(b, first);
+            IH_SET(b, b);
         }
         return IMGHIST_OK;
     }
@@ -83,7 +85,7 @@ void ih_equalize_lut_u16_at(const uint16_t *count, const uint16_t *levels, size_
      * them, no count adds to the sum */
     const uint32_t first = levels[0];
     if (count[first] == total) {
-        lut[first] = (uint16_t)first; /* one value everywhere */
+        lut[first] = (uint16_t)first; /* one value counted: the identity */
         return;
     }
     const float top = 65535.0f;

@@ -43,7 +43,7 @@ int ih_equalize16_sparse(sparse16 *sp, const imghist_view *src, const imghist_vi
         ih_equalize_lut_u16_at(sp->count, sp->levels, n, total, sp->lut);
     }
     /* values of unmasked pixels alone: the entry of the level below, 0
-     * under the first (or the one value everywhere) */
+     * under the first (themselves when one value is counted) */
     const uint32_t first = n > 0 ? sp->levels[0] : 0;
     const int one = n > 0 && sp->count[first] == total;
     size_t j = 0; /* levels[0..j) are below v */
@@ -59,7 +59,7 @@ int ih_equalize16_sparse(sparse16 *sp, const imghist_view *src, const imghist_vi
             if (j < n && sp->levels[j] == v) {
                 continue; /* counted too: its entry is made */
             }
-            sp->lut[v] = one ? (uint16_t)first : j == 0 ? 0 : sp->lut[sp->levels[j - 1]];
+            sp->lut[v] = one ? (uint16_t)v : j == 0 ? 0 : sp->lut[sp->levels[j - 1]];
         }
     }
     for (size_t k = 0; k < n; k++) {
