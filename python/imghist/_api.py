@@ -472,7 +472,7 @@ def _image_out(a: A.Arr, out: Array):
             raise ValueError("imghist: out is read-only")
         o_res = out
     olay = _layout(o, 2)
-    if not olay[0]:
+    if not olay[0] and math.prod(o.shape) > 0:  # an empty array has no rows to pack
         raise ValueError("imghist: out must have packed rows (last axis contiguous)")
     return o, o_res, olay
 
@@ -766,7 +766,12 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
         st = L.lib.imghist_load_memory(ctx.ptr, buf.ctypes.data if buf.size else None, buf.size,
                                        b"<memory>", ctypes.addressof(img))
     else:
-        st = L.lib.imghist_load_file(ctx.ptr, os.fsencode(path), ctypes.addressof(img))
+        name = os.fsencode(path)
+        if b"\0" in name:
+            # C would read the name up to the NUL: another file (Python's
+            # own open refuses it the same way).
+            raise ValueError(f"imghist: embedded null byte in the file name {os.fspath(path)!r}")
+        st = L.lib.imghist_load_file(ctx.ptr, name, ctypes.addressof(img))
     ctx.check(st)
     try:
         image = L.Image.from_address(img.value)

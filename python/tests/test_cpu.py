@@ -754,3 +754,23 @@ def test_clahe_against_opencv(rng):
         imghist.clahe(x, tiles=(0, 8))
     with pytest.raises(TypeError):
         imghist.clahe(np.zeros((4, 4), np.float32))
+
+
+def test_load_refuses_nul_in_the_name(tmp_path):
+    # C would open the name up to the NUL: "a" instead of "a\0/etc/shadow".
+    (tmp_path / "a").write_bytes(b"not read")
+    for name in (str(tmp_path / "a") + "\0/etc/shadow", os.fsencode(str(tmp_path / "a")) + b"\0x"):
+        with pytest.raises(ValueError, match="null byte"):
+            imghist.load(name if isinstance(name, str) else os.fsdecode(name))
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0), (2, 0, 5), (0, 3, 4)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_empty_images(shape, dtype):
+    # NumPy's convention: an empty array in, an empty array of its shape out.
+    x = np.zeros(shape, dtype)
+    for f in (imghist.equalize, imghist.clahe):
+        y = f(x)
+        assert y.shape == shape and y.dtype == x.dtype
+        out = np.empty(shape, dtype)
+        assert f(x, out=out) is out
