@@ -758,8 +758,8 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
     ctx.set_param(L.P_LOAD_DEPTH, d)
     ctx.set_param(L.P_LOAD_CHANNELS, 1 if channels else 0)
     ctx.set_param(L.P_LOAD_GRAY, g)
-    if read_truncated:
-        ctx.set_param(L.P_LOAD_TRUNCATED, 1)
+    # Every load parameter, every call: the thread's context keeps them.
+    ctx.set_param(L.P_LOAD_TRUNCATED, 1 if read_truncated else 0)
     img = ctypes.c_void_p()
     if isinstance(path, (bytes, bytearray, memoryview)):
         buf = np.frombuffer(path, np.uint8)

@@ -774,3 +774,30 @@ def test_empty_images(shape, dtype):
         assert y.shape == shape and y.dtype == x.dtype
         out = np.empty(shape, dtype)
         assert f(x, out=out) is out
+
+
+@pytest.mark.parametrize("progressive", [0, 1])
+def test_load_refuses_made_up_jpeg_pixels(samples, progressive):
+    # Scan data cut short but closed with an EOI marker ("premature end of
+    # data segment"), and corrupt scan data: refused by default, read with a
+    # warning on request; a read with read_truncated leaves nothing behind
+    # for the next plain load on the same thread.
+    img = cv2.imread(os.path.join(samples, "astronaut.png"), cv2.IMREAD_COLOR)
+    ok, enc = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_PROGRESSIVE, progressive])
+    data = enc.tobytes()
+    sos = data.find(b"\xff\xda")
+    for frac in (0.3, 0.6, 0.999):
+        cut = data[: int(sos + (len(data) - sos) * frac)] + b"\xff\xd9"
+        with pytest.raises(imghist.ImghistError, match="file is truncated"):
+            imghist.load(cut)
+        with pytest.warns(RuntimeWarning, match="ends early"):
+            imghist.load(cut, read_truncated=True)
+        with pytest.raises(imghist.ImghistError, match="file is truncated"):
+            imghist.load(cut)
+    if progressive:
+        bad = bytearray(data)
+        for k in range(sos + 2000, sos + 2100, 7):
+            bad[k] ^= 0x5A
+        with pytest.raises(imghist.ImghistError, match="Corrupt JPEG data"):
+            imghist.load(bytes(bad))
+    assert imghist.load(data).shape == img.shape[:2]

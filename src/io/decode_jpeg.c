@@ -34,7 +34,9 @@
 struct jerr {
     struct jpeg_error_mgr mgr;
     jmp_buf jump;
-    int truncated;
+    int truncated; /* pixels were made up: the data ended early or is corrupt */
+    int corrupt;   /* ... and of those, corrupt (msg: libjpeg's words) */
+    char msg[JMSG_LENGTH_MAX];
 };
 
 static void error_exit(j_common_ptr cinfo)
@@ -43,12 +45,46 @@ static void error_exit(j_common_ptr cinfo)
     longjmp(e->jump, 1);
 }
 
+/*
+ * libjpeg's warnings that mean it made up pixels: the data ends (EOF), a
+ * marker comes where scan data should (an EOI written after a cut: "premature
+ * end of data segment"), or the data is corrupt (a bad Huffman code, a lost
+ * restart marker, a progression with holes). Not these: bytes
+ * skipped before a marker (JWRN_EXTRANEOUS_DATA, which many cameras write and
+ * which lose no pixel) and the header warnings.
+ */
 static void emit_message(j_common_ptr cinfo, int level)
 {
     struct jerr *e = (struct jerr *)cinfo->err;
-    if (level < 0 && e->mgr.msg_code == JWRN_JPEG_EOF) {
-        e->truncated = 1;
+    if (level >= 0) {
+        return;
     }
+    switch (e->mgr.msg_code) {
+    case JWRN_JPEG_EOF:
+    case JWRN_HIT_MARKER:
+        e->truncated = 1;
+        break;
+    case JWRN_HUFF_BAD_CODE:
+    case JWRN_MUST_RESYNC:
+    case JWRN_BOGUS_PROGRESSION:
+    case JWRN_NOT_SEQUENTIAL:
+        if (!e->corrupt) {
+            e->mgr.format_message(cinfo, e->msg);
+        }
+        e->truncated = e->corrupt = 1;
+        break;
+    default:
+        break;
+    }
+}
+
+/* The refusal of a file whose pixels the decoder had to make up. */
+static imghist_status made_up(imghist_ctx *ctx, const struct jerr *e, const char *name)
+{
+    if (e->corrupt) {
+        return ih_fail(ctx, IMGHIST_E_DECODE, "%s: invalid JPEG (%s)", name, e->msg);
+    }
+    return ih_fail(ctx, IMGHIST_E_DECODE, "%s: invalid JPEG (file is truncated)", name);
 }
 
 static void output_message(j_common_ptr cinfo)
@@ -107,7 +143,8 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     err.mgr.error_exit = error_exit;
     err.mgr.emit_message = emit_message;
     err.mgr.output_message = output_message;
-    err.truncated = 0;
+    err.truncated = err.corrupt = 0;
+    err.msg[0] = '\0';
     if (setjmp(err.jump)) {
         char why[JMSG_LENGTH_MAX] = "";
         if (!said) {
@@ -187,13 +224,13 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
         }
     }
     if ((err.truncated && !opts->read_truncated) || cinfo.output_scanline < h) {
-        st = ih_fail(ctx, IMGHIST_E_DECODE, "%s: invalid JPEG (file is truncated)", name);
+        st = made_up(ctx, &err, name);
         said = 1;
         longjmp(err.jump, 1);
     }
     jpeg_finish_decompress(&cinfo);
     if (err.truncated && !opts->read_truncated) { /* the end-of-image marker is missing */
-        st = ih_fail(ctx, IMGHIST_E_DECODE, "%s: invalid JPEG (file is truncated)", name);
+        st = made_up(ctx, &err, name);
         said = 1;
         longjmp(err.jump, 1);
     }
