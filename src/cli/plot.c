@@ -1,8 +1,11 @@
 #include "plot.h"
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 #include <strings.h>
+
+#include "sanitize.h"
 
 int ih_plot_kind(const char *path, int *svg, char *err, size_t errlen)
 {
@@ -46,6 +49,20 @@ static double tick_step(double lo, double hi, int want)
     const double mag = pow(10, floor(log10(raw)));
     const double f = raw / mag;
     return mag * (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10);
+}
+
+/* cairo draws UTF-8 only: a byte of a file name that starts no well-formed
+ * sequence becomes '?' (a title, not a path anyone reads back). */
+static void utf8_title(char *s)
+{
+    while (*s != '\0') {
+        const size_t n = ih_utf8_len(s);
+        if (n == 0) {
+            *s++ = '?';
+        } else {
+            s += n;
+        }
+    }
 }
 
 static void text_at(cairo_t *cr, double x, double y, const char *s, double ax, double ay)
@@ -243,6 +260,7 @@ int ih_write_plot(FILE *fp, const void *arg)
     cairo_paint(cr);
     char title[600];
     snprintf(title, sizeof title, "%s%s", p->title, p->after != NULL ? ": before" : "");
+    utf8_title(title);
     panel(cr, 0, p->before, title, p->log_scale);
     if (p->after != NULL) {
         panel(cr, IH_PLOT_PANEL_W, p->after, "after equalization", p->log_scale);
@@ -257,7 +275,12 @@ int ih_write_plot(FILE *fp, const void *arg)
         st = cairo_surface_status(s);
     }
     cairo_surface_destroy(s);
-    return st == CAIRO_STATUS_SUCCESS && !ferror(fp) ? 0 : -1;
+    if (st != CAIRO_STATUS_SUCCESS) {
+        /* the caller's message reads errno: cairo's failure, not a stale one */
+        errno = st == CAIRO_STATUS_NO_MEMORY ? ENOMEM : EINVAL;
+        return -1;
+    }
+    return ferror(fp) ? -1 : 0;
 }
 
 #else

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sanitize.h"
+
 void ih_hist_out_free(ih_hist_out *h)
 {
     free(h->counts);
@@ -212,21 +214,29 @@ int ih_write_csv_rows_with_file(FILE *fp, const char *file, const ih_hist_out *h
     return ferror(fp) ? -1 : 0;
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped; other
- * bytes as they are (file names are bytes; UTF-8 ones stay readable). */
+/* A JSON string: quotes, backslashes and control characters escaped, UTF-8
+ * as it is. A file name is bytes: a byte that starts no well-formed UTF-8
+ * sequence is written \\udcXX (XX the byte), Python's surrogateescape, so
+ * that the line is valid UTF-8 and os.fsencode(name) gives the bytes back. */
 static void json_string(FILE *fp, const char *s)
 {
     fputc('"', fp);
-    for (; *s != '\0'; s++) {
+    while (*s != '\0') {
         const unsigned char c = (unsigned char)*s;
+        const size_t n = ih_utf8_len(s);
         if (c == '"' || c == '\\') {
             fputc('\\', fp);
             fputc(c, fp);
         } else if (c < 0x20 || c == 0x7f) {
             fprintf(fp, "\\u%04x", c);
+        } else if (n == 0) {
+            fprintf(fp, "\\udc%02x", c);
         } else {
-            fputc(c, fp);
+            fwrite(s, 1, n, fp);
+            s += n;
+            continue;
         }
+        s++;
     }
     fputc('"', fp);
 }
