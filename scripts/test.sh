@@ -7,7 +7,7 @@
 # Ends with the line "N passed, N failed, N skipped" over both.
 set -eu
 cd "$(dirname "$0")/.."
-scripts/deps.sh python3 python3-opencv python3-numpy valgrind python3-pytest python3-pil python3-skimage python3-venv
+scripts/deps.sh python3 python3-opencv python3-numpy valgrind python3-pytest python3-pil python3-skimage python3-venv strace
 [ -f build/build.ninja ] || meson setup build -Dmpi=enabled
 meson configure build -Dmpi=enabled
 [ -f build-asan/build.ninja ] || meson setup build-asan -Dcuda=disabled -Dmpi=disabled \

@@ -63,6 +63,9 @@ const char ih_usage_text[] =
     "                      (the part the data does not reach is made up: gray, or a\n"
     "                      progressive file's coarser scans), with a warning; by\n"
     "                      default such a file is refused\n"
+    "  --no-sync           do not fsync each output before renaming it into place\n"
+    "                      (faster on many small images; a crash may then leave\n"
+    "                      an empty or partial output)\n"
     "  --mask FILE         count only pixels where the mask image is not 0; with\n"
     "                      --equalize the LUT comes from those pixels and is applied\n"
     "                      to the whole image (scikit-image's equalize_hist(mask=))\n"
@@ -376,6 +379,7 @@ static const option options[] = {
     {NULL, "--depth", 1, set_depth, 0},
     FLAG(NULL, "--channels", channels),
     FLAG(NULL, "--read-truncated", read_truncated),
+    FLAG(NULL, "--no-sync", no_sync),
     PATH("--mask", mask),
     PATH("--plot-dir", plot_dir),
     PATH("--plot", plot),

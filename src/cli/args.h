@@ -31,6 +31,7 @@ typedef struct ih_cli_args {
     int native_depth;         /* --depth native: 16-bit and float samples kept */
     int channels;             /* --channels: R, G, B (A) counted separately */
     int read_truncated;       /* --read-truncated: JPEGs that end early are read */
+    int no_sync;              /* --no-sync: outputs renamed into place without fsync */
     const char *mask;         /* --mask FILE: count only where it is non-zero */
     const char *joint;        /* --joint FILE: joint histogram with this image */
     const char *match;        /* --match REF: --equalize writes the image matched to REF */

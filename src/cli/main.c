@@ -637,6 +637,7 @@ int main(int argc, char **argv)
         ih_mpi_stop();
         return IH_EXIT_USAGE;
     }
+    ih_output_sync = !a.no_sync;
     int rc = IH_EXIT_OK;
     if (ih_mpi.rank != 0 && (a.help || a.version)) {
         /* rank 0 answers */

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int ih_output_sync = 1;
+
 static void clear(ih_output_file *out)
 {
     free(out->final_path);
@@ -99,6 +101,13 @@ int ih_output_close(ih_output_file *out, char *err, size_t errlen)
     int bad = ferror(out->fp);
     int e = errno;
     if (fflush(out->fp) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    /* On the disk before the rename puts it in place: after a crash the
+     * target is the old file or the whole new one, never an empty one.
+     * (EINVAL: a file system or device that cannot sync has nothing to.) */
+    if (!bad && ih_output_sync && out->tmp_path != NULL && fsync(fileno(out->fp)) != 0 && errno != EINVAL) {
         bad = 1;
         e = errno;
     }

@@ -33,4 +33,8 @@ int ih_output_commit(ih_output_file *out, char *err, size_t errlen);
 /* Give up: close and remove the temporary file. Safe on a closed or committed output. */
 void ih_output_abort(ih_output_file *out);
 
+/* 1 (default): a temporary file is synced to disk before it is renamed into
+ * place; 0 (the CLI's --no-sync): left to the system's writeback. */
+extern int ih_output_sync;
+
 #endif
