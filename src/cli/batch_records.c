@@ -140,6 +140,10 @@ void ih_records_put(ih_records *r, size_t e, ih_result *res)
             ih_progress_clear(&r->progress);
             ih_say("warning: %s: %s", path, IH_TRUNCATED_WARNING);
         }
+        if (res->reduced && ih_verbosity >= 0) {
+            ih_progress_clear(&r->progress);
+            ih_say("warning: %s: %s", path, IH_REDUCED_WARNING);
+        }
         if (a->total_out != NULL && add_to_total(&r->total, &res->hist, path, &r->progress) != 0) {
             r->failed++;
         }

@@ -24,6 +24,7 @@ typedef struct ih_result {
     uint32_t width, height;
     ih_hist_out hist; /* counts malloc'd by the worker, freed once written */
     int truncated;    /* read with --read-truncated though its data ended early */
+    int reduced;      /* 16-bit or float samples made 8-bit under a --range */
     char msg[800];
 } ih_result;
 

@@ -138,6 +138,7 @@ static void process(ih_worker *w, const ih_cli_args *a, const ih_file *f, ih_res
     r->width = img->view.width;
     r->height = img->view.height;
     r->truncated = (img->flags & IMGHIST_IMAGE_TRUNCATED) != 0;
+    r->reduced = (img->flags & IMGHIST_IMAGE_REDUCED) != 0 && a->has_range;
     char why[600];
     r->status = ih_measure(ctx, a, &img->view, NULL, a->equalize_out ? &img->view : NULL,
                            &r->hist, why, sizeof why); /* equalized in place */

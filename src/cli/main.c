@@ -437,6 +437,9 @@ static int load_inputs(one_run *o)
     if ((o->img->flags & IMGHIST_IMAGE_TRUNCATED) && ih_verbosity >= 0) {
         ih_say("warning: %s: %s", a->input, IH_TRUNCATED_WARNING);
     }
+    if ((o->img->flags & IMGHIST_IMAGE_REDUCED) && a->has_range && ih_verbosity >= 0) {
+        ih_say("warning: %s: %s", a->input, IH_REDUCED_WARNING);
+    }
     if (a->mask == NULL) {
         return IH_EXIT_OK;
     }

@@ -13,6 +13,7 @@ typedef struct ih_raw {
     void *samples;       /* width * height * channels samples, malloc'd */
     int orientation;     /* EXIF orientation 2..8 to apply; 0 or 1: none */
     int truncated;       /* the data ended early and the decoder read it anyway */
+    int reduced;         /* the file's 16-bit or float samples made U8 by the decoder */
 } ih_raw;
 
 /* The limits a decoder checks from the file's header, before it allocates

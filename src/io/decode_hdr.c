@@ -229,6 +229,7 @@ imghist_status ih_decode_hdr(imghist_ctx *ctx, const uint8_t *data, size_t size,
             o[i] = sample_u8(f[i]);
         }
         out->dtype = IMGHIST_U8;
+        out->reduced = 1;
         if (opts->mode == IMGHIST_GRAY_LUMA && !opts->keep_channels) {
             for (size_t i = 0; i < pixels; i++) {
                 o[i] = ih_gray_from_rgb(o[3 * i], o[3 * i + 1], o[3 * i + 2]);

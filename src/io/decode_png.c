@@ -148,7 +148,8 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
         st = IMGHIST_E_LIMIT;
         png_longjmp(png, 1);
     }
-    const int keep16 = opts->native_depth && png_get_bit_depth(png, info) == 16;
+    const int file16 = png_get_bit_depth(png, info) == 16; /* before the transforms */
+    const int keep16 = opts->native_depth && file16;
     set_transforms(png, info, opts, luma, keep16);
 
     const int channels = png_get_channels(png, info);
@@ -193,6 +194,7 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
     out->height = h;
     out->channels = row_gray ? 1 : channels;
     out->dtype = keep16 ? IMGHIST_U16 : IMGHIST_U8;
+    out->reduced = file16 && !keep16;
     out->samples = samples;
     /* In the BGR2GRAY mode the orientation is not applied, so that mode's
      * results stay what they are (OpenCV 4.6 applies it in both). */

@@ -196,6 +196,7 @@ imghist_status ih_decode_pnm(imghist_ctx *ctx, const uint8_t *data, size_t size,
     out->height = height;
     out->channels = channels;
     out->dtype = native ? IMGHIST_U16 : IMGHIST_U8;
+    out->reduced = wide && !native;
     out->samples = samples;
     return IMGHIST_OK;
 }

@@ -184,6 +184,7 @@ imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
     out->height = (uint32_t)h;
     out->channels = comp;
     out->dtype = dtype;
+    out->reduced = psd && !psd16 && size >= 26 && be16(data + 22) == 16;
     /* Debian's libstb allocates with malloc (STBI_FREE is free), so the
      * samples are freed like every other decoder's. */
     out->samples = decoded;

@@ -204,7 +204,8 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
     }
     /* Depth first, then gray: a 16-bit PNG's 8-bit gray is computed from the
      * high bytes, as OpenCV's 8-bit imread computes it. */
-    if (!opts.native_depth && raw.dtype != IMGHIST_U8) {
+    const int reduced = raw.reduced || (!opts.native_depth && raw.dtype != IMGHIST_U8);
+    if (reduced) {
         reduce_to_u8(&raw);
     }
     ih_image *full = calloc(1, sizeof *full);
@@ -239,7 +240,8 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
     img->view.height = raw.height;
     img->view.pitch = (size_t)raw.width * (size_t)raw.channels * ih_dtype_size(raw.dtype);
     img->view.channels = (uint32_t)raw.channels;
-    img->flags = raw.truncated ? IMGHIST_IMAGE_TRUNCATED : 0u;
+    img->flags = (raw.truncated ? IMGHIST_IMAGE_TRUNCATED : 0u) |
+                 (reduced ? IMGHIST_IMAGE_REDUCED : 0u);
     *out = img;
     return IMGHIST_OK;
 }
