@@ -64,6 +64,13 @@ static void report_note(const imghist_ctx *ctx)
 }
 
 /* The input: a file through the library, or standard input read here. */
+/* Standard input that starts as no image is refused at once (its decoder
+ * says why), not after --max-bytes of it are read. */
+static int looks_like_image(const uint8_t *head, size_t n)
+{
+    return imghist_detect_format(head, n) != NULL;
+}
+
 static imghist_status load(imghist_ctx *ctx, const char *input, imghist_image **img,
                            int *reported)
 {
@@ -76,7 +83,7 @@ static imghist_status load(imghist_ctx *ctx, const char *input, imghist_image **
     uint8_t *data = NULL;
     size_t size = 0;
     errno = 0;
-    switch (ih_read_all(stdin, (uint64_t)limit, 0, &data, &size)) {
+    switch (ih_read_all(stdin, (uint64_t)limit, 0, looks_like_image, &data, &size)) {
     case IH_READ_OK:
         break;
     case IH_READ_OVER_LIMIT:

@@ -2,7 +2,8 @@
 
 #include <stdlib.h>
 
-enum ih_read_result ih_read_all(FILE *fp, uint64_t limit, size_t size_hint, uint8_t **data,
+enum ih_read_result ih_read_all(FILE *fp, uint64_t limit, size_t size_hint,
+                                int (*head_ok)(const uint8_t *head, size_t n), uint8_t **data,
                                 size_t *size)
 {
     const uint64_t most = limit < SIZE_MAX - 1 ? limit + 1 : SIZE_MAX;
@@ -27,8 +28,14 @@ enum ih_read_result ih_read_all(FILE *fp, uint64_t limit, size_t size_hint, uint
             buf = bigger;
             cap = grown;
         }
-        const size_t got = fread(buf + len, 1, cap - len, fp);
+        /* the head first, on its own, when it is to be looked at */
+        const size_t want = head_ok != NULL && len < IH_READ_HEAD ? IH_READ_HEAD - len : cap - len;
+        const size_t got = fread(buf + len, 1, want < cap - len ? want : cap - len, fp);
         len += got;
+        if (head_ok != NULL && len >= IH_READ_HEAD && len - got < IH_READ_HEAD &&
+            !head_ok(buf, IH_READ_HEAD)) {
+            break;
+        }
         if (got == 0) {
             if (ferror(fp)) {
                 free(buf);

@@ -30,7 +30,14 @@ static imghist_status over_byte_limit(imghist_ctx *ctx, const char *name)
                    (long long)ctx->params.max_input_bytes);
 }
 
-/* Read a whole file, refusing it as soon as it passes the byte limit. */
+static int looks_like_image(const uint8_t *head, size_t n)
+{
+    return imghist_detect_format(head, n) != NULL;
+}
+
+/* Read a whole file, refusing it as soon as it passes the byte limit; a
+ * stream of unknown length (a pipe, a device) as soon as its first bytes
+ * are no image. */
 static imghist_status read_file(imghist_ctx *ctx, FILE *fp, const char *name, uint8_t **data,
                                 size_t *size)
 {
@@ -44,7 +51,7 @@ static imghist_status read_file(imghist_ctx *ctx, FILE *fp, const char *name, ui
         hint = (size_t)sb.st_size;
     }
     errno = 0;
-    switch (ih_read_all(fp, limit, hint, data, size)) {
+    switch (ih_read_all(fp, limit, hint, hint == 0 ? looks_like_image : NULL, data, size)) {
     case IH_READ_OK:
         return IMGHIST_OK;
     case IH_READ_OVER_LIMIT:
