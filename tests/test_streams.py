@@ -2,13 +2,18 @@
 """Streams of unknown length that are no image (a character device, endless
 standard input) are refused from their first bytes, with the decoder's
 reason, not after --max-bytes (2 GiB) of them are read; an image through a
-pipe still loads.
+pipe still loads. A CSV of 2^24 bins (hundreds of megabytes, minutes of
+writing) is announced by a warning and stops within seconds of SIGINT: exit
+130, no file.
 
 usage: test_streams.py IMGHIST_BINARY SAMPLES_DIR
 """
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 
 EXE, SAMPLES = sys.argv[1], sys.argv[2]
 
@@ -29,6 +34,26 @@ def main():
         r = subprocess.run([EXE, "-"], stdin=f, capture_output=True, text=True, timeout=60)
     if r.returncode != 0 or "512x512" not in r.stdout:
         failures.append(f"a PNG through standard input: exit {r.returncode}: {r.stderr.strip()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = os.path.join(tmp, "big.csv")
+        p = subprocess.Popen([EXE, os.path.join(SAMPLES, "moon.png"), "--bins", "16777216",
+                              "--range", "0:256", "--csv", csv],
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        p.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        try:
+            _, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            err = ""
+        waited = time.monotonic() - t0
+        if p.returncode != 130 or waited > 10 or os.listdir(tmp):
+            failures.append(f"SIGINT while writing 2^24 bins: exit {p.returncode} after "
+                            f"{waited:.1f} s, left {os.listdir(tmp)}")
+        if "warning: --bins 16777216" not in err:
+            failures.append(f"no warning for 2^24 bins: {err!r}")
     for f in failures:
         print("FAIL:", f)
     if failures:

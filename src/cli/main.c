@@ -219,7 +219,7 @@ static int write_outputs(imghist_ctx *ctx, const char *equalize_out, const imghi
         if (text[i].path != NULL && strcmp(text[i].path, "-") != 0 &&
             ih_outputs_stage(&outs, text[i].path, text[i].write, text[i].arg, msg, sizeof msg)) {
             ih_outputs_abort(&outs);
-            return fail(msg);
+            return ih_stop_signal() != 0 ? 128 + ih_stop_signal() : fail(msg);
         }
     }
     if (ih_stop_signal() != 0) {
@@ -648,6 +648,12 @@ int main(int argc, char **argv)
         return IH_EXIT_USAGE;
     }
     ih_output_sync = !a.no_sync;
+    if (a.bins > (1u << 20) && (a.csv_out != NULL || a.json_out != NULL || a.total_out != NULL) &&
+        ih_verbosity >= 0 && ih_mpi.rank == 0) {
+        /* tens of bytes a bin: hundreds of megabytes, minutes of writing */
+        ih_say("warning: --bins %u: each histogram written has %u rows (about %u MB as CSV)",
+               a.bins, a.bins, (unsigned)((uint64_t)a.bins * 40 / 1000000));
+    }
     int rc = IH_EXIT_OK;
     if (ih_mpi.rank != 0 && (a.help || a.version)) {
         /* rank 0 answers */

@@ -1,10 +1,12 @@
 #include "report.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sanitize.h"
+#include "signals.h"
 
 void ih_hist_out_free(ih_hist_out *h)
 {
@@ -153,6 +155,17 @@ static void write_edges(FILE *fp, const ih_hist_out *h, uint32_t b)
     fprintf(fp, "%u,%s,%s", b, lo, hi);
 }
 
+/* SIGINT or SIGTERM during a long write (millions of bins): the write
+ * stops, with errno EINTR for the caller's message. */
+static int stopped(void)
+{
+    if (ih_stop_signal() == 0) {
+        return 0;
+    }
+    errno = EINTR;
+    return 1;
+}
+
 int ih_write_csv(FILE *fp, const ih_hist_out *h)
 {
     fputs("bin,lower,upper", fp);
@@ -166,6 +179,9 @@ int ih_write_csv(FILE *fp, const ih_hist_out *h)
     fputc('\n', fp);
     const size_t stride = ih_hist_stride(h);
     for (uint32_t b = 0; b < h->bins; b++) {
+        if ((b & 0xffffu) == 0 && stopped()) {
+            return -1;
+        }
         write_edges(fp, h, b);
         for (uint32_t c = 0; c < h->channels; c++) {
             fprintf(fp, ",%llu", (unsigned long long)h->counts[c * stride + b]);
@@ -274,6 +290,9 @@ static void json_counts(FILE *fp, const ih_hist_out *h, uint32_t c)
     const uint64_t *hist = h->counts + (size_t)c * ih_hist_stride(h);
     fputc('[', fp);
     for (uint32_t b = 0; b < h->bins; b++) {
+        if ((b & 0xffffu) == 0 && stopped()) {
+            return; /* the caller's output is abandoned */
+        }
         fprintf(fp, b ? ", %llu" : "%llu", (unsigned long long)hist[b]);
     }
     fputc(']', fp);
@@ -304,7 +323,7 @@ int ih_write_json_line(FILE *fp, const char *file, uint32_t width, uint32_t heig
         fputc('}', fp);
     }
     fputs("}\n", fp);
-    return ferror(fp) ? -1 : 0;
+    return ferror(fp) || stopped() ? -1 : 0;
 }
 
 void ih_print_summary(FILE *fp, const char *name, uint32_t width, uint32_t height,
