@@ -4,7 +4,8 @@ standard input) are refused from their first bytes, with the decoder's
 reason, not after --max-bytes (2 GiB) of them are read; an image through a
 pipe still loads. A CSV of 2^24 bins (hundreds of megabytes, minutes of
 writing) is announced by a warning and stops within seconds of SIGINT: exit
-130, no file.
+130, no file; SIGKILL leaves no file either (the output is unnamed until it
+is complete).
 
 usage: test_streams.py IMGHIST_BINARY SAMPLES_DIR
 """
@@ -54,6 +55,14 @@ def main():
                             f"{waited:.1f} s, left {os.listdir(tmp)}")
         if "warning: --bins 16777216" not in err:
             failures.append(f"no warning for 2^24 bins: {err!r}")
+        # SIGKILL mid-write: the output is an unnamed file, nothing is left.
+        p = subprocess.Popen([EXE, os.path.join(SAMPLES, "moon.png"), "--bins", "16777216",
+                              "--range", "0:256", "--csv", csv], stderr=subprocess.DEVNULL)
+        time.sleep(2)
+        p.kill()
+        p.wait()
+        if os.listdir(tmp):
+            failures.append(f"SIGKILL mid-write left {os.listdir(tmp)}")
     for f in failures:
         print("FAIL:", f)
     if failures:

@@ -11,11 +11,16 @@ typedef struct ih_output_file {
     char *tmp_path;   /* NULL when writing straight to the target */
     int is_stdout;
     int direct;       /* writing straight to a device or FIFO that exists */
+    int anon;         /* an unnamed file (O_TMPFILE), linked in by ih_output_commit */
+    int flushed;      /* anon: written and synced, fp kept for the link */
 } ih_output_file;
 
 /*
  * Open `path` for writing. A regular file (existing or not) is written to a
- * temporary file beside it that ih_output_commit() renames into place; a
+ * temporary file beside it that ih_output_commit() renames into place: on
+ * Linux an unnamed one (O_TMPFILE), which a killed process leaves nothing
+ * of, linked in under a temporary name only for the rename; elsewhere a
+ * hidden `.NAME.XXXXXX`. A
  * path naming something else that exists (a device such as /dev/null or
  * /dev/full, a FIFO) is written directly; "-" is standard output when
  * allow_stdout is set. On failure returns -1 with errno set and writes a reason
