@@ -232,7 +232,7 @@ int ih_write_csv_rows_with_file(FILE *fp, const char *file, const ih_hist_out *h
 
 /* A JSON string: quotes, backslashes and control characters escaped, UTF-8
  * as it is. A file name is bytes: a byte that starts no well-formed UTF-8
- * sequence is written \\udcXX (XX the byte), Python's surrogateescape, so
+ * sequence is written \udcXX (XX the byte), Python's surrogateescape, so
  * that the line is valid UTF-8 and os.fsencode(name) gives the bytes back. */
 static void json_string(FILE *fp, const char *s)
 {

@@ -32,7 +32,9 @@ typedef void (*ih_skip_fn)(const char *path, const char *why, int error);
  * (and its sub-folders' with `recursive`); files are read for their first
  * bytes and kept when they are images. Symbolic links to files are followed,
  * to folders not (no loops). A folder is read whole and closed before its
- * sub-folders are walked, so any depth holds one folder open at a time. Then sorts, maps outputs into out_dir (NULL: no
+ * sub-folders are walked, so any depth holds one folder open at a time; an
+ * entry that cannot be read or entered is counted in `unreadable` and given
+ * to skip with error 1. Then sorts, maps outputs into out_dir (NULL: no
  * image outputs) and refuses two images mapping to one output, or an output
  * that is one of the inputs. Returns 0; -1 with a reason in err for a usage
  * error (a collision, an input that does not exist), in which case nothing
