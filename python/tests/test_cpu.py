@@ -801,3 +801,21 @@ def test_load_refuses_made_up_jpeg_pixels(samples, progressive):
         with pytest.raises(imghist.ImghistError, match="Corrupt JPEG data"):
             imghist.load(bytes(bad))
     assert imghist.load(data).shape == img.shape[:2]
+
+
+def test_load_refuses_progressive_bombs(samples):
+    # A progressive file declaring far more blocks than its bytes can hold
+    # one bit of is refused before libjpeg allocates its coefficients
+    # (16000 x 16000: 1.5 GB); a real flat progressive file of the same kind
+    # (about two bits a block) loads.
+    import struct
+    img = cv2.imread(os.path.join(samples, "camera.png"), cv2.IMREAD_GRAYSCALE)
+    data = bytearray(cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])[1].tobytes())
+    sof = data.find(b"\xff\xc2")
+    struct.pack_into(">HH", data, sof + 5, 16000, 16000)
+    with pytest.raises(imghist.ImghistError, match="cannot hold the first scan"):
+        imghist.load(bytes(data))
+    flat = np.full((3000, 4000), 128, np.uint8)
+    enc = cv2.imencode(".jpg", flat, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1,
+                                      cv2.IMWRITE_JPEG_QUALITY, 10])[1].tobytes()
+    assert imghist.load(enc).shape == (3000, 4000)

@@ -127,6 +127,29 @@ static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
     return app1 != NULL ? ih_exif_orientation(app1->data, app1->data_length) : 0;
 }
 
+/*
+ * Whether `size` bytes can hold a Huffman-coded progressive file's first
+ * scan. libjpeg keeps every coefficient of such a file (2 bytes a sample and
+ * component) before its data proves the size, so a few kilobytes declaring
+ * 16000x16000 cost gigabytes. Its DC scan codes every block of every
+ * component in at least one bit (no Huffman code is shorter); with half a
+ * bit a block as the bound, no complete file, however flat, falls under it.
+ * Arithmetic coding can go below a bit a block, and baseline files keep no
+ * coefficients: neither is bounded here.
+ */
+static int progressive_fits(const struct jpeg_decompress_struct *cinfo, size_t size)
+{
+    if (!cinfo->progressive_mode || cinfo->arith_code) {
+        return 1;
+    }
+    uint64_t blocks = 0;
+    for (int c = 0; c < cinfo->num_components; c++) {
+        blocks += (uint64_t)cinfo->comp_info[c].width_in_blocks *
+                  cinfo->comp_info[c].height_in_blocks;
+    }
+    return (uint64_t)size * 16 >= blocks;
+}
+
 imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size,
                               const char *name, const ih_load_opts *opts, ih_raw *out)
 {
@@ -167,6 +190,14 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     if (ih_check_image_size(ctx, &opts->limits, name, cinfo.image_width, cinfo.image_height) !=
         IMGHIST_OK) {
         st = IMGHIST_E_LIMIT;
+        said = 1;
+        longjmp(err.jump, 1);
+    }
+    if (!progressive_fits(&cinfo, size)) {
+        st = ih_fail(ctx, IMGHIST_E_DECODE,
+                     "%s: invalid JPEG (file is truncated: %zu bytes cannot hold the first "
+                     "scan of a %ux%u progressive image)",
+                     name, size, (unsigned)cinfo.image_width, (unsigned)cinfo.image_height);
         said = 1;
         longjmp(err.jump, 1);
     }
