@@ -5,6 +5,7 @@
 # in this one process tree (an A/B on the same card). Logs go to $OUT as one
 # tarball and a summary; bench/compare_logs.py compares the two sides.
 #   scripts/device-ab.sh NEW OLD [tests|bench|all] [ROUNDS]
+# With `tests`, one build's GPU suites alone: OLD is not run (give NEW again).
 # BENCHES (default "u8 wide joint batch views16") picks the benchmarks.
 set -u
 N=$1

@@ -11,8 +11,8 @@ extern int ih_verbosity;
 /* What a --range over an image whose 16-bit or float samples were made
  * 8-bit (the default --depth 8) says: the range applies to 0..255. */
 #define IH_REDUCED_WARNING                                                                   \
-    "its 16-bit or float samples are counted as 8-bit ones (0 to 255, as OpenCV's imread " \
-    "makes them); --depth native counts its own"
+    "its 16-bit or float samples are counted as 8-bit ones (0 to 255); --depth native " \
+    "counts its own"
 
 /* What --read-truncated says of a JPEG that ended early. */
 #define IH_TRUNCATED_WARNING \

@@ -650,9 +650,8 @@ int main(int argc, char **argv)
     ih_output_sync = !a.no_sync;
     if (a.bins > (1u << 20) && (a.csv_out != NULL || a.json_out != NULL || a.total_out != NULL) &&
         ih_verbosity >= 0 && ih_mpi.rank == 0) {
-        /* tens of bytes a bin: hundreds of megabytes, minutes of writing */
-        ih_say("warning: --bins %u: each histogram written has %u rows (about %u MB as CSV)",
-               a.bins, a.bins, (unsigned)((uint64_t)a.bins * 40 / 1000000));
+        /* tens of bytes a row: hundreds of megabytes, minutes of writing */
+        ih_say("warning: --bins %u: each histogram written has %u rows", a.bins, a.bins);
     }
     int rc = IH_EXIT_OK;
     if (ih_mpi.rank != 0 && (a.help || a.version)) {
