@@ -195,12 +195,29 @@ typedef struct parse_state {
  * usage error in err. */
 typedef int (*option_fn)(parse_state *st, const char *v, char *err, size_t errlen);
 
+/* One word an option with a fixed set of values takes, and what it stores. */
+typedef struct choice {
+    const char *word;
+    int value;
+} choice;
+
+/* An option with a fixed set of values: its words (ending at a NULL word),
+ * whether their case matters, and the usage error for any other value (a
+ * format with one %s, the value). */
+typedef struct choices {
+    const choice *words;
+    int any_case;
+    const char *error;
+} choices;
+
 typedef struct option {
     const char *short_name; /* NULL, or "-x": its value is the next argument */
     const char *long_name;  /* "--name": its value is "--name=V" or the next argument */
     int takes_value;
     option_fn set;          /* NULL: the option stores into field */
-    size_t field;           /* a flag: an int set to 1; with a value: a const char * */
+    size_t field;           /* a flag: an int set to 1; with a value: a const char *,
+                               or with one_of the int its word names */
+    const choices *one_of;
 } option;
 
 static int set_quiet(parse_state *st, const char *v, char *err, size_t errlen)
@@ -214,19 +231,6 @@ static int set_verbose(parse_state *st, const char *v, char *err, size_t errlen)
 {
     (void)v, (void)err, (void)errlen;
     st->verbose = 1;
-    return 0;
-}
-
-static int set_gray(parse_state *st, const char *v, char *err, size_t errlen)
-{
-    if (strcasecmp(v, "luma") == 0) {
-        st->out->gray = IMGHIST_GRAY_LUMA;
-    } else if (strcasecmp(v, "bgr2gray") == 0) {
-        st->out->gray = IMGHIST_GRAY_BGR2GRAY;
-    } else {
-        snprintf(err, errlen, "unknown --gray mode '%s' (use bgr2gray or luma)", v);
-        return -1;
-    }
     return 0;
 }
 
@@ -286,34 +290,6 @@ static int set_range(parse_state *st, const char *v, char *err, size_t errlen)
     return 0;
 }
 
-static int set_depth(parse_state *st, const char *v, char *err, size_t errlen)
-{
-    if (strcasecmp(v, "native") == 0) {
-        st->out->native_depth = 1;
-    } else if (strcmp(v, "8") == 0) {
-        st->out->native_depth = 0;
-    } else {
-        snprintf(err, errlen, "unknown --depth '%s' (use 8 or native)", v);
-        return -1;
-    }
-    return 0;
-}
-
-static int set_color(parse_state *st, const char *v, char *err, size_t errlen)
-{
-    if (strcmp(v, "gray") == 0) {
-        st->out->color = IH_COLOR_GRAY;
-    } else if (strcmp(v, "luma") == 0) {
-        st->out->color = IH_COLOR_LUMA;
-    } else if (strcmp(v, "channels") == 0) {
-        st->out->color = IH_COLOR_CHANNELS;
-    } else {
-        snprintf(err, errlen, "--color is gray, luma or channels, not '%s'", v);
-        return -1;
-    }
-    return 0;
-}
-
 static int set_clip(parse_state *st, const char *v, char *err, size_t errlen)
 {
     char *end = NULL;
@@ -357,26 +333,40 @@ static int set_gpus(parse_state *st, const char *v, char *err, size_t errlen)
     return ih_parse_gpus(v, &st->out->scale, err, errlen);
 }
 
-#define FLAG(s, l, f) {s, l, 0, NULL, offsetof(ih_cli_args, f)}
-#define PATH(l, f) {NULL, l, 1, NULL, offsetof(ih_cli_args, f)}
+#define FLAG(s, l, f) {s, l, 0, NULL, offsetof(ih_cli_args, f), NULL}
+#define PATH(l, f) {NULL, l, 1, NULL, offsetof(ih_cli_args, f), NULL}
+#define ONE_OF(l, f, c) {NULL, l, 1, NULL, offsetof(ih_cli_args, f), &c}
+
+_Static_assert(sizeof(imghist_gray_mode) == sizeof(int), "--gray stores an int");
+
+static const choices gray_modes = {
+    (const choice[]){{"luma", IMGHIST_GRAY_LUMA}, {"bgr2gray", IMGHIST_GRAY_BGR2GRAY}, {NULL, 0}},
+    1, "unknown --gray mode '%s' (use bgr2gray or luma)"};
+static const choices depths = {(const choice[]){{"native", 1}, {"8", 0}, {NULL, 0}}, 1,
+                               "unknown --depth '%s' (use 8 or native)"};
+static const choices colors = {(const choice[]){{"gray", IH_COLOR_GRAY},
+                                                {"luma", IH_COLOR_LUMA},
+                                                {"channels", IH_COLOR_CHANNELS},
+                                                {NULL, 0}},
+                               0, "--color is gray, luma or channels, not '%s'"};
 
 static const option options[] = {
     FLAG("-h", "--help", help),
     FLAG(NULL, "--version", version),
-    {"-v", "--verbose", 0, set_verbose, 0},
-    {"-q", "--quiet", 0, set_quiet, 0},
+    {"-v", "--verbose", 0, set_verbose, 0, NULL},
+    {"-q", "--quiet", 0, set_quiet, 0, NULL},
     FLAG("-r", "--recursive", recursive),
     PATH("--equalize", equalize_out),
     PATH("--csv", csv_out),
     PATH("--json", json_out),
     PATH("--total", total_out),
-    {NULL, "--gray", 1, set_gray, 0},
-    {"-j", "--jobs", 1, set_jobs, 0},
-    {NULL, "--backend", 1, set_backend, 0},
-    {NULL, "--max-pixels", 1, set_max_pixels, 0},
-    {NULL, "--bins", 1, set_bins, 0},
-    {NULL, "--range", 1, set_range, 0},
-    {NULL, "--depth", 1, set_depth, 0},
+    ONE_OF("--gray", gray, gray_modes),
+    {"-j", "--jobs", 1, set_jobs, 0, NULL},
+    {NULL, "--backend", 1, set_backend, 0, NULL},
+    {NULL, "--max-pixels", 1, set_max_pixels, 0, NULL},
+    {NULL, "--bins", 1, set_bins, 0, NULL},
+    {NULL, "--range", 1, set_range, 0, NULL},
+    ONE_OF("--depth", native_depth, depths),
     FLAG(NULL, "--channels", channels),
     FLAG(NULL, "--read-truncated", read_truncated),
     FLAG(NULL, "--no-sync", no_sync),
@@ -384,15 +374,15 @@ static const option options[] = {
     PATH("--plot-dir", plot_dir),
     PATH("--plot", plot),
     FLAG(NULL, "--log", log_scale),
-    {NULL, "--color", 1, set_color, 0},
+    ONE_OF("--color", color, colors),
     FLAG(NULL, "--clahe", clahe),
-    {NULL, "--clip", 1, set_clip, 0},
-    {NULL, "--tiles", 1, set_tiles, 0},
+    {NULL, "--clip", 1, set_clip, 0, NULL},
+    {NULL, "--tiles", 1, set_tiles, 0, NULL},
     PATH("--match", match),
     PATH("--joint", joint),
-    {NULL, "--max-bytes", 1, set_max_bytes, 0},
-    {NULL, "--shard", 1, set_shard, 0},
-    {NULL, "--gpus", 1, set_gpus, 0},
+    {NULL, "--max-bytes", 1, set_max_bytes, 0, NULL},
+    {NULL, "--shard", 1, set_shard, 0, NULL},
+    {NULL, "--gpus", 1, set_gpus, 0, NULL},
 };
 
 /* Whether a names the option: its short name exactly, its long name exactly
@@ -440,6 +430,20 @@ static const option *take_option(int argc, char *const argv[], int *i, const cha
     return NULL;
 }
 
+/* Stores the value the word v names into the int at field; 0, or -1 with
+ * the option's usage error in err. */
+static int store_choice(const choices *c, const char *v, char *field, char *err, size_t errlen)
+{
+    for (const choice *w = c->words; w->word != NULL; w++) {
+        if ((c->any_case ? strcasecmp(v, w->word) : strcmp(v, w->word)) == 0) {
+            memcpy(field, &w->value, sizeof w->value);
+            return 0;
+        }
+    }
+    snprintf(err, errlen, c->error, v);
+    return -1;
+}
+
 /* Applies argv[*i], an option; 0, or -1 with a usage error in err. */
 static int apply_option(parse_state *st, int argc, char *const argv[], int *i, char *err,
                         size_t errlen)
@@ -453,6 +457,9 @@ static int apply_option(parse_state *st, int argc, char *const argv[], int *i, c
         return o->set(st, v, err, errlen);
     }
     char *field = (char *)st->out + o->field;
+    if (o->one_of != NULL) {
+        return store_choice(o->one_of, v, field, err, errlen);
+    }
     if (o->takes_value) {
         memcpy(field, &v, sizeof v);
     } else {

@@ -82,9 +82,21 @@ struct ih_backend_ops {
 
 /* The one fallback. After a call on the context's backend returned *st: the
  * backend to run it again on, when *st is IH_E_GPU_OOM and all the call's
- * memory is host memory (all_host): the CPU, said in the note. Else NULL,
- * with *st what the call returns (out of GPU memory: IMGHIST_E_CUDA). */
-const ih_backend_ops *ih_fallback_for(imghist_ctx *ctx, imghist_status *st, int all_host);
+ * memory (src, and counts unless NULL) is host memory: the CPU, said in the
+ * note. Else NULL, with *st what the call returns (out of GPU memory:
+ * IMGHIST_E_CUDA). */
+const ih_backend_ops *ih_fallback_for(imghist_ctx *ctx, imghist_status *st,
+                                      const imghist_view *src, const imghist_counts *counts);
+/* One image's histogram (job set) or equalization (job NULL, levels set)
+ * on the context's backend, run again on the fallback when ih_fallback_for
+ * names one. */
+typedef struct ih_one {
+    ih_batch image;
+    const ih_hist_job *job;
+    const imghist_counts *counts;
+    size_t levels;
+} ih_one;
+imghist_status ih_dispatch_one(imghist_ctx *ctx, const ih_one *c);
 /* Image by image, each as a one-image call on the context's backend with
  * the fallback of one (a device backend's route for lists it has no batch
  * for). Equalization failures name the image. */

@@ -26,11 +26,14 @@ imghist_status ih_check_memory(imghist_ctx *ctx, imghist_mem mem, const char *ro
     return IMGHIST_OK;
 }
 
-const ih_backend_ops *ih_fallback_for(imghist_ctx *ctx, imghist_status *st, int all_host)
+const ih_backend_ops *ih_fallback_for(imghist_ctx *ctx, imghist_status *st,
+                                      const imghist_view *src, const imghist_counts *counts)
 {
     if (*st != IH_E_GPU_OOM) {
         return NULL;
     }
+    const int all_host =
+        src->mem == IMGHIST_MEM_HOST && (counts == NULL || counts->mem == IMGHIST_MEM_HOST);
     if (!all_host || ctx->fallback == NULL) {
         *st = ih_fail(ctx, IMGHIST_E_CUDA, "GPU out of memory for staging the image "
                                            "(cudaErrorMemoryAllocation)");
@@ -40,17 +43,17 @@ const ih_backend_ops *ih_fallback_for(imghist_ctx *ctx, imghist_status *st, int 
     return ctx->fallback;
 }
 
-/* One image on the context's backend, or on the CPU when the GPU has no
- * memory for a host image. */
-static imghist_status dispatch_histogram(imghist_ctx *ctx, const imghist_view *src,
-                                         const imghist_view *mask, const ih_hist_job *job,
-                                         const imghist_counts *out)
+static imghist_status call_one(imghist_ctx *ctx, const ih_backend_ops *ops, const ih_one *c)
 {
-    const ih_batch one = {.kind = IH_ONE, .count = 1, .src = src, .masks = mask};
-    imghist_status st = ctx->ops->histogram(ctx, &one, job, out);
-    const ih_backend_ops *cpu =
-        ih_fallback_for(ctx, &st, src->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
-    return cpu != NULL ? cpu->histogram(ctx, &one, job, out) : st;
+    return c->job != NULL ? ops->histogram(ctx, &c->image, c->job, c->counts)
+                          : ops->equalize(ctx, &c->image, c->counts, c->levels);
+}
+
+imghist_status ih_dispatch_one(imghist_ctx *ctx, const ih_one *c)
+{
+    imghist_status st = call_one(ctx, ctx->ops, c);
+    const ih_backend_ops *cpu = ih_fallback_for(ctx, &st, c->image.src, c->counts);
+    return cpu != NULL ? call_one(ctx, cpu, c) : st;
 }
 
 imghist_status ih_op_histogram_one(imghist_ctx *ctx, const imghist_view *src,
@@ -68,7 +71,12 @@ imghist_status ih_op_histogram_one(imghist_ctx *ctx, const imghist_view *src,
     if (st != IMGHIST_OK) {
         return st;
     }
-    return dispatch_histogram(ctx, src, mask, &job, out);
+    const ih_one one = {
+        .image = {.kind = IH_ONE, .count = 1, .src = src, .masks = mask},
+        .job = &job,
+        .counts = out,
+    };
+    return ih_dispatch_one(ctx, &one);
 }
 
 /* ih_begin, then what every batch call refuses: no views (given: whether
@@ -149,8 +157,15 @@ imghist_status ih_histogram_each(imghist_ctx *ctx, const ih_batch *b, const ih_h
         imghist_counts one = *out;
         one.data = out->data + i * job->len;
         one.len = job->len;
-        st = dispatch_histogram(ctx, &b->src[i], b->masks != NULL ? &b->masks[i] : NULL, job,
-                                &one);
+        const ih_one image = {
+            .image = {.kind = IH_ONE,
+                      .count = 1,
+                      .src = &b->src[i],
+                      .masks = b->masks != NULL ? &b->masks[i] : NULL},
+            .job = job,
+            .counts = &one,
+        };
+        st = ih_dispatch_one(ctx, &image);
     }
     return st;
 }
@@ -450,7 +465,7 @@ imghist_status ih_op_range(imghist_ctx *ctx, const imghist_view *src, const imgh
     }
     int found = 0;
     st = ctx->ops->range(ctx, src, mask, lo, hi, &found);
-    const ih_backend_ops *cpu = ih_fallback_for(ctx, &st, src->mem == IMGHIST_MEM_HOST);
+    const ih_backend_ops *cpu = ih_fallback_for(ctx, &st, src, NULL);
     if (cpu != NULL) {
         st = cpu->range(ctx, src, mask, lo, hi, &found);
     }
@@ -508,8 +523,7 @@ imghist_status ih_op_histogram2d(imghist_ctx *ctx, const imghist_view *a,
         return st;
     }
     st = ctx->ops->histogram2d(ctx, a, b, mask, &ja, &jb, out);
-    const ih_backend_ops *cpu =
-        ih_fallback_for(ctx, &st, a->mem == IMGHIST_MEM_HOST && out->mem == IMGHIST_MEM_HOST);
+    const ih_backend_ops *cpu = ih_fallback_for(ctx, &st, a, out);
     return cpu != NULL ? cpu->histogram2d(ctx, a, b, mask, &ja, &jb, out) : st;
 }
 

@@ -56,18 +56,17 @@ static imghist_status check_pair(imghist_ctx *ctx, const imghist_view *src,
     return IMGHIST_OK;
 }
 
-/* One image on the context's backend, or on the CPU when the GPU has no
- * memory for a host image. */
+/* One image's equalization, with the fallback of one. */
 static imghist_status dispatch_equalize(imghist_ctx *ctx, const imghist_view *src,
                                         const imghist_view *mask, const imghist_view *dst,
                                         const imghist_counts *hist)
 {
-    const ih_batch one = {.kind = IH_ONE, .count = 1, .src = src, .dst = dst, .masks = mask};
-    const size_t levels = src->dtype == IMGHIST_U8 ? IH_U8_BINS : IH_U16_LEVELS;
-    imghist_status st = ctx->ops->equalize(ctx, &one, hist, levels);
-    const ih_backend_ops *cpu = ih_fallback_for(
-        ctx, &st, src->mem == IMGHIST_MEM_HOST && (hist == NULL || hist->mem == IMGHIST_MEM_HOST));
-    return cpu != NULL ? cpu->equalize(ctx, &one, hist, levels) : st;
+    const ih_one one = {
+        .image = {.kind = IH_ONE, .count = 1, .src = src, .dst = dst, .masks = mask},
+        .counts = hist,
+        .levels = src->dtype == IMGHIST_U8 ? IH_U8_BINS : IH_U16_LEVELS,
+    };
+    return ih_dispatch_one(ctx, &one);
 }
 
 imghist_status ih_op_equalize_one(imghist_ctx *ctx, const imghist_view *src,
@@ -555,7 +554,7 @@ static imghist_status clahe_one(imghist_ctx *ctx, const imghist_view *src,
     ih_clahe_geometry(src->width, src->height, tiles_x, tiles_y, clip_limit,
                       src->dtype == IMGHIST_U8 ? IH_U8_BINS : IH_U16_LEVELS, &g);
     imghist_status st = ctx->ops->clahe(ctx, src, dst, &g);
-    const ih_backend_ops *cpu = ih_fallback_for(ctx, &st, src->mem == IMGHIST_MEM_HOST);
+    const ih_backend_ops *cpu = ih_fallback_for(ctx, &st, src, NULL);
     return cpu != NULL ? cpu->clahe(ctx, src, dst, &g) : st;
 }
 
