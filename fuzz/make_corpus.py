@@ -530,6 +530,17 @@ def rgbe(r, g, b):
     return bytes([int(r * scale), int(g * scale), int(b * scale), e + 128])
 
 
+def pfm(magic, w, h, scale, special=False):
+    """Rows bottom to top; a negative scale means little-endian floats."""
+    c = 3 if magic == b"PF" else 1
+    vals = [((x * 7 + y * 13 + k) % 29) / 7.0 - 0.5 for y in range(h) for x in range(w)
+            for k in range(c)]
+    if special:
+        vals[:4] = [float("nan"), float("inf"), float("-inf"), 3.0e9]
+    order = "<" if scale < 0 else ">"
+    return b"%s\n%d %d\n%r\n" % (magic, w, h, scale) + struct.pack(order + "%df" % len(vals), *vals)
+
+
 def hdr(w, h, rle):
     out = b"#?RADIANCE\n# seed\nFORMAT=32-bit_rle_rgbe\nEXPOSURE=1.0\n\n-Y %d +X %d\n" % (h, w)
     for y in range(h):
@@ -754,6 +765,13 @@ def load_corpus():
                                         override={322: [1 << 15], 323: [1 << 15]})
     f["tiff_float16_unsupported.tif"] = tiff(4, 4, bps=16, fmt=3)
     f["tiff_signed8_unsupported.tif"] = tiff(4, 4, fmt=2)
+    # PFM (no random bytes: the seeds above keep theirs).
+    f["pfm_rgb_le.pfm"] = pfm(b"PF", 7, 5, -1.0)
+    f["pfm_gray_be_scale.pfm"] = pfm(b"Pf", 9, 4, 2.5)
+    f["pfm_rgb_special.pfm"] = pfm(b"PF", 3, 2, -1.0, special=True)
+    f["pfm_truncated.pfm"] = pfm(b"PF", 7, 5, -1.0)[:-3]
+    f["pfm_scale_zero.pfm"] = pfm(b"Pf", 4, 4, 0.0)
+    f["pfm_declares_90000x90000.pfm"] = b"Pf\n90000 90000\n-1.0\n" + bytes(16)
     return f
 
 

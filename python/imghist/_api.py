@@ -731,13 +731,13 @@ _GRAYS = {"bgr2gray": 0, "luma": 1}
 def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str = "8",
          channels: bool = False, gray: str = "bgr2gray",
          read_truncated: bool = False) -> np.ndarray:
-    """Load an image file (PNG, JPEG, TIFF, BMP, TGA, GIF, PNM, PSD, HDR,
+    """Load an image file (PNG, JPEG, TIFF, BMP, TGA, GIF, PNM, PFM, PSD, HDR,
     chosen by content) as a NumPy array, as the imghist CLI reads it.
 
     path: a file name (str or os.PathLike), or the file's contents (bytes,
     bytearray, memoryview: these are never file names). depth: '8' (uint8; 16-bit samples >> 8) or
     'native' (uint16 for 16-bit PNG, PNM, PSD and TIFF, float32 for float
-    TIFF and Radiance HDR, uint8 for the rest). channels: False gives gray
+    TIFF, Radiance HDR and PFM, uint8 for the rest). channels: False gives gray
     (H, W), converted as gray says: 'bgr2gray' (OpenCV's
     imread(IMREAD_COLOR) + cvtColor(BGR2GRAY), the default) or 'luma'
     (OpenCV's imread(IMREAD_GRAYSCALE)); True gives the file's channels as

@@ -4,6 +4,8 @@
 #ifndef IMGHIST_DECODE_H
 #define IMGHIST_DECODE_H
 
+#include <math.h>
+
 #include "core.h"
 
 typedef struct ih_raw {
@@ -62,6 +64,8 @@ imghist_status ih_decode_gif(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_hdr(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out);
+imghist_status ih_decode_pfm(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
+                             const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_bmp(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out);
 imghist_status ih_decode_tga(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
@@ -74,6 +78,18 @@ int ih_is_tga(const uint8_t *d, size_t n);
 const char *ih_stb_refused_reason(const uint8_t *d, size_t n);
 imghist_status ih_decode_stb(imghist_ctx *ctx, const uint8_t *data, size_t size,
                              const char *name, const ih_load_opts *opts, ih_raw *out);
+
+/* A float in 8 bits as OpenCV's convertTo(CV_8U) makes it on x86-64: rounded
+ * half to even and saturated, except that what the conversion to int cannot
+ * hold (NaN, infinities, magnitudes of 2^31 and more) becomes the integer
+ * "indefinite" INT_MIN there, so 0. */
+static inline uint8_t ih_cv_u8_from_float(float x)
+{
+    if (!(x > -2147483648.0f && x < 2147483648.0f) || !(x > 0.0f)) {
+        return 0;
+    }
+    return x >= 255.0f ? 255 : (uint8_t)lrintf(x);
+}
 
 /* 1 when the bytes start like a TIFF file: "II*\0" or "MM\0*", or BigTIFF's
  * "II+\0" or "MM\0+" (libtiff reads both). */

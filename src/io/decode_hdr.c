@@ -12,8 +12,9 @@
  * as in both. Data that ends early, a bad run, or a scanline that switches
  * coding refuses the file.
  *
- * In 8 bits each sample becomes v * 255 rounded half to even and saturated,
- * as OpenCV's imread (grfmt_hdr.cpp: convertTo(CV_8U, 255)) makes it, and
+ * In 8 bits each sample becomes v * 255 rounded half to even and saturated
+ * (0 from 2^31 on), as OpenCV's imread (grfmt_hdr.cpp: convertTo(CV_8U,
+ * 255)) makes it (ih_cv_u8_from_float), and
  * gray is cvtColor(BGR2GRAY) of those in both gray modes (OpenCV 4.6 means
  * that for IMREAD_GRAYSCALE too). --depth native keeps the floats.
  */
@@ -145,20 +146,6 @@ static const char *rle_line(const uint8_t **pp, const uint8_t *end, uint32_t w, 
     return NULL;
 }
 
-/* A float sample in 8 bits as OpenCV's convertTo(CV_8U, 255) makes it:
- * v * 255 in float, rounded half to even, saturated. */
-static uint8_t sample_u8(float v)
-{
-    const float x = v * 255.0f;
-    if (!(x > 0.0f)) {
-        return 0;
-    }
-    if (x >= 255.0f) {
-        return 255;
-    }
-    return (uint8_t)lrintf(x);
-}
-
 imghist_status ih_decode_hdr(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out)
 {
@@ -226,7 +213,7 @@ imghist_status ih_decode_hdr(imghist_ctx *ctx, const uint8_t *data, size_t size,
          * with cvtColor's weights, as OpenCV does for both modes. */
         uint8_t *o = (uint8_t *)f;
         for (size_t i = 0; i < pixels * 3; i++) {
-            o[i] = sample_u8(f[i]);
+            o[i] = ih_cv_u8_from_float(f[i] * 255.0f); /* convertTo(CV_8U, 255) */
         }
         out->dtype = IMGHIST_U8;
         out->reduced = 1;

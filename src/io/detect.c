@@ -22,6 +22,10 @@ const char *imghist_detect_format(const void *head, size_t size)
     if (starts_with(d, size, "BM", 2)) return "bmp";
     if (starts_with(d, size, "GIF87a", 6) || starts_with(d, size, "GIF89a", 6)) return "gif";
     if (d[0] == 'P' && d[1] >= '1' && d[1] <= '6') return "pnm";
+    if (size >= 3 && d[0] == 'P' && (d[1] == 'F' || d[1] == 'f') &&
+        (d[2] == ' ' || (d[2] >= '\t' && d[2] <= '\r'))) {
+        return "pfm";
+    }
     if (starts_with(d, size, "8BPS", 4)) return "psd";
     if (starts_with(d, size, "#?RADIANCE\n", 11) || starts_with(d, size, "#?RGBE\n", 7)) {
         return "hdr";

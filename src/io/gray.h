@@ -30,14 +30,16 @@ static inline uint8_t ih_luma14_from_rgb(uint32_t r, uint32_t g, uint32_t b)
 void ih_gray_from_rgb_row(const uint8_t *rgb, uint8_t *gray, size_t n);
 
 /*
- * n pixels of `channels` interleaved samples of type dtype (2: gray + alpha;
- * 3 or 4: RGB, alpha ignored) as one gray channel, in a new malloc'd buffer;
- * NULL when out of memory. 8-bit colour: cvtColor's 15-bit weights in the
- * BGR2GRAY mode, the 14-bit ones of OpenCV's BMP and PNM decoders
- * (ih_luma14_from_rgb) in the luma mode. 16-bit colour: cvtColor's weights
- * for CV_16U (the 15-bit ones); float: its float weights, in both modes.
+ * width x height packed pixels of `channels` interleaved samples of type
+ * dtype (2: gray + alpha; 3 or 4: RGB, alpha ignored) as one gray channel,
+ * in a new malloc'd buffer; NULL when out of memory. 8-bit colour:
+ * cvtColor's 15-bit weights in the BGR2GRAY mode, the 14-bit ones of
+ * OpenCV's BMP and PNM decoders (ih_luma14_from_rgb) in the luma mode.
+ * 16-bit colour: cvtColor's weights for CV_16U (the 15-bit ones); float: its
+ * float weights, fused as its vector and row-end loops fuse them (gray.c),
+ * in both modes.
  */
-void *ih_gray_from_samples(const void *samples, size_t n, int channels, imghist_dtype dtype,
-                           imghist_gray_mode mode);
+void *ih_gray_from_samples(const void *samples, uint32_t width, uint32_t height, int channels,
+                           imghist_dtype dtype, imghist_gray_mode mode);
 
 #endif

@@ -128,6 +128,9 @@ static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size
     if (format != NULL && strcmp(format, "hdr") == 0) {
         return ih_decode_hdr(ctx, bytes, size, name, opts, raw);
     }
+    if (format != NULL && strcmp(format, "pfm") == 0) {
+        return ih_decode_pfm(ctx, bytes, size, name, opts, raw);
+    }
     if (format != NULL && strcmp(format, "psd") == 0) {
         return ih_decode_stb(ctx, bytes, size, name, opts, raw);
     }
@@ -137,8 +140,26 @@ static imghist_status decode(imghist_ctx *ctx, const uint8_t *bytes, size_t size
     const char *why = ih_stb_refused_reason(bytes, size);
     return ih_fail(ctx, IMGHIST_E_DECODE, "%s: not a readable image (%s)", name,
                    why != NULL ? why
-                               : "unrecognised format: not PNG, JPEG, TIFF, BMP, GIF, PNM, TGA, "
-                                 "PSD or Radiance HDR");
+                               : "unrecognised format: not PNG, JPEG, TIFF, BMP, GIF, PNM, PFM, "
+                                 "TGA, PSD or Radiance HDR");
+}
+
+/* raw as one gray channel, unless opts keep the channels; 1 when out of
+ * memory (raw freed by the caller). */
+static int to_gray(ih_raw *raw, const ih_load_opts *opts)
+{
+    if (opts->keep_channels || raw->channels == 1) {
+        return 0;
+    }
+    void *gray = ih_gray_from_samples(raw->samples, raw->width, raw->height, raw->channels,
+                                      raw->dtype, opts->mode);
+    if (gray == NULL) {
+        return 1;
+    }
+    free(raw->samples);
+    raw->samples = gray;
+    raw->channels = 1;
+    return 0;
 }
 
 /* A float sample in 8 bits: clamp(v, 0, 1) * 255, rounded half up; NaN is 0. */
@@ -218,16 +239,10 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
     ih_image *full = calloc(1, sizeof *full);
     imghist_image *img = full ? &full->pub : NULL;
     int failed = img == NULL;
-    if (!failed && !opts.keep_channels && raw.channels != 1) {
-        void *gray = ih_gray_from_samples(raw.samples, (size_t)raw.width * raw.height,
-                                          raw.channels, raw.dtype, opts.mode);
-        failed = gray == NULL;
-        if (gray != NULL) {
-            free(raw.samples);
-            raw.samples = gray;
-            raw.channels = 1;
-        }
-    }
+    /* Gray before the turn moves fewer bytes; float gray after it, since
+     * OpenCV's float rule depends on where a pixel lies in its row. */
+    const int gray_first = raw.dtype != IMGHIST_F32;
+    if (!failed && gray_first) failed = to_gray(&raw, &opts);
     if (!failed && ih_orientation_to_apply(raw.orientation) != 0) {
         void *upright = ih_orient_pixels(raw.samples, &raw.width, &raw.height, raw.orientation,
                                   (size_t)raw.channels * ih_dtype_size(raw.dtype));
@@ -235,6 +250,7 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
         raw.samples = upright;
         failed = upright == NULL;
     }
+    if (!failed && !gray_first) failed = to_gray(&raw, &opts);
     if (failed) {
         free(img);
         free(raw.samples);
