@@ -142,8 +142,8 @@ const char ih_usage_text[] =
     "per thread (about 3 bytes per pixel of the largest image, times -j), plus\n"
     "the list of file names; not the images of the whole folder.\n"
     "Outputs are written beside their targets and renamed into place when\n"
-    "complete. Ctrl-C stops a batch run cleanly (exit status 130; 143 for\n"
-    "SIGTERM): images already written stay, no partial file is left.\n"
+    "complete. Ctrl-C stops a run within about a second (exit status 130; 143\n"
+    "for SIGTERM): images already written stay, no partial file is left.\n"
     "\n"
     "Exit status: 0 success, 1 an image could not be read, decoded or written\n"
     "(the others are still processed), 2 usage error.\n";

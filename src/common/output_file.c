@@ -1,15 +1,176 @@
 #define _GNU_SOURCE /* O_TMPFILE */
 #include "output_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int ih_output_sync = 1;
+
+/*
+ * Named temporaries are `.NAME.imghist-tmp.PID.HOST.SUFFIX`: the process
+ * and machine that write them, so that a later run on the same machine can
+ * tell one left by a process that no longer exists (killed, or stopped by
+ * a crash) from one still being written, here or by another machine
+ * sharing the folder. HOST keeps [A-Za-z0-9-] of the host name.
+ */
+#define TEMP_MARK "imghist-tmp"
+/* A leftover younger than this is kept even when its process is gone: a
+ * process of the same number in another PID namespace may still write it. */
+#define STALE_AGE_S 60
+
+static void host_tag(char *buf, size_t n)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0) {
+        host[0] = '\0';
+    }
+    size_t k = 0;
+    for (const char *c = host; *c != '\0' && k + 1 < n && k < 32; c++) {
+        const int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                       (*c >= '0' && *c <= '9') || *c == '-';
+        buf[k++] = ok ? *c : '-';
+    }
+    if (k == 0 && n > 1) {
+        buf[k++] = '-';
+    }
+    buf[k] = '\0';
+}
+
+/* Whether entry `name` of an open folder is a temporary of this machine's
+ * whose process is gone, and old enough to remove. */
+static int stale_temp(int dirfd, const char *name, const char *host, time_t now)
+{
+    if (name[0] != '.') {
+        return 0;
+    }
+    /* From the end: SUFFIX, HOST, PID, then the mark. */
+    const char *dots[4];
+    int found = 0;
+    for (const char *c = name + strlen(name); c > name && found < 4; c--) {
+        if (c[-1] == '.') {
+            dots[found++] = c - 1;
+        }
+    }
+    if (found < 4 || dots[3] == name) {
+        return 0;
+    }
+    const char *mark = dots[3] + 1, *pid_at = dots[2] + 1, *host_at = dots[1] + 1;
+    const size_t mark_len = (size_t)(dots[2] - mark), host_len = (size_t)(dots[0] - host_at);
+    if (mark_len != strlen(TEMP_MARK) || memcmp(mark, TEMP_MARK, mark_len) != 0 ||
+        host_len != strlen(host) || memcmp(host_at, host, host_len) != 0 || dots[0][1] == '\0') {
+        return 0;
+    }
+    uint64_t pid = 0;
+    const char *c = pid_at;
+    for (; c < dots[1] && *c >= '0' && *c <= '9' && pid < INT32_MAX; c++) {
+        pid = pid * 10 + (uint64_t)(*c - '0');
+    }
+    if (c != dots[1] || pid == 0 || pid > INT32_MAX || (pid_t)pid == getpid()) {
+        return 0;
+    }
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) {
+        return 0; /* running, or not ours to know */
+    }
+    struct stat st;
+    return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+           now - st.st_mtime >= STALE_AGE_S;
+}
+
+/* Removes the stale temporaries of folder dir (stale_temp). */
+static void sweep(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+        return;
+    }
+    char host[40];
+    host_tag(host, sizeof host);
+    const time_t now = time(NULL);
+    const int fd = dirfd(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (stale_temp(fd, e->d_name, host, now)) {
+            (void)unlinkat(fd, e->d_name, 0);
+        }
+    }
+    closedir(d);
+}
+
+/* The folders this process has swept, so that each is read once. */
+static struct {
+    pthread_mutex_t lock;
+    char **slot; /* open addressing by FNV-1a; NULL: empty */
+    size_t cap, used;
+} swept = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+static size_t hash_of(const char *s)
+{
+    uint64_t h = 14695981039346656037u;
+    for (; *s != '\0'; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    }
+    return (size_t)h;
+}
+
+/* Whether dir is new to the set, which then holds it (1: sweep it now). An
+ * out-of-memory set sweeps again rather than never. */
+static int first_visit(const char *dir)
+{
+    if (swept.used * 2 >= swept.cap) {
+        const size_t cap = swept.cap ? swept.cap * 2 : 64;
+        char **slot = calloc(cap, sizeof *slot);
+        if (slot == NULL) {
+            return 1;
+        }
+        for (size_t i = 0; i < swept.cap; i++) {
+            if (swept.slot[i] != NULL) {
+                size_t k = hash_of(swept.slot[i]) & (cap - 1);
+                while (slot[k] != NULL) {
+                    k = (k + 1) & (cap - 1);
+                }
+                slot[k] = swept.slot[i];
+            }
+        }
+        free(swept.slot);
+        swept.slot = slot;
+        swept.cap = cap;
+    }
+    size_t k = hash_of(dir) & (swept.cap - 1);
+    for (; swept.slot[k] != NULL; k = (k + 1) & (swept.cap - 1)) {
+        if (strcmp(swept.slot[k], dir) == 0) {
+            return 0;
+        }
+    }
+    swept.slot[k] = strdup(dir);
+    swept.used += swept.slot[k] != NULL;
+    return 1;
+}
+
+/* Sweeps the folder of path (dirlen bytes of it) the first time this
+ * process writes there. */
+static void sweep_once(const char *path, size_t dirlen)
+{
+    char *dir = dirlen > 0 ? strndup(path, dirlen) : strdup(".");
+    if (dir == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&swept.lock);
+    const int first = first_visit(dir);
+    pthread_mutex_unlock(&swept.lock);
+    if (first) {
+        sweep(dir);
+    }
+    free(dir);
+}
 
 static void clear(ih_output_file *out)
 {
@@ -63,14 +224,16 @@ static int link_in(ih_output_file *out, char *err, size_t errlen)
     if (rc != 0 && errno == EEXIST) {
         const char *slash = strrchr(path, '/');
         const size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-        const size_t n = strlen(path) + 48;
+        char host[40];
+        host_tag(host, sizeof host);
+        const size_t n = strlen(path) + sizeof TEMP_MARK + sizeof host + 40;
         char *tmp = malloc(n);
         if (tmp == NULL) {
             errno = ENOMEM;
         }
         for (unsigned k = 0; tmp != NULL; k++) {
-            snprintf(tmp, n, "%.*s.%s.%ld.%u", (int)dirlen, path, path + dirlen, (long)getpid(),
-                     k);
+            snprintf(tmp, n, "%.*s.%s." TEMP_MARK ".%ld.%s.%u", (int)dirlen, path, path + dirlen,
+                     (long)getpid(), host, k);
             rc = linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW);
             if (rc == 0 || errno != EEXIST || k == 1000) {
                 break;
@@ -128,7 +291,9 @@ int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
     const char *base = slash ? slash + 1 : path;
-    size_t n = dirlen + strlen(base) + 16;
+    char host[40];
+    host_tag(host, sizeof host);
+    size_t n = dirlen + strlen(base) + sizeof TEMP_MARK + sizeof host + 40;
     out->tmp_path = malloc(n);
     out->final_path = strdup(path);
     if (out->tmp_path == NULL || out->final_path == NULL) {
@@ -137,12 +302,14 @@ int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char
         errno = ENOMEM;
         return -1;
     }
+    sweep_once(path, dirlen);
     if (open_unnamed(out, path, dirlen) == 0) {
         free(out->tmp_path);
         out->tmp_path = NULL;
         return 0;
     }
-    snprintf(out->tmp_path, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
+    snprintf(out->tmp_path, n, "%.*s.%s." TEMP_MARK ".%ld.%s.XXXXXX", (int)dirlen, path, base,
+             (long)getpid(), host);
     int fd = mkstemp(out->tmp_path);
     if (fd < 0) {
         int e = errno;

@@ -20,11 +20,13 @@ typedef struct ih_output_file {
  * temporary file beside it that ih_output_commit() renames into place: on
  * Linux an unnamed one (O_TMPFILE), which a killed process leaves nothing
  * of, linked in under a temporary name only for the rename; elsewhere a
- * hidden `.NAME.XXXXXX`. A
- * path naming something else that exists (a device such as /dev/null or
- * /dev/full, a FIFO) is written directly; "-" is standard output when
- * allow_stdout is set. On failure returns -1 with errno set and writes a reason
- * into err.
+ * hidden `.NAME.imghist-tmp.PID.HOST.XXXXXX`. The first time a process
+ * writes into a folder, it removes the temporaries of that form that a
+ * process of this machine left there and that are a minute old or more
+ * while their process no longer exists. A path naming something else that
+ * exists (a device such as /dev/null or /dev/full, a FIFO) is written
+ * directly; "-" is standard output when allow_stdout is set. On failure
+ * returns -1 with errno set and writes a reason into err.
  */
 int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char *err,
                    size_t errlen);
