@@ -1,8 +1,10 @@
 /*
  * Writes JPEGs the OpenCV reference test cannot make with OpenCV itself:
  * four-component CMYK or YCCK (libjpeg converts CMYK to YCCK, and adds the
- * Adobe marker Photoshop files have), and RGB with an EXIF orientation.
- * usage: make_jpeg OUT.jpg rgb|cmyk|ycck WIDTH HEIGHT SEED [ORIENTATION]
+ * Adobe marker Photoshop files have), RGB with an EXIF orientation, and
+ * arithmetic-coded progressive gray files: "arith" (the samples below) and
+ * "arith-flat" (every sample 128; up to 16384 a side).
+ * usage: make_jpeg OUT.jpg rgb|cmyk|ycck|arith|arith-flat WIDTH HEIGHT SEED [ORIENTATION]
  * ORIENTATION (0..65535) goes into an APP1 Exif block, IFD 0, as a SHORT;
  * big-endian ("MM") when it is odd, little-endian ("II") when even, so that
  * both byte orders are exercised. The samples mix gradients and noise.
@@ -26,15 +28,19 @@ int main(int argc, char **argv)
 {
     const char *kind = argc > 2 ? argv[2] : "";
     const int rgb = strcmp(kind, "rgb") == 0;
+    const int flat = strcmp(kind, "arith-flat") == 0;
+    const int arith = flat || strcmp(kind, "arith") == 0;
     if ((argc != 6 && argc != 7) ||
-        (!rgb && strcmp(kind, "cmyk") != 0 && strcmp(kind, "ycck") != 0)) {
-        fprintf(stderr, "usage: make_jpeg OUT.jpg rgb|cmyk|ycck WIDTH HEIGHT SEED [ORIENTATION]\n");
+        (!rgb && !arith && strcmp(kind, "cmyk") != 0 && strcmp(kind, "ycck") != 0)) {
+        fprintf(stderr, "usage: make_jpeg OUT.jpg rgb|cmyk|ycck|arith|arith-flat WIDTH HEIGHT "
+                        "SEED [ORIENTATION]\n");
         return 2;
     }
-    const int channels = rgb ? 3 : 4;
+    const int channels = rgb ? 3 : arith ? 1 : 4;
     const int w = atoi(argv[3]), h = atoi(argv[4]);
+    const int most = flat ? 16384 : 4096;
     uint32_t state = (uint32_t)strtoul(argv[5], NULL, 10) | 1u;
-    if (w <= 0 || h <= 0 || w > 4096 || h > 4096) {
+    if (w <= 0 || h <= 0 || w > most || h > most) {
         fprintf(stderr, "make_jpeg: bad size\n");
         return 2;
     }
@@ -51,9 +57,12 @@ int main(int argc, char **argv)
     c.image_width = (JDIMENSION)w;
     c.image_height = (JDIMENSION)h;
     c.input_components = channels;
-    c.in_color_space = rgb ? JCS_RGB : JCS_CMYK;
+    c.in_color_space = rgb ? JCS_RGB : arith ? JCS_GRAYSCALE : JCS_CMYK;
     jpeg_set_defaults(&c);
-    if (!rgb) {
+    if (arith) {
+        jpeg_simple_progression(&c);
+        c.arith_code = TRUE;
+    } else if (!rgb) {
         jpeg_set_colorspace(&c, strcmp(kind, "ycck") == 0 ? JCS_YCCK : JCS_CMYK);
     }
     jpeg_set_quality(&c, 92, TRUE);
@@ -91,7 +100,7 @@ int main(int argc, char **argv)
                               ((x / 7 + y / 5) & 1) ? 40 : 200};
             for (int k = 0; k < channels; k++) {
                 const int s = v[k] + noise;
-                row[channels * x + k] = (unsigned char)(s < 0 ? 0 : s > 255 ? 255 : s);
+                row[channels * x + k] = flat ? 128 : (unsigned char)(s < 0 ? 0 : s > 255 ? 255 : s);
             }
         }
         JSAMPROW rows[1] = {row};

@@ -23,23 +23,12 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import cv2
-    import numpy as np
-except ImportError as e:  # pragma: no cover
-    print(f"skipping: {e}")
-    sys.exit(77)
+from refcheck import check, finish, need_opencv
 
+cv2, np = need_opencv()
 EXE = sys.argv[1]
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "python"))
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
 
 
 def write_pfm(path, rgb_top_down, scale, big_endian=False):
@@ -145,11 +134,7 @@ def main():
         rows = r.stdout.splitlines()[1:]
         check(r.returncode == 0 and len({row.split(",")[0] for row in rows}) == 2,
               f"folder of two PFMs: exit {r.returncode}, files {sorted({x.split(',')[0] for x in rows})}")
-    if FAILURES:
-        print(f"{len(FAILURES)} failed")
-        return 1
-    print(f"PFM against OpenCV {cv2.__version__}: all checks passed")
-    return 0
+    return finish(f"PFM against OpenCV {cv2.__version__}")
 
 
 if __name__ == "__main__":

@@ -26,21 +26,10 @@ import sys
 import tempfile
 import time
 
-try:
-    import cv2
-    import numpy as np
-except ImportError as e:  # pragma: no cover
-    print(f"skipping: {e}")
-    sys.exit(77)
+from refcheck import check, finish, need_opencv
 
+cv2, np = need_opencv()
 EXE = sys.argv[1]
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
 
 
 def interrupted(args, out_dir, what, signals=(0.3,), limit=1.5):
@@ -135,11 +124,7 @@ def main():
         check("warning: --bins 16777216" in err, f"no warning for 2^24 bins: {err!r}")
         check_sweep(tmp, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                       "samples", "moon.png"))
-    if FAILURES:
-        print(f"{len(FAILURES)} failed")
-        return 1
-    print("signals and stale temporaries: all checks passed")
-    return 0
+    return finish("signals and stale temporaries")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
  * and reduced with OpenCV's 14-bit weights (utils.cpp,
  * icvCvt_CMYK2Gray_8u_C4C1R).
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,26 +129,80 @@ static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
 }
 
 /*
- * Whether `size` bytes can hold a Huffman-coded progressive file's first
- * scan. libjpeg keeps every coefficient of such a file (2 bytes a sample and
- * component) before its data proves the size, so a few kilobytes declaring
- * 16000x16000 cost gigabytes. Its DC scan codes every block of every
- * component in at least one bit (no Huffman code is shorter); with half a
- * bit a block as the bound, no complete file, however flat, falls under it.
- * Arithmetic coding can go below a bit a block, and baseline files keep no
- * coefficients: neither is bounded here.
+ * libjpeg keeps every coefficient of a progressive file (128 bytes a block)
+ * before its data proves the size, so a few kilobytes declaring 16000x16000
+ * cost gigabytes. Baseline files keep no coefficients and are not bounded.
+ *
+ * Huffman coding: the DC scan codes every block of every component in at
+ * least one bit (no Huffman code is shorter); with half a bit a block as the
+ * bound, no complete file, however flat, falls under it.
+ *
+ * Arithmetic coding has no such floor: a flat 4000x3000 file is 0.0066 bits
+ * a block, as dense as a forged header. Up to 2^20 blocks (128 MiB of
+ * coefficients) such files are taken; beyond, the Huffman bound holds for
+ * them too (pictures carry two or more bits a block; only nearly flat ones
+ * that large are lost, and arithmetic-coded files are rare).
  */
-static int progressive_fits(const struct jpeg_decompress_struct *cinfo, size_t size)
+#define IH_ARITH_FREE_BLOCKS ((uint64_t)1 << 20)
+
+static uint64_t coefficient_blocks(const struct jpeg_decompress_struct *cinfo)
 {
-    if (!cinfo->progressive_mode || cinfo->arith_code) {
-        return 1;
-    }
     uint64_t blocks = 0;
     for (int c = 0; c < cinfo->num_components; c++) {
         blocks += (uint64_t)cinfo->comp_info[c].width_in_blocks *
                   cinfo->comp_info[c].height_in_blocks;
     }
-    return (uint64_t)size * 16 >= blocks;
+    return blocks;
+}
+
+/* IMGHIST_OK, or the refusal (on ctx) of a progressive file whose `size`
+ * bytes are too few for its blocks. */
+static imghist_status check_progressive_size(imghist_ctx *ctx, const char *name,
+                                             const struct jpeg_decompress_struct *cinfo,
+                                             size_t size)
+{
+    if (!cinfo->progressive_mode) {
+        return IMGHIST_OK;
+    }
+    const uint64_t blocks = coefficient_blocks(cinfo);
+    const unsigned w = cinfo->image_width, h = cinfo->image_height;
+    if (!cinfo->arith_code && (uint64_t)size * 16 < blocks) {
+        return ih_fail(ctx, IMGHIST_E_DECODE,
+                       "%s: invalid JPEG (file is truncated: %zu bytes cannot hold the first "
+                       "scan of a %ux%u progressive image)",
+                       name, size, w, h);
+    }
+    if (cinfo->arith_code && blocks > IH_ARITH_FREE_BLOCKS && (uint64_t)size * 16 < blocks) {
+        return ih_fail(ctx, IMGHIST_E_DECODE,
+                       "%s: refused: %zu bytes are under half a bit a block of an "
+                       "arithmetic-coded %ux%u progressive image (nearly flat, or a forged "
+                       "size), whose %" PRIu64 " MiB of coefficients would come first",
+                       name, size, w, h, blocks * 128 >> 20);
+    }
+    return IMGHIST_OK;
+}
+
+/*
+ * Whether a progressive file's scans stopped before every coefficient of
+ * every component reached full precision (libjpeg's coef_bits: -1 never
+ * sent, else the last scan's low bit). Arithmetic-coded data that ends is
+ * taken as zeros by design, so a file cut short and closed with an EOI gives
+ * libjpeg nothing to warn about; the scans it lacks show here. Huffman files
+ * cut at a scan's end show here too.
+ */
+static int progression_incomplete(const struct jpeg_decompress_struct *cinfo)
+{
+    if (!cinfo->progressive_mode || cinfo->coef_bits == NULL) {
+        return 0;
+    }
+    for (int c = 0; c < cinfo->num_components; c++) {
+        for (int k = 0; k < DCTSIZE2; k++) {
+            if (cinfo->coef_bits[c][k] != 0) {
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size,
@@ -193,14 +248,12 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
         said = 1;
         longjmp(err.jump, 1);
     }
-    if (!progressive_fits(&cinfo, size)) {
-        st = ih_fail(ctx, IMGHIST_E_DECODE,
-                     "%s: invalid JPEG (file is truncated: %zu bytes cannot hold the first "
-                     "scan of a %ux%u progressive image)",
-                     name, size, (unsigned)cinfo.image_width, (unsigned)cinfo.image_height);
+    st = check_progressive_size(ctx, name, &cinfo, size);
+    if (st != IMGHIST_OK) {
         said = 1;
         longjmp(err.jump, 1);
     }
+    st = IMGHIST_E_DECODE;
     const int cmyk = cinfo.num_components == 4;
     /* IMGHIST_P_LOAD_CHANNELS = 1: gray files as gray, the rest as RGB. */
     const int luma = opts->mode == IMGHIST_GRAY_LUMA && !opts->keep_channels;
@@ -211,7 +264,10 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     } else {
         cinfo.out_color_space = JCS_RGB;
     }
-    jpeg_start_decompress(&cinfo);
+    jpeg_start_decompress(&cinfo); /* a progressive file's scans are all read here */
+    if (progression_incomplete(&cinfo)) {
+        err.truncated = 1;
+    }
     const uint32_t w = cinfo.output_width, h = cinfo.output_height;
     /* BGR2GRAY: colour decoded row by row and reduced at once. */
     const int row_gray = !luma && !opts->keep_channels && cinfo.out_color_space != JCS_GRAYSCALE;
