@@ -5,16 +5,6 @@
 
 #include "core.h"
 
-size_t ih_dtype_size(imghist_dtype dtype)
-{
-    switch (dtype) {
-    case IMGHIST_U8: return 1;
-    case IMGHIST_U16: return 2;
-    case IMGHIST_F32: return 4;
-    }
-    return 0;
-}
-
 imghist_status ih_check_view(imghist_ctx *ctx, const imghist_view *v, const char *role)
 {
     if (v == NULL) {

@@ -116,8 +116,17 @@ void ih_note(imghist_ctx *ctx, const char *fmt, ...)
  * a NULL context is IMGHIST_E_INVALID_ARG, a faulted one IMGHIST_E_FAULTED. */
 imghist_status ih_begin(imghist_ctx *ctx);
 
-/* Size in bytes of one sample of dtype, 0 for an unknown type. */
-size_t ih_dtype_size(imghist_dtype dtype);
+/* Size in bytes of one sample of dtype, 0 for an unknown type. Inline: the
+ * list checks ask it of every view. */
+static inline size_t ih_dtype_size(imghist_dtype dtype)
+{
+    switch (dtype) {
+    case IMGHIST_U8: return 1;
+    case IMGHIST_U16: return 2;
+    case IMGHIST_F32: return 4;
+    }
+    return 0;
+}
 
 /* A view's shape: NULL, empty, pitch too small, a bad enum, an address range
  * that overflows. `role` names it in messages ("source", "mask"...). */

@@ -564,11 +564,4 @@ imghist_status imghist_mutual_information(imghist_ctx *ctx, const imghist_counts
 }
 
 /* The bytes a view spans, as an address range. */
-void ih_view_span(const imghist_view *v, uintptr_t *lo, uintptr_t *hi)
-{
-    const size_t ch = v->channels > 1 ? v->channels : 1;
-    *lo = (uintptr_t)v->data;
-    *hi = *lo + (size_t)(v->height - 1) * v->pitch +
-          (size_t)v->width * ch * ih_dtype_size(v->dtype);
-}
 

@@ -83,8 +83,15 @@ void ih_set_layout(imghist_ctx *ctx, const imghist_view *src, const imghist_view
  * number in the message). */
 imghist_status ih_check_batch_mask(imghist_ctx *ctx, const imghist_view *masks,
                                    const imghist_view *src, size_t i);
-/* The bytes a view spans, as an address range [*lo, *hi). */
-void ih_view_span(const imghist_view *v, uintptr_t *lo, uintptr_t *hi);
+/* The bytes a view spans, as an address range [*lo, *hi). Inline: the
+ * overlap checks of a list take it several times a view. */
+static inline void ih_view_span(const imghist_view *v, uintptr_t *lo, uintptr_t *hi)
+{
+    const size_t ch = v->channels > 1 ? v->channels : 1;
+    *lo = (uintptr_t)v->data;
+    *hi = *lo + (size_t)(v->height - 1) * v->pitch +
+          (size_t)v->width * ch * ih_dtype_size(v->dtype);
+}
 
 /* The operations behind the public calls, each checking its arguments and
  * then dispatching: one image, a list of views, or a tensor of count images
