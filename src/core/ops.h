@@ -99,6 +99,9 @@ static inline void ih_view_span(const imghist_view *v, uintptr_t *lo, uintptr_t 
 imghist_status ih_op_histogram_one(imghist_ctx *ctx, const imghist_view *src,
                                    const imghist_view *mask, const imghist_histspec *spec,
                                    const imghist_counts *out);
+/* The finite samples' minimum and maximum where mask (if any) is set. */
+imghist_status ih_op_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
+                           double *lo, double *hi);
 /* count views; image i's counters follow image i - 1's in out. */
 imghist_status ih_op_histogram_views(imghist_ctx *ctx, const imghist_view *src,
                                      const imghist_view *masks, size_t count,
@@ -107,9 +110,6 @@ imghist_status ih_op_histogram_tensor(imghist_ctx *ctx, const imghist_view *firs
                                       ptrdiff_t stride, const imghist_view *mask,
                                       ptrdiff_t mask_stride, const imghist_histspec *spec,
                                       const imghist_counts *out);
-/* The finite samples' minimum and maximum where mask (if any) is set. */
-imghist_status ih_op_range(imghist_ctx *ctx, const imghist_view *src, const imghist_view *mask,
-                           double *lo, double *hi);
 imghist_status ih_op_histogram2d(imghist_ctx *ctx, const imghist_view *a, const imghist_view *b,
                                  const imghist_view *mask, const imghist_histspec *spec_a,
                                  const imghist_histspec *spec_b, const imghist_counts *out);
