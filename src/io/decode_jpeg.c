@@ -182,6 +182,19 @@ static imghist_status check_progressive_size(imghist_ctx *ctx, const char *name,
     return IMGHIST_OK;
 }
 
+/* IMGHIST_OK, or the refusal (on ctx) of what the header declares: a size
+ * over the limits (IMGHIST_E_LIMIT), or a progressive file too short for it. */
+static imghist_status check_declared(imghist_ctx *ctx, const char *name,
+                                     const struct jpeg_decompress_struct *cinfo,
+                                     const ih_load_opts *opts, size_t size)
+{
+    if (ih_check_image_size(ctx, &opts->limits, name, cinfo->image_width, cinfo->image_height) !=
+        IMGHIST_OK) {
+        return IMGHIST_E_LIMIT;
+    }
+    return check_progressive_size(ctx, name, cinfo, size);
+}
+
 /*
  * Whether a progressive file's scans stopped before every coefficient of
  * every component reached full precision (libjpeg's coef_bits: -1 never
@@ -242,13 +255,7 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xffff);
     jpeg_read_header(&cinfo, TRUE);
     const int orientation = exif_orientation(&cinfo);
-    if (ih_check_image_size(ctx, &opts->limits, name, cinfo.image_width, cinfo.image_height) !=
-        IMGHIST_OK) {
-        st = IMGHIST_E_LIMIT;
-        said = 1;
-        longjmp(err.jump, 1);
-    }
-    st = check_progressive_size(ctx, name, &cinfo, size);
+    st = check_declared(ctx, name, &cinfo, opts, size);
     if (st != IMGHIST_OK) {
         said = 1;
         longjmp(err.jump, 1);
@@ -257,13 +264,9 @@ imghist_status ih_decode_jpeg(imghist_ctx *ctx, const uint8_t *data, size_t size
     const int cmyk = cinfo.num_components == 4;
     /* IMGHIST_P_LOAD_CHANNELS = 1: gray files as gray, the rest as RGB. */
     const int luma = opts->mode == IMGHIST_GRAY_LUMA && !opts->keep_channels;
-    if (cmyk) {
-        cinfo.out_color_space = JCS_CMYK;
-    } else if (cinfo.num_components == 1 || luma) {
-        cinfo.out_color_space = JCS_GRAYSCALE;
-    } else {
-        cinfo.out_color_space = JCS_RGB;
-    }
+    cinfo.out_color_space = cmyk                                ? JCS_CMYK
+                            : cinfo.num_components == 1 || luma ? JCS_GRAYSCALE
+                                                                : JCS_RGB;
     jpeg_start_decompress(&cinfo); /* a progressive file's scans are all read here */
     if (progression_incomplete(&cinfo)) {
         err.truncated = 1;
