@@ -4,8 +4,8 @@ ones load as OpenCV reads them, and a forged size is refused before libjpeg
 allocates the coefficients of every block.
 
 - A 512x384 picture loads, equal to OpenCV's IMREAD_GRAYSCALE.
-- Flat 4000x3000 and 8192x8192 files (206 bytes each, 0.0066 bits a block
-  and less) load: up to 2^20 blocks nothing is refused for its size.
+- Flat 4000x3000 and 8192x8192 files (206 bytes each: 0.009 and 0.002 bits
+  a block) load: up to 2^20 blocks nothing is refused for its size.
 - The 512x384 picture with its header saying 16000x16000 (63 KB for 4
   million blocks) is refused in a few milliseconds and megabytes (0.3.13:
   4 s and 750 MB before its refusal); so is a flat 9000x9000 file, the

@@ -137,7 +137,7 @@ static int exif_orientation(const struct jpeg_decompress_struct *cinfo)
  * least one bit (no Huffman code is shorter); with half a bit a block as the
  * bound, no complete file, however flat, falls under it.
  *
- * Arithmetic coding has no such floor: a flat 4000x3000 file is 0.0066 bits
+ * Arithmetic coding has no such floor: a flat 4000x3000 file is 0.009 bits
  * a block, as dense as a forged header. Up to 2^20 blocks (128 MiB of
  * coefficients) such files are taken; beyond, the Huffman bound holds for
  * them too (pictures carry two or more bits a block; only nearly flat ones
