@@ -7,13 +7,13 @@ allocates the coefficients of every block.
 - Flat 4000x3000 and 8192x8192 files (206 bytes each: 0.009 and 0.002 bits
   a block) load: up to 2^20 blocks nothing is refused for its size.
 - The 512x384 picture with its header saying 16000x16000 (63 KB for 4
-  million blocks) is refused in a few milliseconds and megabytes (0.3.13:
-  4 s and 750 MB before its refusal); so is a flat 9000x9000 file, the
+  million blocks) is refused in a few milliseconds and megabytes, before
+  libjpeg's 488 MiB of coefficients; so is a flat 9000x9000 file, the
   documented loss.
 - Progressive files cut at the start of a scan and closed with an EOI
   (Huffman, from OpenCV, and arithmetic) are refused as truncated: libjpeg
-  warns of nothing there, but some coefficients never reach full precision
-  (0.3.13 made the rest of the picture up).
+  warns of nothing there, but some coefficients never reach full precision,
+  and the rest of the picture would be made up.
 
 usage: test_jpeg_bounds.py IMGHIST MAKE_JPEG
 Exits 77 (skipped) when python3-opencv is not installed.
