@@ -17,10 +17,14 @@ def need_opencv():
     return cv2, numpy
 
 
+def fail(what):
+    FAILURES.append(what)
+    print("FAIL:", what)
+
+
 def check(cond, what):
     if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
+        fail(what)
 
 
 def finish(what):

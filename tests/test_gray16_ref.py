@@ -19,22 +19,12 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import cv2
-    import numpy as np
-except ImportError as e:  # pragma: no cover
-    print(f"skipping: {e}")
-    sys.exit(77)
+from refcheck import check, finish, need_opencv
+
+cv2, np = need_opencv()
 
 EXE, SAMPLES = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
 
 
 def inputs(tmp):
@@ -103,11 +93,7 @@ def main():
                 loaded = imghist.load(path, depth="native", gray=mode)
                 check(np.array_equal(np.asarray(loaded), want),
                       f"{name} {mode}: imghist.load differs from cvtColor")
-    if FAILURES:
-        print(f"{len(FAILURES)} failed")
-        return 1
-    print(f"16-bit gray against OpenCV {cv2.__version__}: all checks passed")
-    return 0
+    return finish(f"16-bit gray against OpenCV {cv2.__version__}")
 
 
 if __name__ == "__main__":

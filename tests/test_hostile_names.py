@@ -14,13 +14,14 @@ import subprocess
 import sys
 import tempfile
 
+from refcheck import fail, finish
+
 EXE, SAMPLES = sys.argv[1], sys.argv[2]
 NAMES = [b"caf\xe9 \xff.png", b"\xc3\xa9t\xc3\xa9.png", b'quo"te\\back.png',
          b"over\xc0\xaflong.png", b"sur\xed\xa0\x80rogate.png", b"tab\there.png"]
 
 
 def main():
-    failures = []
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(os.fsencode(tmp), b"in")
         os.mkdir(src)
@@ -30,30 +31,25 @@ def main():
         r = subprocess.run([EXE, src, "--json", jsonl, "--csv", csv, "--plot-dir", plots],
                            capture_output=True)
         if r.returncode != 0:
-            failures.append(f"exit {r.returncode}: {r.stderr!r}")
+            fail(f"exit {r.returncode}: {r.stderr!r}")
         got = set()
         with open(jsonl, "rb") as f:
             for line in f:
                 try:
                     got.add(os.fsencode(json.loads(line.decode("utf-8"))["file"]))
                 except (UnicodeDecodeError, ValueError) as e:
-                    failures.append(f"not a UTF-8 JSON line ({e}): {line[:60]!r}")
+                    fail(f"not a UTF-8 JSON line ({e}): {line[:60]!r}")
         want = {os.path.join(src, n) for n in NAMES}
         if got != want:
-            failures.append(f"JSON names {sorted(got)} != {sorted(want)}")
+            fail(f"JSON names {sorted(got)} != {sorted(want)}")
         if len(os.listdir(plots)) != len(NAMES):
-            failures.append(f"{len(os.listdir(plots))} plots for {len(NAMES)} images")
+            fail(f"{len(os.listdir(plots))} plots for {len(NAMES)} images")
         with open(csv, "rb") as f:
             data = f.read()
         for n in NAMES:
             if n.replace(b'"', b'""') not in data:
-                failures.append(f"CSV lacks {n!r}")
-    for f in failures:
-        print("FAIL:", f)
-    if failures:
-        return 1
-    print("hostile file names: all checks passed")
-    return 0
+                fail(f"CSV lacks {n!r}")
+    return finish("hostile file names")
 
 
 if __name__ == "__main__":

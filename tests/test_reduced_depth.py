@@ -13,12 +13,9 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import cv2
-    import numpy as np
-except ImportError as e:  # pragma: no cover
-    print(f"skipping: {e}")
-    sys.exit(77)
+from refcheck import fail, finish, need_opencv
+
+cv2, np = need_opencv()
 
 EXE, SAMPLES = sys.argv[1], sys.argv[2]
 
@@ -28,7 +25,6 @@ def run(*args):
 
 
 def main():
-    failures = []
     rng = np.random.default_rng(7)
     with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, "in")
@@ -48,26 +44,21 @@ def main():
             warned = [l for l in r.stderr.splitlines() if l.startswith(f"imghist: warning: {path}:")]
             want = not native and path != u8
             if r.returncode != 0 or len(warned) != int(want):
-                failures.append(f"{os.path.basename(path)} native={native}: exit {r.returncode}, "
+                fail(f"{os.path.basename(path)} native={native}: exit {r.returncode}, "
                                 f"{len(warned)} warnings, want {int(want)}: {r.stderr!r}")
             if native and path == flt:
                 with open(csv) as f:
                     total = sum(int(l.split(",")[3]) for l in f.read().splitlines()[1:])
                 if total != 64 * 80:
-                    failures.append(f"float [0, 1) counted {total} of {64 * 80} samples")
+                    fail(f"float [0, 1) counted {total} of {64 * 80} samples")
         r = run(flt, "--csv", csv)
         if "warning" in r.stderr:
-            failures.append(f"no --range, yet a warning: {r.stderr!r}")
+            fail(f"no --range, yet a warning: {r.stderr!r}")
         r = run(d, "--bins", "100", "--range", "0:1", "--csv", csv)
         warned = sorted(l.split(": ")[2] for l in r.stderr.splitlines() if "warning:" in l)
         if r.returncode != 0 or warned != sorted([u16, flt]):
-            failures.append(f"folder run: exit {r.returncode}, warnings for {warned}")
-    for f in failures:
-        print("FAIL:", f)
-    if failures:
-        return 1
-    print("--range over samples made 8-bit: all checks passed")
-    return 0
+            fail(f"folder run: exit {r.returncode}, warnings for {warned}")
+    return finish("--range over samples made 8-bit")
 
 
 if __name__ == "__main__":

@@ -14,25 +14,26 @@ import sys
 import tempfile
 import time
 
+from refcheck import fail, finish
+
 EXE, SAMPLES = sys.argv[1], sys.argv[2]
 
 
 def main():
-    failures = []
     runs = [("/dev/zero as a file", [EXE, "/dev/zero"], subprocess.DEVNULL),
             ("endless standard input", [EXE, "-"], open("/dev/zero", "rb"))]
     for what, args, stdin in runs:
         try:
             r = subprocess.run(args, stdin=stdin, capture_output=True, text=True, timeout=20)
         except subprocess.TimeoutExpired:
-            failures.append(f"{what}: still reading after 20 s")
+            fail(f"{what}: still reading after 20 s")
             continue
         if r.returncode != 1 or "unrecognised format" not in r.stderr:
-            failures.append(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+            fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
     with open(os.path.join(SAMPLES, "moon.png"), "rb") as f:
         r = subprocess.run([EXE, "-"], stdin=f, capture_output=True, text=True, timeout=60)
     if r.returncode != 0 or "512x512" not in r.stdout:
-        failures.append(f"a PNG through standard input: exit {r.returncode}: {r.stderr.strip()}")
+        fail(f"a PNG through standard input: exit {r.returncode}: {r.stderr.strip()}")
     with tempfile.TemporaryDirectory() as tmp:
         csv = os.path.join(tmp, "big.csv")
         # SIGKILL mid-write: the output is an unnamed file, nothing is left.
@@ -43,13 +44,8 @@ def main():
         p.kill()
         p.wait()
         if os.listdir(tmp):
-            failures.append(f"SIGKILL mid-write left {os.listdir(tmp)}")
-    for f in failures:
-        print("FAIL:", f)
-    if failures:
-        return 1
-    print("streams: all checks passed")
-    return 0
+            fail(f"SIGKILL mid-write left {os.listdir(tmp)}")
+    return finish("streams")
 
 
 if __name__ == "__main__":

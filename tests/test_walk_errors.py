@@ -20,16 +20,11 @@ import subprocess
 import sys
 import tempfile
 
+from refcheck import check, finish
+
 EXE, SAMPLES = os.path.abspath(sys.argv[1]), sys.argv[2]
-FAILURES = []
 SKIPPED = []
 PNG = os.path.join(SAMPLES, "moon.png")
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what)
 
 
 def run(args, **kw):
@@ -157,11 +152,7 @@ def main():
         os.chmod(os.path.join(tmp, "perm", "locked"), 0o755)
     for s in SKIPPED:
         print("skipped:", s)
-    if FAILURES:
-        print(f"{len(FAILURES)} failed")
-        return 1
-    print("folder runs over unreadable entries: all checks passed")
-    return 0
+    return finish("folder runs over unreadable entries")
 
 
 if __name__ == "__main__":
