@@ -28,27 +28,51 @@ int ih_output_sync = 1;
  * process of the same number in another PID namespace may still write it. */
 #define STALE_AGE_S 60
 
-static void host_tag(char *buf, size_t n)
+/* This machine's tag ([A-Za-z0-9-] of the host name, at most 32), read
+ * once a process. */
+static char host[33];
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+static void read_host(void)
 {
-    char host[256] = "";
-    if (gethostname(host, sizeof host - 1) != 0) {
-        host[0] = '\0';
+    char name[256] = "";
+    if (gethostname(name, sizeof name - 1) != 0) {
+        name[0] = '\0';
     }
     size_t k = 0;
-    for (const char *c = host; *c != '\0' && k + 1 < n && k < 32; c++) {
+    for (const char *c = name; *c != '\0' && k < sizeof host - 1; c++) {
         const int ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
                        (*c >= '0' && *c <= '9') || *c == '-';
-        buf[k++] = ok ? *c : '-';
+        host[k++] = ok ? *c : '-';
     }
-    if (k == 0 && n > 1) {
-        buf[k++] = '-';
+    if (k == 0) {
+        host[k++] = '-';
     }
-    buf[k] = '\0';
+    host[k] = '\0';
+}
+
+static const char *host_tag(void)
+{
+    pthread_once(&host_once, read_host);
+    return host;
+}
+
+/* The temporary name of path (dirlen bytes of folder) with `suffix`, in a
+ * new malloc'd string, or NULL when out of memory. */
+static char *temp_name(const char *path, size_t dirlen, const char *suffix)
+{
+    const size_t n = strlen(path) + sizeof TEMP_MARK + sizeof host + strlen(suffix) + 32;
+    char *name = malloc(n);
+    if (name != NULL) {
+        snprintf(name, n, "%.*s.%s." TEMP_MARK ".%ld.%s.%s", (int)dirlen, path, path + dirlen,
+                 (long)getpid(), host_tag(), suffix);
+    }
+    return name;
 }
 
 /* Whether entry `name` of an open folder is a temporary of this machine's
  * whose process is gone, and old enough to remove. */
-static int stale_temp(int dirfd, const char *name, const char *host, time_t now)
+static int stale_temp(int dirfd, const char *name, const char *tag, time_t now)
 {
     if (name[0] != '.') {
         return 0;
@@ -67,7 +91,7 @@ static int stale_temp(int dirfd, const char *name, const char *host, time_t now)
     const char *mark = dots[3] + 1, *pid_at = dots[2] + 1, *host_at = dots[1] + 1;
     const size_t mark_len = (size_t)(dots[2] - mark), host_len = (size_t)(dots[0] - host_at);
     if (mark_len != strlen(TEMP_MARK) || memcmp(mark, TEMP_MARK, mark_len) != 0 ||
-        host_len != strlen(host) || memcmp(host_at, host, host_len) != 0 || dots[0][1] == '\0') {
+        host_len != strlen(tag) || memcmp(host_at, tag, host_len) != 0 || dots[0][1] == '\0') {
         return 0;
     }
     uint64_t pid = 0;
@@ -93,12 +117,10 @@ static void sweep(const char *dir)
     if (d == NULL) {
         return;
     }
-    char host[40];
-    host_tag(host, sizeof host);
     const time_t now = time(NULL);
     const int fd = dirfd(d);
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (stale_temp(fd, e->d_name, host, now)) {
+        if (stale_temp(fd, e->d_name, host_tag(), now)) {
             (void)unlinkat(fd, e->d_name, 0);
         }
     }
@@ -224,18 +246,19 @@ static int link_in(ih_output_file *out, char *err, size_t errlen)
     if (rc != 0 && errno == EEXIST) {
         const char *slash = strrchr(path, '/');
         const size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-        char host[40];
-        host_tag(host, sizeof host);
-        const size_t n = strlen(path) + sizeof TEMP_MARK + sizeof host + 40;
-        char *tmp = malloc(n);
-        if (tmp == NULL) {
-            errno = ENOMEM;
-        }
-        for (unsigned k = 0; tmp != NULL; k++) {
-            snprintf(tmp, n, "%.*s.%s." TEMP_MARK ".%ld.%s.%u", (int)dirlen, path, path + dirlen,
-                     (long)getpid(), host, k);
+        char *tmp = NULL;
+        for (unsigned k = 0; k <= 1000; k++) {
+            char suffix[16];
+            snprintf(suffix, sizeof suffix, "%u", k);
+            free(tmp);
+            tmp = temp_name(path, dirlen, suffix);
+            if (tmp == NULL) {
+                errno = ENOMEM;
+                rc = -1;
+                break;
+            }
             rc = linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW);
-            if (rc == 0 || errno != EEXIST || k == 1000) {
+            if (rc == 0 || errno != EEXIST) {
                 break;
             }
         }
@@ -290,26 +313,20 @@ int ih_output_open(ih_output_file *out, const char *path, int allow_stdout, char
     /* Temporary file in the target's own folder, so the rename is atomic. */
     const char *slash = strrchr(path, '/');
     size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = slash ? slash + 1 : path;
-    char host[40];
-    host_tag(host, sizeof host);
-    size_t n = dirlen + strlen(base) + sizeof TEMP_MARK + sizeof host + 40;
-    out->tmp_path = malloc(n);
     out->final_path = strdup(path);
-    if (out->tmp_path == NULL || out->final_path == NULL) {
+    if (out->final_path != NULL) {
+        sweep_once(path, dirlen);
+        if (open_unnamed(out, path, dirlen) == 0) {
+            return 0;
+        }
+        out->tmp_path = temp_name(path, dirlen, "XXXXXX");
+    }
+    if (out->tmp_path == NULL) {
         clear(out);
         snprintf(err, errlen, "out of memory");
         errno = ENOMEM;
         return -1;
     }
-    sweep_once(path, dirlen);
-    if (open_unnamed(out, path, dirlen) == 0) {
-        free(out->tmp_path);
-        out->tmp_path = NULL;
-        return 0;
-    }
-    snprintf(out->tmp_path, n, "%.*s.%s." TEMP_MARK ".%ld.%s.XXXXXX", (int)dirlen, path, base,
-             (long)getpid(), host);
     int fd = mkstemp(out->tmp_path);
     if (fd < 0) {
         int e = errno;
