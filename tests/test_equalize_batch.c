@@ -746,7 +746,10 @@ static void fill_mask(uint8_t *m, uint32_t w, uint32_t h, int k)
         for (uint32_t x = 0; x < w; x++) {
             uint8_t v;
             switch (k % 3) {
-            case 0: v = tu_below(&rng, 3) == 0 ? 0 : (uint8_t)(1 + tu_below(&rng, 255)); break;
+            case 0: /* random, never empty (a 1x1 image would be, a third of the time) */
+                v = (x | y) != 0 && tu_below(&rng, 3) == 0 ? 0
+                                                           : (uint8_t)(1 + tu_below(&rng, 255));
+                break;
             case 1: v = 1; break;
             default: v = (uint8_t)(x < w / 2 + 1 && y < h / 2 + 1 ? 0x80 : 0); break;
             }
