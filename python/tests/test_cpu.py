@@ -776,6 +776,7 @@ def test_empty_images(shape, dtype):
         assert f(x, out=out) is out
 
 
+@needs_cv2
 @pytest.mark.parametrize("progressive", [0, 1])
 def test_load_refuses_made_up_jpeg_pixels(samples, progressive):
     # Scan data cut short but closed with an EOI marker ("premature end of
@@ -803,6 +804,7 @@ def test_load_refuses_made_up_jpeg_pixels(samples, progressive):
     assert imghist.load(data).shape == img.shape[:2]
 
 
+@needs_cv2
 def test_load_refuses_progressive_bombs(samples):
     # A progressive file declaring far more blocks than its bytes can hold
     # one bit of is refused before libjpeg allocates its coefficients
