@@ -3,11 +3,13 @@
 # nvcc is there; the GPU suite skips without a GPU) and a CPU build under
 # AddressSanitizer + UndefinedBehaviorSanitizer. The normal build has MPI
 # (Open MPI), so the scale suite runs mpirun -np 4; the sanitized one has not
-# (Open MPI's own allocations would read as leaks).
-# Ends with the line "N passed, N failed, N skipped" over both.
+# (Open MPI's own allocations would read as leaks). Then the CPU wheel is
+# built and tested on a bare Debian 12 (scripts/wheel.sh,
+# scripts/test-wheel-bare.sh), counted as one test.
+# Ends with the line "N passed, N failed, N skipped" over all of them.
 set -eu
 cd "$(dirname "$0")/.."
-scripts/deps.sh python3 python3-opencv python3-numpy valgrind python3-pytest python3-pil python3-skimage python3-venv strace
+scripts/deps.sh python3 python3-opencv python3-numpy valgrind python3-pytest python3-pil python3-skimage python3-venv strace debootstrap
 [ -f build/build.ninja ] || meson setup build -Dmpi=enabled
 meson configure build -Dmpi=enabled
 [ -f build-asan/build.ninja ] || meson setup build-asan -Dcuda=disabled -Dmpi=disabled \
@@ -21,7 +23,30 @@ for b in build build-asan; do
         LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
         meson test -C "$b" --print-errorlogs || status=1
 done
-python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
+# The CPU wheel (scripts/wheel.sh) on a bare Debian 12 root: one more test,
+# "wheel", skipped (77) where debootstrap's mirror or PyPI cannot be reached.
+echo "== wheel"
+wheellog=build-wheel/testlog.json
+mkdir -p build-wheel
+rm -rf build-wheel/ci "$wheellog"
+t0=$(date +%s)
+set +e
+scripts/wheel.sh --cpu --out build-wheel/ci >build-wheel/ci.log 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then
+    tail -n 1 build-wheel/ci.log
+    scripts/test-wheel-bare.sh build-wheel/ci/*.whl >build-wheel/bare.log 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || tail -n 60 build-wheel/bare.log
+    tail -n 1 build-wheel/bare.log
+else
+    tail -n 40 build-wheel/ci.log
+fi
+set -e
+case $rc in 0) r=OK ;; 77) r=SKIP ;; *) r=FAIL; status=1 ;; esac
+echo "wheel: $r in $(($(date +%s) - t0)) s"
+printf '{"name": "wheel", "result": "%s"}\n' "$r" >"$wheellog"
+python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json "$wheellog" <<'PY'
 import json, os, sys
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
 for path in sys.argv[1:]:

