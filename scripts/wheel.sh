@@ -14,7 +14,8 @@
 #   --cuda       with the CUDA backend, -Dcuda=enabled (nvcc on the PATH),
 #                machine code for the gpu_archs option's GPUs plus PTX
 #   --python PY  the interpreter the wheel is for (default: python3)
-#   --out DIR    where the repaired wheel goes (default: build-wheel/dist)
+#   --out DIR    where the repaired wheel goes (default: build-wheel/dist-cpu
+#                or build-wheel/dist-cuda)
 #   --plat TAG   auditwheel's target (default: auto, the oldest that fits)
 #   -- ARGS      more Meson setup arguments, e.g. -- -Dgpu_archs=90
 #
@@ -30,7 +31,7 @@ root=$PWD
 
 variant=cpu
 python=python3
-out=build-wheel/dist
+out=
 plat=auto
 while [ $# -gt 0 ]; do
     case $1 in
@@ -40,12 +41,13 @@ while [ $# -gt 0 ]; do
         --out) out=$2; shift ;;
         --plat) plat=$2; shift ;;
         --) shift; break ;;
-        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
         *) echo "wheel.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 
+[ -n "$out" ] || out=build-wheel/dist-$variant
 pytag=$("$python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])') || {
     echo "wheel.sh: cannot run $python" >&2; exit 2; }
 work=build-wheel
