@@ -24,8 +24,9 @@
 # PyPI into a venv of PY under build-wheel/, made once and reused;
 # so is the Meson build folder, so that a second run rebuilds only what
 # changed. Prints the wheel's path and size on its last line; fails when the
-# wheel is 100 MiB or more, or when a dependency is left that a manylinux
-# wheel cannot take; exits 77 when PyPI cannot be reached for the tools.
+# wheel is 100 MB (10^8 bytes) or more, or when a dependency is left that a
+# manylinux wheel cannot take; exits 77 when PyPI cannot be reached for the
+# tools.
 set -eu
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -127,8 +128,8 @@ for i in z.infolist():
 PY
 size=$(wc -c <"$fixed")
 mib=$(awk "BEGIN { printf \"%.1f\", $size / 1048576 }")
-if [ "$size" -ge $((100 * 1048576)) ]; then
-    echo "wheel.sh: $fixed is $mib MiB, over the 100 MiB limit" >&2
+if [ "$size" -ge 100000000 ]; then
+    echo "wheel.sh: $fixed is $mib MiB, over the 100 MB limit" >&2
     exit 1
 fi
 echo "wheel: $fixed ($mib MiB, $size bytes)"
