@@ -252,7 +252,7 @@ int ih_walk_inputs(const char *const *inputs, size_t n_inputs, int recursive, ih
         }
         if (rc != 0) {
             if (err[0] == '\0') snprintf(err, errlen, "out of memory");
-            return -1;
+            return -2;
         }
     }
     qsort(list->files, list->count, sizeof *list->files, by_path);

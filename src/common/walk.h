@@ -41,7 +41,7 @@ typedef const char *(*ih_detect_fn)(const void *head, size_t size);
  * depth holds one folder open at a time; an entry that cannot be read or
  * entered is counted in `unreadable` and given to skip with error 1. The
  * list is sorted by path (strcmp), each path once. Returns 0; -1 with a
- * reason in err when an input does not exist or memory runs out.
+ * reason in err when an input does not exist, -2 when memory runs out.
  */
 int ih_walk_inputs(const char *const *inputs, size_t n_inputs, int recursive, ih_detect_fn detect,
                    ih_walk_skip_fn skip, void *user, ih_file_list *list, char *err,

@@ -102,11 +102,10 @@ imghist_status imghist_list_files(imghist_ctx *ctx, const char *const *inputs, s
     if (list == NULL) {
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
     }
-    if (ih_walk_inputs(inputs, n_inputs, recursive, imghist_detect_format, note_skip, &f, &found,
-                       err, sizeof err) != 0) {
-        /* A missing input, or memory: the walker's reason says which. */
-        st = strstr(err, "out of memory") != NULL ? IMGHIST_E_NOMEM : IMGHIST_E_IO;
-        ih_fail(ctx, st, "%s", err);
+    const int walked = ih_walk_inputs(inputs, n_inputs, recursive, imghist_detect_format,
+                                      note_skip, &f, &found, err, sizeof err);
+    if (walked != 0) { /* -1: a missing input; -2: memory */
+        st = ih_fail(ctx, walked == -1 ? IMGHIST_E_IO : IMGHIST_E_NOMEM, "%s", err);
     } else if (f.nomem ||
                (list->paths = malloc((found.count ? found.count : 1) * sizeof(char *))) == NULL) {
         st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
@@ -246,8 +245,11 @@ static unsigned thread_count(unsigned threads)
 static imghist_status worker_context(imghist_ctx *ctx, imghist_backend backend,
                                      unsigned threads, imghist_ctx **out)
 {
-    imghist_status st = imghist_create(backend, backend == IMGHIST_BACKEND_CUDA ? ctx->device : -1,
-                                       out);
+    int device = -1;
+    if (backend == IMGHIST_BACKEND_CUDA) {
+        (void)imghist_get_device(ctx, &device);
+    }
+    imghist_status st = imghist_create(backend, device, out);
     if (st != IMGHIST_OK) {
         ih_fail(ctx, st, "a worker's %s context: %s", imghist_backend_name(backend),
                 *out != NULL ? imghist_last_error(*out) : "out of memory");
