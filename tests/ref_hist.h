@@ -38,7 +38,8 @@ typedef struct ref_spec {
     uint32_t bins;
     double lo, hi;
     int closed, outliers;
-    int float_edges; /* every edge (lo, hi too) rounded to the nearest float */
+    int float_edges; /* 1: every edge (lo, hi too) rounded to the nearest float;
+                        2: edges in single precision (IMGHIST_FLOAT_STEP_EDGES) */
 } ref_spec;
 
 static inline double *ref_edges(const ref_spec *s)
@@ -51,8 +52,20 @@ static inline double *ref_edges(const ref_spec *s)
         e[i] = s->lo + step;
     }
     e[s->bins] = s->hi;
-    for (uint32_t i = 0; s->float_edges && i <= s->bins; i++) {
-        e[i] = (double)(float)e[i];
+    for (uint32_t i = 0; s->float_edges == 1 && i <= s->bins; i++) {
+        volatile float f = (float)e[i];
+        e[i] = f;
+    }
+    if (s->float_edges == 2) {
+        volatile float lo = (float)s->lo, hi = (float)s->hi;
+        volatile float span = hi - lo;
+        volatile float step = span / (float)s->bins;
+        for (uint32_t i = 0; i < s->bins; i++) {
+            volatile float p = (float)i * step;
+            volatile float f = p + lo;
+            e[i] = f;
+        }
+        e[s->bins] = hi;
     }
     return e;
 }
@@ -170,7 +183,10 @@ static inline ref_spec ref_spec_of(const spec_case *sc, uint32_t flags)
     rs.hi = sc->bins ? sc->hi : rs.bins;
     rs.closed = (flags & IMGHIST_CLOSED) != 0;
     rs.outliers = (flags & IMGHIST_OUTLIERS) != 0;
-    rs.float_edges = sc->bins != 0 && (flags & IMGHIST_FLOAT_EDGES) != 0;
+    rs.float_edges = sc->bins == 0                        ? 0
+                     : (flags & IMGHIST_FLOAT_EDGES) != 0      ? 1
+                     : (flags & IMGHIST_FLOAT_STEP_EDGES) != 0 ? 2
+                                                               : 0;
     return rs;
 }
 

@@ -17,26 +17,30 @@ Functions:
   equalize, clahe, match_histograms, match_lut  contrast
   entropy, percentile, otsu                     statistics of a histogram
   load                                          image files as arrays
+  histogram_files, total_files                  whole folders, on the library's threads
   numpy.histogram                               a drop-in numpy.histogram
   cuda_available, device_count                  the GPUs
 Errors of the library raise ImghistError subclasses carrying the library's
 message: ImghistArgumentError and ImghistLimitError (also ValueErrors),
 ImghistIOError and ImghistDecodeError (also OSErrors), ImghistMemoryError,
-ImghistNoGPUError, ImghistCudaError, ImghistUnsupportedError. Bad arguments
+ImghistNoGPUError, ImghistCudaError, ImghistUnsupportedError,
+ImghistCanceledError. Bad arguments
 found in Python raise ValueError or TypeError.
 """
 from ._lib import (ImghistArgumentError, ImghistBufferError, ImghistCudaError,
                    ImghistDecodeError, ImghistEncodeError, ImghistError, ImghistFaultedError,
                    ImghistIOError, ImghistLimitError, ImghistMemoryError, ImghistNoGPUError,
-                   ImghistUnsupportedError)
+                   ImghistUnsupportedError, ImghistCanceledError)
 from ._lib import version_string as __version__
 from ._api import (cuda_available, device_count, entropy, equalize, histogram, histogram2d,
                    clahe, load, match_histograms, match_lut, mutual_information, otsu, percentile)
+from ._files import FilesHistogram, histogram_files, total_files
 from . import numpy
 
 __all__ = ["histogram", "equalize", "histogram2d", "mutual_information", "load",
            "entropy", "percentile", "otsu", "match_lut", "match_histograms", "clahe",
-           "cuda_available", "device_count", "numpy", "ImghistError", "ImghistArgumentError",
+           "cuda_available", "device_count", "numpy", "histogram_files", "total_files",
+           "FilesHistogram", "ImghistError", "ImghistArgumentError",
            "ImghistBufferError", "ImghistMemoryError", "ImghistIOError", "ImghistDecodeError",
            "ImghistEncodeError", "ImghistLimitError", "ImghistNoGPUError", "ImghistCudaError",
-           "ImghistUnsupportedError", "ImghistFaultedError", "__version__"]
+           "ImghistUnsupportedError", "ImghistFaultedError", "ImghistCanceledError", "__version__"]

@@ -195,32 +195,50 @@ def _bins(bins, default: int) -> int:
 def _pair(rng) -> Tuple[float, float]:
     try:
         lo, hi = rng
-        return float(lo), float(hi)
+        lo, hi = float(lo), float(hi)
+        return lo, hi
     except (TypeError, ValueError):
         raise ValueError(f"imghist: range={rng!r}; want (lo, hi)") from None
 
 
-def _spec(dt: int, bins, rng, flags: int, data_range, float_edges: bool = False):
-    """(spec tuple or None, bins, lo, hi, float edges). Integers: one bin per
+# NumPy 2 computes the edges of float32 ends (the data's own range) in
+# float32 arithmetic; NumPy 1 in float64, then rounds them.
+_NUMPY2 = int(np.__version__.split(".")[0]) >= 2
+_F32 = np.float32
+
+
+def _float32_ends(rng) -> bool:
+    return rng is not None and all(isinstance(v, _F32) for v in rng)
+
+
+def _spec(dt: int, bins, rng, flags: int, data_range, float32: bool = False):
+    """(spec tuple or None, bins, lo, hi, edge rule). Integers: one bin per
     level over [0, levels) by default; float32: 256 bins over data_range()
     (the finite minimum and maximum, NumPy's default). The last bin is
-    closed (numpy.histogram's rule) and float32 edges are rounded to floats
-    as NumPy rounds them."""
+    closed (numpy.histogram's rule); the edges of float32 data are made as
+    the installed NumPy makes them: edge rule 1, the float64 edges rounded
+    to float32; 2 (NumPy 2, float32 ends: the data's range, or float32
+    scalars given), computed in float32."""
     levels = _LEVELS[dt]
     if rng is None and levels and (bins is None or bins == levels):
-        return (None if not flags else (0, 0.0, 0.0, flags)), levels, 0.0, float(levels), False
+        return (None if not flags else (0, 0.0, 0.0, flags)), levels, 0.0, float(levels), 0
     n = _bins(bins, levels or 256)
+    rule = 0
+    if float32 and dt == L.F32:
+        rule = 2 if _NUMPY2 and (rng is None or _float32_ends(rng)) else 1
     if rng is not None:
         lo, hi = _pair(rng)
     elif levels:
         lo, hi = 0.0, float(levels)
     else:
         lo, hi = data_range()
-        if lo == hi:
+    if lo == hi:
+        if rule == 2:  # float32 arithmetic, as NumPy 2's float32 scalars
+            lo, hi = float(_F32(lo) - _F32(0.5)), float(_F32(hi) + _F32(0.5))
+        else:
             lo, hi = lo - 0.5, hi + 0.5
-    fe = float_edges and dt == L.F32
-    flags |= L.CLOSED | (L.FLOAT_EDGES if fe else 0)
-    return (n, lo, hi, flags), n, lo, hi, fe
+    flags |= L.CLOSED | (0, L.FLOAT_EDGES, L.FLOAT_STEP_EDGES)[rule]
+    return (n, lo, hi, flags), n, lo, hi, rule
 
 
 def _range_of(ctx, a: A.Arr, lay, mlay) -> Tuple[float, float]:
@@ -374,12 +392,18 @@ def _moveaxis(x, src: int, dst: int):
     return np.moveaxis(x, src, dst)
 
 
-def _edges(a: A.Arr, n: int, lo: float, hi: float, float_edges: bool):
-    """numpy.histogram's edges, in x's library and device: float32 for
-    float32 data, float64 otherwise."""
-    e = np.linspace(lo, hi, n + 1)
-    if float_edges:
-        e = e.astype(np.float32)
+def _edges(a: A.Arr, n: int, lo: float, hi: float, rule: int):
+    """numpy.histogram's edges, in x's library and device: float64, or for
+    float32 data float32 by the edge rule of _spec."""
+    if rule == 2:
+        lo32, hi32 = _F32(lo), _F32(hi)
+        step = (hi32 - lo32) / _F32(n)
+        e = np.arange(n + 1, dtype=np.float32) * step + lo32
+        e[-1] = hi32
+    else:
+        e = np.linspace(lo, hi, n + 1)
+        if rule == 1:
+            e = e.astype(np.float32)
     if a.kind == A.TORCH or a.kind == A.TORCH_HOST:
         t = A._torch.from_numpy(e)
         return t.to(a.obj.device) if a.kind == A.TORCH else t
@@ -414,9 +438,9 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
     bins, range: bins equal bins over [lo, hi] with numpy.histogram's edges
     and its last-bin rule: every bin is half-open [e(i), e(i+1)) but the
     last, which is closed (a sample equal to hi is in it). For float32 data
-    the edges are rounded to float32 as NumPy rounds them, so the counts
-    equal numpy.histogram(x, bins, range) on the same float32 array (and on
-    float64 data, NumPy's float64 result). Defaults: one bin per level for
+    the edges are float32 as the installed NumPy makes them (docs/python.md),
+    so the counts equal numpy.histogram(x, bins, range) on the same float32
+    array (and on float64 data, NumPy's float64 result). Defaults: one bin per level for
     integers (256 over [0, 256) for uint8, 65536 for uint16; bins alone also
     spans [0, levels)); float32 has 256 bins over the data's finite minimum
     and maximum (a constant image gets [v - 0.5, v + 0.5]; finding the range

@@ -376,6 +376,114 @@ public:
         nb::ndarray<nb::numpy> a(v.data, 3, shape, owner, strides, dt);
         return nb::make_tuple(a.cast(), (unsigned)img->flags);
     }
+    // The image files of inputs (file system names, bytes) as the CLI takes
+    // them: (paths, [(path, message)] of entries not read, files skipped).
+    nb::tuple list_files(nb::list inputs, bool recursive)
+    {
+        std::vector<std::string> names;
+        for (nb::handle h : inputs) {
+            names.emplace_back(nb::cast<nb::bytes>(h).c_str(), nb::len(h));
+        }
+        std::vector<const char *> ptrs;
+        for (const std::string &n : names) {
+            ptrs.push_back(n.c_str());
+        }
+        imghist_file_list *list = nullptr;
+        imghist_status st;
+        {
+            nb::gil_scoped_release r;
+            st = imghist_list_files(ctx, ptrs.data(), ptrs.size(), recursive ? 1 : 0, &list);
+        }
+        check(st);
+        nb::list paths, bad;
+        for (size_t i = 0; i < list->count; i++) {
+            paths.append(nb::bytes(list->paths[i]));
+        }
+        for (size_t i = 0; i < list->n_unreadable; i++) {
+            bad.append(nb::make_tuple(nb::bytes(list->unreadable[i].path),
+                                      nb::str(list->unreadable[i].message)));
+        }
+        const size_t skipped = list->skipped;
+        imghist_file_list_free(list);
+        return nb::make_tuple(paths, bad, skipped);
+    }
+    size_t files_counts_len(nb::handle spec) const
+    {
+        const Spec s(spec);
+        return imghist_files_counts_len(ctx, s.p);
+    }
+    // Histograms of the files (bytes) into the host counters at out, on
+    // threads decoding threads; progress(done, total) on this thread. A
+    // list of (status, message or None) per file, and the call's status.
+    nb::tuple histogram_files(nb::list files, unsigned threads, nb::handle spec,
+                              uintptr_t out, size_t len, nb::handle progress)
+    {
+        std::vector<std::string> names;
+        for (nb::handle h : files) {
+            names.emplace_back(nb::cast<nb::bytes>(h).c_str(), nb::len(h));
+        }
+        std::vector<const char *> ptrs;
+        for (const std::string &n : names) {
+            ptrs.push_back(n.c_str());
+        }
+        const Spec s(spec);
+        const imghist_counts c = {(uint64_t *)out, len, IMGHIST_MEM_HOST};
+        std::vector<imghist_file_result> res(ptrs.size());
+        struct Progress {
+            PyObject *fn;
+            bool failed = false;
+        } pr{progress.is_none() ? nullptr : progress.ptr()};
+        // Runs on this thread with the GIL released around it: takes it to
+        // report, and to let Ctrl-C (KeyboardInterrupt) cancel the call.
+        auto cb = [](void *user, size_t done, size_t total) -> int {
+            Progress *p = (Progress *)user;
+            nb::gil_scoped_acquire g;
+            if (p->failed) {
+                return 1;
+            }
+            if (PyErr_CheckSignals() != 0) {
+                p->failed = true;
+                return 1;
+            }
+            if (p->fn != nullptr) {
+                PyObject *r = PyObject_CallFunction(p->fn, "nn", (Py_ssize_t)done,
+                                                    (Py_ssize_t)total);
+                if (r == nullptr) {
+                    p->failed = true;
+                    return 1;
+                }
+                Py_DECREF(r);
+            }
+            return 0;
+        };
+        imghist_status st;
+        {
+            nb::gil_scoped_release r;
+            st = imghist_histogram_files(ctx, ptrs.data(), ptrs.size(), threads, s.p, &c,
+                                         res.data(), cb, &pr);
+        }
+        if (pr.failed) {
+            for (imghist_file_result &f : res) {
+                imghist_free(f.message);
+            }
+            throw nb::python_error(); // the callback's exception, or KeyboardInterrupt
+        }
+        bool any_failed = false;
+        for (const imghist_file_result &f : res) {
+            any_failed = any_failed || f.status != IMGHIST_OK;
+        }
+        if (st != IMGHIST_OK && !any_failed) {
+            check(st); // refused before any work: no result was filled
+        }
+        nb::list out_list;
+        for (imghist_file_result &f : res) {
+            out_list.append(nb::make_tuple((int)f.status,
+                                           f.message ? nb::object(nb::str(f.message))
+                                                     : nb::none()));
+            imghist_free(f.message);
+        }
+        return nb::make_tuple(out_list, (int)st);
+    }
     std::string last_error() const { return imghist_last_error(ctx); }
     std::string last_note() const { return imghist_last_note(ctx); }
 };
@@ -525,7 +633,7 @@ bool plain(PyObject *x, Plain &p)
     PyTypeObject *t = Py_TYPE(x);
     int64_t H, W, s0, s1, dev;
     uintptr_t ptr, stream;
-    size_t item;
+    size_t item = 1;
     if (F.torch_tensor != nullptr && (PyObject *)t == F.torch_tensor) {
         if (attr(x, F.s_is_cuda).ptr() != Py_True) {
             return false;
@@ -708,10 +816,10 @@ NB_MODULE(_imghist, m)
     m.attr("STATUS_COUNT") = IMGHIST_STATUS_COUNT;
 #define C(name) m.attr(#name) = (int64_t)IMGHIST_##name
     C(OK); C(E_INVALID_ARG); C(E_NOMEM); C(E_IO); C(E_DECODE); C(E_ENCODE); C(E_LIMIT);
-    C(E_NO_GPU); C(E_CUDA); C(E_UNSUPPORTED); C(E_BUFSIZE); C(E_FAULTED);
+    C(E_NO_GPU); C(E_CUDA); C(E_UNSUPPORTED); C(E_BUFSIZE); C(E_FAULTED); C(E_CANCELED);
     C(BACKEND_AUTO); C(BACKEND_CPU); C(BACKEND_CUDA);
     C(U8); C(U16); C(F32); C(MEM_HOST); C(MEM_DEVICE);
-    C(ACCUMULATE); C(OUTLIERS); C(CLOSED); C(FLOAT_EDGES); C(MAX_BINS); C(MAX_CHANNELS);
+    C(ACCUMULATE); C(OUTLIERS); C(CLOSED); C(FLOAT_EDGES); C(FLOAT_STEP_EDGES); C(MAX_BINS); C(MAX_CHANNELS);
     C(P_MAX_PIXELS); C(P_MAX_INPUT_BYTES); C(P_CPU_THREADS); C(P_STAGING_BYTES);
     C(P_LOAD_GRAY); C(P_PNG_LEVEL); C(P_LOAD_DEPTH); C(P_LOAD_CHANNELS); C(P_LOAD_TRUNCATED);
     C(GRAY_BGR2GRAY); C(GRAY_LUMA); C(EQ_OPENCV); C(EQ_PIL);
@@ -802,6 +910,10 @@ NB_MODULE(_imghist, m)
         .def("clahe_list", &Context::clahe_list)
         .def("apply_lut", &Context::apply_lut)
         .def("load", &Context::load, "path"_a.none(), "data"_a.none(), "name"_a)
+        .def("list_files", &Context::list_files)
+        .def("files_counts_len", &Context::files_counts_len, "spec"_a.none())
+        .def("histogram_files", &Context::histogram_files, "files"_a, "threads"_a,
+             "spec"_a.none(), "out"_a, "len"_a, "progress"_a.none())
         .def("last_error", &Context::last_error)
         .def("last_note", &Context::last_note);
 }

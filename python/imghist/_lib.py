@@ -99,16 +99,22 @@ class ImghistFaultedError(ImghistCudaError):
     refused (IMGHIST_E_FAULTED)."""
 
 
+class ImghistCanceledError(ImghistError):
+    """A progress callback stopped the call (IMGHIST_E_CANCELED)."""
+
+
 _BY_STATUS = {
     E_INVALID_ARG: ImghistArgumentError, E_NOMEM: ImghistMemoryError, E_IO: ImghistIOError,
     E_DECODE: ImghistDecodeError, E_ENCODE: ImghistEncodeError, E_LIMIT: ImghistLimitError,
     E_NO_GPU: ImghistNoGPUError, E_CUDA: ImghistCudaError,
     E_UNSUPPORTED: ImghistUnsupportedError, E_BUFSIZE: ImghistBufferError,
     E_FAULTED: ImghistFaultedError,
+    E_CANCELED: ImghistCanceledError,
 }
 ERRORS = [ImghistError, ImghistArgumentError, ImghistBufferError, ImghistMemoryError,
           ImghistIOError, ImghistDecodeError, ImghistEncodeError, ImghistLimitError,
-          ImghistNoGPUError, ImghistCudaError, ImghistUnsupportedError, ImghistFaultedError]
+          ImghistNoGPUError, ImghistCudaError, ImghistUnsupportedError, ImghistFaultedError,
+          ImghistCanceledError]
 N.set_errors([_BY_STATUS.get(st, ImghistError) for st in range(STATUS_COUNT)])
 
 

@@ -1,9 +1,9 @@
 """numpy.histogram's signature and results, counted by imghist.
 
     >>> import numpy as np, imghist.numpy
-    >>> x = np.float32([0.1, 0.2, 0.2, 0.9])
-    >>> imghist.numpy.histogram(x, bins=3)
-    (array([3, 0, 1]), array([0.1       , 0.36666667, 0.6333333 , 0.9       ], dtype=float32))
+    >>> x = np.float32([0.5, 1.0, 1.25, 4.0])
+    >>> imghist.numpy.histogram(x, bins=7)
+    (array([1, 2, 0, 0, 0, 0, 1]), array([0.5, 1. , 1.5, 2. , 2.5, 3. , 3.5, 4. ], dtype=float32))
 """
 from __future__ import annotations
 
@@ -34,10 +34,12 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     if n < 1:
         raise ValueError("`bins` must be positive, when an integer")
     try:
-        x = _api._exact(a, "a")
+        x = _api._exact(a, "a")  # only whether imghist counts it: histogram() converts
     except (TypeError, ValueError):
         return _np.histogram(_api._host(a), n, range)  # data imghist cannot count exactly
-    flat = x.reshape(1, -1)
+    if not hasattr(a, "reshape"):
+        a = _np.asarray(a)  # a list: NumPy's type for it decides the edges
+    flat = a.reshape(1, -1)
     if range is not None:
         lo, hi = float(range[0]), float(range[1])
         if lo > hi:
@@ -45,13 +47,14 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         if not (_np.isfinite(lo) and _np.isfinite(hi)):
             raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
     elif flat.shape[-1]:
-        lo, hi = flat.min().item(), flat.max().item()
+        lo, hi = x.min().item(), x.max().item()
         if not (_np.isfinite(lo) and _np.isfinite(hi)):
             raise ValueError(f"autodetected range of [{lo}, {hi}] is not finite")
+        if _api._is_float32(a):
+            lo, hi = _np.float32(lo), _np.float32(hi)  # the data's own: NumPy 2's edge rule
     else:
-        lo, hi = 0.0, 1.0
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
-    if _api._is_float32(a) and hi - lo < 4 * n * float(_np.spacing(_np.float32(max(abs(lo), abs(hi))))):
+        lo, hi = 0, 1
+    span = abs(float(hi) - float(lo)) or 1.0
+    if _api._is_float32(a) and span < 4 * n * float(_np.spacing(_np.float32(max(abs(lo), abs(hi))))):
         return _np.histogram(_api._host(a), n, range)  # bins a float32 cannot tell apart
     return _api.histogram(flat, n, (lo, hi), channel_axis=None, return_edges=True)

@@ -158,7 +158,10 @@ def test_numpy_histogram_drop_in(rng):
 
 
 def test_match_histograms_channel_axis(rng):
-    exposure = pytest.importorskip("skimage.exposure")
+    try:
+        from skimage import exposure
+    except Exception as e:  # missing, or built for another NumPy
+        pytest.skip(f"scikit-image does not import: {e}")
     x = u8(rng, 40, 30, 3)
     r = (u8(rng, 20, 50, 3) // 2 + 64).astype(np.uint8)
     got = imghist.match_histograms(x, r)
@@ -187,5 +190,6 @@ def test_errors_are_subclasses(tmp_path):
 def test_package_docstring_lists_every_function():
     doc = imghist.__doc__
     for name in imghist.__all__:
-        if callable(getattr(imghist, name)) and not name.startswith("Imghist"):
+        obj = getattr(imghist, name)
+        if callable(obj) and not isinstance(obj, type):
             assert name in doc, name
