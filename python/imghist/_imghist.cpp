@@ -146,6 +146,21 @@ struct Views {
     }
 };
 
+// File system names (bytes) as C strings, for the calls' lifetime.
+struct Names {
+    std::vector<std::string> names;
+    std::vector<const char *> ptrs;
+    explicit Names(nb::list list)
+    {
+        for (nb::handle h : list) {
+            names.emplace_back(nb::cast<nb::bytes>(h).c_str(), nb::len(h));
+        }
+        for (const std::string &n : names) {
+            ptrs.push_back(n.c_str());
+        }
+    }
+};
+
 class Context {
 public:
     imghist_ctx *ctx = nullptr;
@@ -380,14 +395,8 @@ public:
     // them: (paths, [(path, message)] of entries not read, files skipped).
     nb::tuple list_files(nb::list inputs, bool recursive)
     {
-        std::vector<std::string> names;
-        for (nb::handle h : inputs) {
-            names.emplace_back(nb::cast<nb::bytes>(h).c_str(), nb::len(h));
-        }
-        std::vector<const char *> ptrs;
-        for (const std::string &n : names) {
-            ptrs.push_back(n.c_str());
-        }
+        const Names names(inputs);
+        const std::vector<const char *> &ptrs = names.ptrs;
         imghist_file_list *list = nullptr;
         imghist_status st;
         {
@@ -418,14 +427,8 @@ public:
     nb::tuple histogram_files(nb::list files, unsigned threads, nb::handle spec,
                               uintptr_t out, size_t len, nb::handle progress)
     {
-        std::vector<std::string> names;
-        for (nb::handle h : files) {
-            names.emplace_back(nb::cast<nb::bytes>(h).c_str(), nb::len(h));
-        }
-        std::vector<const char *> ptrs;
-        for (const std::string &n : names) {
-            ptrs.push_back(n.c_str());
-        }
+        const Names names(files);
+        const std::vector<const char *> &ptrs = names.ptrs;
         const Spec s(spec);
         const imghist_counts c = {(uint64_t *)out, len, IMGHIST_MEM_HOST};
         std::vector<imghist_file_result> res(ptrs.size());
