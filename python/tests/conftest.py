@@ -26,7 +26,7 @@ except ImportError:
 
 
 # Scripts beside the tests, not tests (run_pytest.py runs pytest itself).
-collect_ignore = ["run_pytest.py", "overhead.py"]
+collect_ignore = ["run_pytest.py"]
 
 
 @pytest.fixture(scope="session")
