@@ -3,15 +3,17 @@
  * context's stream, each over every image of the batch:
  *  1. tile histograms: blocks of 256 threads, each on a band of one tile's
  *     rows of one image (the reflected extension of core/clahe.c included),
- *     a warp a row. 8-bit counts go to one shared histogram a warp, then the
+ *     a warp on eight rows at once, so that every lane has eight loads in
+ *     flight. 8-bit counts go to one shared histogram a warp, then the
  *     band's sum to its own slot in the workspace (no zeroing, no global
  *     atomics); 16-bit ones straight to the tile's global counters;
  *  2. per tile, one block adds up the bands, clips, redistributes and scans
  *     the histogram into the tile's LUT (the arithmetic of ih_clahe_clip_lut,
  *     in the same single precision, with round-to-nearest intrinsics so
  *     nothing is fused);
- *  3. the blend: a thread on four pixels of a row, the rows of every image
- *     in one grid, each pixel reading the four LUTs around it.
+ *  3. the blend: a thread on eight pixels of a row (their loads first), the
+ *     rows of every image in one flat grid, each pixel reading the four LUTs
+ *     around it.
  * Only the used_x x used_y tiles the blend reads exist (core/clahe.c).
  */
 #include "clahe.cuh"
@@ -20,8 +22,9 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr uint32_t kBlendPixels = 4; /* pixels of a row a blend thread */
-constexpr uint32_t kMaxGridY = 65535;
+constexpr int kRowsAtOnce = 8;       /* rows a histogram warp loads together */
+constexpr uint32_t kBlendPixels = 8; /* pixels of a row a blend thread */
+constexpr uint32_t kMaxGridY = 65535; /* bands of a tile at most */
 
 __device__ __forceinline__ uint32_t reflect101(int64_t p, int64_t len)
 {
@@ -77,17 +80,29 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t r0 = blockIdx.y * rows_per_band;
     const uint32_t r1 = min(r0 + rows_per_band, g.tile_h);
     const uint64_t x0 = (uint64_t)tx * g.tile_w, y0 = (uint64_t)ty * g.tile_h;
-    for (uint32_t r = r0 + warp; r < r1; r += kWarps) {
-        const uint32_t y = reflect101((int64_t)(y0 + r), g.height);
-        const T *row = (const T *)(src + (size_t)y * im.src_pitch);
+    /* A warp on kRowsAtOnce rows together (kWarps apart), its lanes across
+     * them: every lane has that many loads in flight before it counts. */
+    for (uint32_t rb = r0 + warp; rb < r1; rb += kWarps * kRowsAtOnce) {
+        const T *rows[kRowsAtOnce];
+#pragma unroll
+        for (int k = 0; k < kRowsAtOnce; k++) {
+            const uint32_t r = rb + k * kWarps;
+            const uint32_t y = reflect101((int64_t)(y0 + (r < r1 ? r : r0)), g.height);
+            rows[k] = r < r1 ? (const T *)(src + (size_t)y * im.src_pitch) : nullptr;
+        }
         for (uint32_t c = lane; c < g.tile_w; c += 32) {
             const uint64_t xe = x0 + c;
             const uint32_t x = xe < g.width ? (uint32_t)xe : reflect101((int64_t)xe, g.width);
-            const uint32_t v = row[x];
-            if (narrow) {
-                atomicAdd(&mine[v], 1);
-            } else {
-                atomicAdd(&th[v], 1);
+            uint32_t v[kRowsAtOnce];
+#pragma unroll
+            for (int k = 0; k < kRowsAtOnce; k++) {
+                v[k] = rows[k] != nullptr ? rows[k][x] : 0;
+            }
+#pragma unroll
+            for (int k = 0; k < kRowsAtOnce; k++) {
+                if (rows[k] != nullptr) {
+                    atomicAdd(narrow ? &mine[v[k]] : &th[v[k]], 1);
+                }
             }
         }
     }
@@ -196,6 +211,11 @@ __device__ __forceinline__ void blend_row(const T *srow, T *drow, const ih_clahe
     const size_t L = g.levels;
     const T *p1 = lut + (size_t)ty1 * g.used_x * L, *p2 = lut + (size_t)ty2 * g.used_x * L;
     const float inv = __frcp_rn((float)g.tile_w);
+    uint32_t vs[kBlendPixels];
+#pragma unroll
+    for (uint32_t k = 0; k < kBlendPixels; k++) { /* the loads first, all in flight */
+        vs[k] = x0 + k < g.width ? srow[x0 + k] : 0;
+    }
 #pragma unroll
     for (uint32_t k = 0; k < kBlendPixels; k++) {
         const uint32_t x = x0 + k;
@@ -206,7 +226,7 @@ __device__ __forceinline__ void blend_row(const T *srow, T *drow, const ih_clahe
         const int32_t c1 = (int32_t)floorf(fx);
         const float a = __fsub_rn(fx, (float)c1), a1 = __fsub_rn(1.0f, a);
         const uint32_t tx1 = c1 < 0 ? 0 : c1, tx2 = c1 + 1 > last_x ? last_x : c1 + 1;
-        const uint32_t v = srow[x];
+        const uint32_t v = vs[k];
         const size_t i1 = tx1 * L + v, i2 = tx2 * L + v;
         const float top = __fadd_rn(__fmul_rn((float)__ldg(&p1[i1]), a1),
                                     __fmul_rn((float)__ldg(&p1[i2]), a));
@@ -217,24 +237,27 @@ __device__ __forceinline__ void blend_row(const T *srow, T *drow, const ih_clahe
     }
 }
 
+/* Threads row_count x per_row (pixel runs of kBlendPixels a row), from row
+ * row0 of the batch's count x height rows; index arithmetic in 32 bits. */
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    blend(ih_clahe_images im, ih_clahe_geom g, size_t tiles, const T *lut)
+    blend(ih_clahe_images im, ih_clahe_geom g, size_t tiles, const T *lut, uint64_t row0,
+          uint32_t row_count, uint32_t per_row)
 {
-    const uint64_t x0 = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) * kBlendPixels;
-    if (x0 >= g.width) {
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t r = t / per_row;
+    if (r >= row_count) {
         return;
     }
-    const uint64_t rows = (uint64_t)im.count * g.height;
-    for (uint64_t ry = blockIdx.y; ry < rows; ry += gridDim.y) {
-        const uint64_t image = ry / g.height;
-        const uint32_t y = (uint32_t)(ry - image * g.height);
-        const T *srow = (const T *)((const uint8_t *)im.src + (ptrdiff_t)image * im.src_stride +
-                                    (size_t)y * im.src_pitch);
-        T *drow = (T *)((uint8_t *)im.dst + (ptrdiff_t)image * im.dst_stride +
-                        (size_t)y * im.dst_pitch);
-        blend_row<T>(srow, drow, g, lut + image * tiles * g.levels, (uint32_t)x0, y);
-    }
+    const uint32_t x0 = (t - r * per_row) * kBlendPixels;
+    const uint64_t row = row0 + r;
+    const uint64_t image = row / g.height;
+    const uint32_t y = (uint32_t)(row - image * g.height);
+    const T *srow = (const T *)((const uint8_t *)im.src + (ptrdiff_t)image * im.src_stride +
+                                (size_t)y * im.src_pitch);
+    T *drow = (T *)((uint8_t *)im.dst + (ptrdiff_t)image * im.dst_stride +
+                    (size_t)y * im.dst_pitch);
+    blend_row<T>(srow, drow, g, lut + image * tiles * g.levels, x0, y);
 }
 
 /* Bytes of the histograms and of the LUTs of count images. */
@@ -276,11 +299,22 @@ cudaError_t launch(const ih_clahe_images *im, const ih_clahe_geom *g, void *ws, 
     tile_hist<T><<<dim3(blocks, bands), kThreads, 0, stream>>>(*im, *g, tiles,
                                                                band_rows(g, bands), hist);
     tile_lut<T><<<blocks, kThreads, 0, stream>>>(*g, bands, hist, lut);
-    const uint64_t per_block = (uint64_t)kThreads * kBlendPixels;
+    /* The blend in launches of at most 2^31 threads (one for any batch
+     * of fewer than that many pixel runs). */
+    const uint32_t per_row = (uint32_t)((g->width + kBlendPixels - 1) / kBlendPixels);
     const uint64_t rows = (uint64_t)im->count * g->height;
-    const uint32_t gx = (uint32_t)((g->width + per_block - 1) / per_block);
-    const uint32_t gy = (uint32_t)(rows < kMaxGridY ? rows : kMaxGridY);
-    blend<T><<<dim3(gx, gy), kThreads, 0, stream>>>(*im, *g, tiles, lut);
+    uint64_t step = ((uint64_t)INT32_MAX / per_row) / kThreads * kThreads;
+    step = step > 0 ? step : 1;
+    for (uint64_t row0 = 0; row0 < rows; row0 += step) {
+        const uint32_t n = (uint32_t)(rows - row0 < step ? rows - row0 : step);
+        const uint64_t threads = (uint64_t)n * per_row;
+        blend<T><<<(uint32_t)((threads + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+            *im, *g, tiles, lut, row0, n, per_row);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            return e;
+        }
+    }
     return cudaGetLastError();
 }
 
