@@ -13,7 +13,7 @@
  *    more tiles than pixels thus has tiles one pixel wide. Only the tile
  *    histograms see the extension, and only the tiles the blend reads are
  *    computed: the first used_x columns and used_y rows, up to those of the
- *    last pixel's neighbours (at most one more than the pixels of a side).
+ *    last pixel's neighbours (never more than the pixels of a side).
  *  - Clip limit. n = tile_w * tile_h pixels, L = 256 or 65536 levels:
  *    limit = max(1, (int)(clip * n / L)) in double when clip > 0, else none.
  *    Counts above it are cut to it; the cut total c is spread as c / L to
