@@ -7,7 +7,7 @@ side, or both), grids one tile short or past the size, 1x1 and thin images,
 image by image. On the cpu backend, and on CUDA (host arrays through a CUDA
 context) where a GPU answers.
 
-usage: test_clahe_grids_ref.py   (IMGHIST_LIBRARY names the library)
+usage: test_clahe_grids_ref.py   (IMGHIST_NATIVE names the built binding)
 Exits 77 (skipped) when python3-opencv is not installed.
 """
 import os

@@ -13,6 +13,10 @@
  * rounded does not matter. Kernels may use any equivalent test (a float
  * sample against the smallest float >= each edge, say) as long as the bins
  * are these.
+ *
+ * With IMGHIST_FLOAT_EDGES every edge, e(0) = lo and e(bins) = hi included,
+ * is then rounded to the nearest float, as numpy.histogram's edges of float32
+ * data are: lo and hi hold the rounded ends and e0 the range's own start.
  */
 #ifndef IMGHIST_BINNING_H
 #define IMGHIST_BINNING_H
@@ -34,14 +38,29 @@
 
 /* The binning a kernel or loop needs, with no pointers: copied by value. */
 typedef struct ih_binning {
-    double lo, hi, w;   /* the range and the bin width */
+    double lo, hi, w;   /* the range (its ends rounded with float_edges) and the bin width */
+    double e0;          /* the range's start, unrounded: the edges' origin */
     double inv;         /* bins / (hi - lo): only for the first estimate */
     uint32_t bins;
     int closed;         /* a sample equal to hi is in the last bin */
+    int float_edges;    /* edges rounded to single precision */
     int shift_ok;       /* integer samples: bin = (v - ilo) >> shift on [ilo, ihi) */
     int64_t ilo, ihi;
     uint32_t shift;
 } ih_binning;
+
+/* d rounded to the nearest float, as a double. The host's store through a
+ * volatile float keeps the rounding: GCC 12 at -O2 was seen to drop a plain
+ * (double)(float) pair. */
+IH_HD double ih_round_float(double d)
+{
+#ifdef __CUDA_ARCH__
+    return (double)__double2float_rn(d);
+#else
+    volatile float f = (float)d;
+    return (double)f;
+#endif
+}
 
 IH_HD double ih_edge(const ih_binning *b, uint32_t i)
 {
@@ -49,10 +68,12 @@ IH_HD double ih_edge(const ih_binning *b, uint32_t i)
         return b->hi;
     }
 #ifdef __CUDA_ARCH__
-    return __dadd_rn(b->lo, __dmul_rn((double)i, b->w));
+    const double e = __dadd_rn(b->e0, __dmul_rn((double)i, b->w));
+    return b->float_edges ? ih_round_float(e) : e;
 #else
     const double step = (double)i * b->w;
-    return b->lo + step;
+    const double e = b->e0 + step;
+    return b->float_edges ? ih_round_float(e) : e;
 #endif
 }
 
@@ -97,7 +118,8 @@ IH_HD float ih_float_up(double d)
  * range) among the edges. With u = 2^-24: lo_f is within |lo - lo_f| of lo;
  * the subtraction errs by at most u |v - lo_f| <= u (|lo| + |hi|); inv_f and
  * the product add two roundings of t <= bins (2u bins); the double edges sit
- * within 2^-50 (|lo| + |hi|) of the exact ones. Infinite (no bound) where an
+ * within 2^-50 (|lo| + |hi|) of the exact ones, and rounded to floats within
+ * 2^-24 (|lo| + |hi|) more. Infinite (no bound) where an
  * end is beyond FLT_MAX or the range is wider than 1e38, a third of FLT_MAX,
  * where v - lo_f could overflow.
  */
@@ -107,7 +129,8 @@ IH_HD double ih_float_bound(const ih_binning *b)
         return INFINITY;
     }
     const double mag = fabs(b->lo) + fabs(b->hi);
-    return b->inv * (fabs(b->lo - (double)(float)b->lo) + ldexp(mag, -24) + ldexp(mag, -50)) +
+    return b->inv * (fabs(b->lo - (double)(float)b->lo) + ldexp(mag, -24) + ldexp(mag, -50) +
+                     (b->float_edges ? ldexp(mag, -24) : 0.0)) +
            ldexp((double)b->bins, -23);
 }
 
