@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """NumPy batches through imghist.equalize on the CPU backend: one call on the
 batch against a call per image (uint16 and masked batches), median of 7,
-checked equal. IMGHIST_LIBRARY picks the libimghist to load."""
+checked equal. IMGHIST_NATIVE picks the binding
+(and so the library) to load (IMGHIST_LIBRARY for a 0.3 package)."""
 import time, numpy as np, imghist, os
 rng = np.random.default_rng(1)
 def med(f, n=7):

@@ -3,7 +3,7 @@
 arrays of 24 MB each: one-channel 8-bit images (the table-free loop), masks,
 fewer bins, interleaved channels, 16-bit into bins, floats.
 
-Usage: IMGHIST_LIBRARY=path/to/libimghist.so.2 bench_cpu_jobs.py LABEL
+Usage: IMGHIST_NATIVE=build/python/_imghist*.so bench_cpu_jobs.py LABEL
 (an A/B of two builds is two runs of this script, alternating). Prints one
 line a group: ms, median of --runs calls after one warm-up, on every core
 the library's default uses.

@@ -4,7 +4,8 @@ image with a random 60 % mask, the same unmasked, and a masked batch of 64
 512 x 512 images, into 256 and 10000 bins over [0, 1); median of 7 calls
 (ms). Checks the masked counts against NumPy's on the masked samples as
 float64 (NumPy's float32 path computes its bins in float32 and misses some
-edges). IMGHIST_LIBRARY picks the libimghist to load."""
+edges). IMGHIST_NATIVE picks the binding
+(and so the library) to load (IMGHIST_LIBRARY for a 0.3 package)."""
 import time, statistics, numpy as np, imghist
 rng = np.random.default_rng(1)
 x = rng.random((4096, 4096), dtype=np.float32)

@@ -7,7 +7,8 @@ torch's copy_ of the batch, which reads and writes it once, times 1.5).
 Checks that both give the same pixels.
 
 CUDA events around each call after warm-up, median of --runs. Prints a
-Markdown table. IMGHIST_LIBRARY picks the libimghist to load.
+Markdown table. IMGHIST_NATIVE picks the binding
+(and so the library) to load (IMGHIST_LIBRARY for a 0.3 package).
 """
 import argparse
 import os
@@ -40,7 +41,7 @@ def main():
     if args.quick:
         shapes = [(4, 64, 64)]
     print(f"bench_equalize_batch: {torch.cuda.get_device_name()}, imghist {imghist.__version__}, "
-          f"library {os.environ.get('IMGHIST_LIBRARY', 'default')}, median of {args.runs} (ms)\n")
+          f"library {os.environ.get('IMGHIST_NATIVE') or os.environ.get('IMGHIST_LIBRARY', 'default')}, median of {args.runs} (ms)\n")
     if args.only in (None, "tensors"):
         tensors(args, torch, imghist, timed, g, dev, shapes)
     if args.only in (None, "views"):

@@ -9,7 +9,8 @@ ceiling of the same bytes (a CuPy 16-byte read kernel), all in one run.
 
 CUDA events around each call after warm-up, median of --runs, L2 flushed
 (a 256 MiB write) before each call. Prints a Markdown table; --json writes
-the rows. IMGHIST_LIBRARY picks the libimghist to load (an A/B of two
+the rows. IMGHIST_NATIVE picks the binding
+(and so the library) to load (IMGHIST_LIBRARY for a 0.3 package) (an A/B of two
 builds is two runs of this script in one device call).
 """
 import argparse
@@ -26,7 +27,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--label", default=os.environ.get("IMGHIST_LIBRARY", "default library"))
+    ap.add_argument("--label", default=os.environ.get("IMGHIST_NATIVE") or os.environ.get("IMGHIST_LIBRARY", "default library"))
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--quick", action="store_true", help="smaller shapes (a smoke test)")
     args = ap.parse_args()

@@ -9,7 +9,7 @@ times through imghist.histogram (one library call for the batch each):
 
 Patterns: uniform, normal (N(128, 20^2) rounded, as the bench's), normal40
 (mean 120, sd 40), constant (127), runs64 (runs of 64 equal bytes). Needs CuPy and the package on PYTHONPATH
-(IMGHIST_LIBRARY naming the CUDA build's library). With --time it prints
+(IMGHIST_NATIVE naming the CUDA build's binding). With --time it prints
 each pattern's median call time between CUDA events instead (after an L2
 flush, and back to back), for comparison with the bench's rows.
 """

@@ -93,7 +93,8 @@ inline void float_estimate(const ih_binning &b, Args &a)
     /* The padded layout's t = u S, u = sat(fma(v, inv_s, c_s)), S = bins + 1,
      * against t* + 1 = (v - lo) inv + 1: the rounding of u (S u / 2 once
      * scaled), of inv_s (u |v| inv <= u mag inv), of c_s (u (1 + |lo| inv))
-     * and the double edges' and constants' own (2^-48 mag inv). near is
+     * and the double edges' and constants' own (2^-48 mag inv), plus what
+     * rounding the edges to floats moves them (ih_float_bound's share). near is
      * twice that plus 2^-20; t below 2^22 keeps the rounding by 1.5 2^23
      * exact. */
     const double S = (double)b.bins + 1.0;
@@ -102,7 +103,7 @@ inline void float_estimate(const ih_binning &b, Args &a)
     a.c_s = (float)c_s;
     a.s_f = (float)S;
     const double bound2 = ldexp(S + 1.0 + mag * b.inv + fabs(b.lo) * b.inv, -24) +
-                          ldexp(mag * b.inv, -48);
+                          ldexp(mag * b.inv, -48) + ih_edges_moved(&b);
     const double near = 2.0 * bound2 + ldexp(1.0, -20);
     const bool fast = isfinite(near) && near <= 0.25 && S < (double)(1u << 22) &&
                       isfinite(a.c_s) && isfinite(a.inv_s) && a.inv_s >= FLT_MIN;

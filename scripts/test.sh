@@ -3,15 +3,17 @@
 # nvcc is there; the GPU suite skips without a GPU) and a CPU build under
 # AddressSanitizer + UndefinedBehaviorSanitizer. The normal build has MPI
 # (Open MPI), so the scale suite runs mpirun -np 4; the sanitized one has not
-# (Open MPI's own allocations would read as leaks). Then the CPU wheel is
-# built and tested on a bare Debian 12 (scripts/wheel.sh,
+# (Open MPI's own allocations would read as leaks). The normal build has the
+# Python binding too (nanobind from PyPI, scripts/nanobind.sh). Then the CPU
+# wheel is built and tested on a bare Debian 12 (scripts/wheel.sh,
 # scripts/test-wheel-bare.sh), counted as one test.
 # Ends with the line "N passed, N failed, N skipped" over all of them.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh python3 python3-opencv python3-numpy valgrind python3-pytest python3-pil python3-skimage python3-venv strace debootstrap
-[ -f build/build.ninja ] || meson setup build -Dmpi=enabled
-meson configure build -Dmpi=enabled
+nb=$(scripts/nanobind.sh)
+[ -f build/build.ninja ] || meson setup build -Dmpi=enabled -Dnanobind_dir="$nb"
+meson configure build -Dmpi=enabled -Dnanobind_dir="$nb"
 [ -f build-asan/build.ninja ] || meson setup build-asan -Dcuda=disabled -Dmpi=disabled \
     -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debugoptimized
 meson configure build-asan -Dmpi=disabled

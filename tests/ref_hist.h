@@ -38,6 +38,8 @@ typedef struct ref_spec {
     uint32_t bins;
     double lo, hi;
     int closed, outliers;
+    int float_edges; /* 1: every edge (lo, hi too) rounded to the nearest float;
+                        2: edges in single precision (IMGHIST_FLOAT_STEP_EDGES) */
 } ref_spec;
 
 static inline double *ref_edges(const ref_spec *s)
@@ -50,6 +52,21 @@ static inline double *ref_edges(const ref_spec *s)
         e[i] = s->lo + step;
     }
     e[s->bins] = s->hi;
+    for (uint32_t i = 0; s->float_edges == 1 && i <= s->bins; i++) {
+        volatile float f = (float)e[i];
+        e[i] = f;
+    }
+    if (s->float_edges == 2) {
+        volatile float lo = (float)s->lo, hi = (float)s->hi;
+        volatile float span = hi - lo;
+        volatile float step = span / (float)s->bins;
+        for (uint32_t i = 0; i < s->bins; i++) {
+            volatile float p = (float)i * step;
+            volatile float f = p + lo;
+            e[i] = f;
+        }
+        e[s->bins] = hi;
+    }
     return e;
 }
 
@@ -57,9 +74,9 @@ static inline double *ref_edges(const ref_spec *s)
 static inline uint32_t ref_bin(const ref_spec *s, const double *e, double v)
 {
     if (isnan(v)) return s->bins + 2;
-    if (v < s->lo) return s->bins;
-    if (v > s->hi || (v == s->hi && !s->closed)) return s->bins + 1;
-    if (v == s->hi) return s->bins - 1;
+    if (v < e[0]) return s->bins;
+    if (v > e[s->bins] || (v == e[s->bins] && !s->closed)) return s->bins + 1;
+    if (v == e[s->bins]) return s->bins - 1;
     uint32_t a = 0, b = s->bins; /* e[a] <= v < e[b] */
     while (b - a > 1) {
         const uint32_t m = a + (b - a) / 2;
@@ -166,6 +183,10 @@ static inline ref_spec ref_spec_of(const spec_case *sc, uint32_t flags)
     rs.hi = sc->bins ? sc->hi : rs.bins;
     rs.closed = (flags & IMGHIST_CLOSED) != 0;
     rs.outliers = (flags & IMGHIST_OUTLIERS) != 0;
+    rs.float_edges = sc->bins == 0                        ? 0
+                     : (flags & IMGHIST_FLOAT_EDGES) != 0      ? 1
+                     : (flags & IMGHIST_FLOAT_STEP_EDGES) != 0 ? 2
+                                                               : 0;
     return rs;
 }
 

@@ -1,7 +1,9 @@
 /*
  * CLAHE on the CUDA backend against the CPU backend, bit for bit (a part of
  * test_clahe, cuda run only): 8- and 16-bit, tile grids, clip limits, lists,
- * device and host views, in place.
+ * device and host views, in place, and batches of 1 to 17 images run in one
+ * set of launches (pitched, strided, backwards, grids past 256 and past the
+ * image's size).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
@@ -214,6 +216,137 @@ static void test_clahe(void **state)
     free(tg);
 }
 
+/* One device tensor of n images (w x h, pitch bytes a row, image_stride
+ * bytes apart, backwards when negative) through imghist_clahe on the GPU,
+ * into a tensor of another layout and in place, and the same images as a
+ * host tensor on the GPU context: each image as the CPU makes it alone. */
+static void check_clahe_batch(size_t n, uint32_t w, uint32_t h, imghist_dtype t, size_t pitch,
+                              ptrdiff_t stride, double clip, uint32_t tx, uint32_t ty)
+{
+    const size_t es = t == IMGHIST_U8 ? 1 : 2, row = (size_t)w * es;
+    const size_t span = (size_t)(stride < 0 ? -stride : stride);
+    const size_t bytes = (n - 1) * span + pitch * (h - 1) + row;
+    const size_t dpitch = row + 2 * es, dstride = dpitch * h + 4;
+    const size_t dbytes = (n - 1) * dstride + dpitch * (h - 1) + row;
+    /* got holds the destination tensor, or the source one after pass 1. */
+    uint8_t *host = malloc(bytes), *want = malloc(n * row * h);
+    uint8_t *got = malloc(bytes > dbytes ? bytes : dbytes);
+    uint8_t *hout = malloc(dbytes);
+    assert_true(host && want && got && hout);
+    for (size_t i = 0; i < bytes; i++) {
+        host[i] = (uint8_t)(tu_next(&rng) >> 56);
+    }
+    /* Image i's first sample: the lowest address for a backwards tensor is
+     * the last image's. */
+    const size_t first = stride < 0 ? (n - 1) * span : 0;
+    for (size_t i = 0; i < n; i++) {
+        const imghist_view hs = {.data = host + first + (ptrdiff_t)i * stride, .dtype = t,
+            .mem = IMGHIST_MEM_HOST, .width = w, .height = h, .pitch = pitch, .channels = 1};
+        const imghist_view hd = {.data = want + i * row * h, .dtype = t, .mem = IMGHIST_MEM_HOST,
+            .width = w, .height = h, .pitch = row, .channels = 1};
+        if (imghist_clahe(cpu, &hs, &hd, clip, tx, ty) != IMGHIST_OK) {
+            fail_msg("cpu clahe: %s", imghist_last_error(cpu));
+        }
+    }
+    uint8_t *dsrc, *ddst;
+    CUDA_OK(cudaMalloc((void **)&dsrc, bytes + 2));
+    CUDA_OK(cudaMalloc((void **)&ddst, dbytes));
+    uint8_t *dimg = dsrc + es; /* not at the allocation's alignment */
+    CUDA_OK(cudaMemcpy(dimg, host, bytes, cudaMemcpyHostToDevice));
+    poison_device(ddst, 0xab, dbytes);
+    CUDA_OK(cudaDeviceSynchronize());
+    const imghist_view s0 = {.data = dimg + first, .dtype = t, .mem = IMGHIST_MEM_DEVICE,
+        .width = w, .height = h, .pitch = pitch, .channels = 1};
+    const imghist_view d0 = {.data = ddst, .dtype = t, .mem = IMGHIST_MEM_DEVICE, .width = w,
+        .height = h, .pitch = dpitch, .channels = 1};
+    const imghist_view ts = vw_tensor(s0, n, stride), td = vw_tensor(d0, n, (ptrdiff_t)dstride);
+    for (int pass = 0; pass < 3; pass++) {
+        /* 0: into another tensor; 1: in place; 2: host tensors on the GPU. */
+        imghist_status st;
+        if (pass == 2) {
+            memset(hout, 0x5c, dbytes);
+            imghist_view hs = vw_tensor(s0, n, stride), hd = vw_tensor(d0, n, (ptrdiff_t)dstride);
+            hs.mem = hd.mem = IMGHIST_MEM_HOST;
+            hs.data = host + first;
+            hd.data = hout;
+            st = imghist_clahe(gpu, &hs, &hd, clip, tx, ty);
+        } else {
+            st = imghist_clahe(gpu, &ts, pass == 0 ? &td : &ts, clip, tx, ty);
+        }
+        if (st != IMGHIST_OK) {
+            fail_msg("gpu clahe of %zu images (pass %d): %s", n, pass, imghist_last_error(gpu));
+        }
+        gpu_sync();
+        if (pass == 0) {
+            CUDA_OK(cudaMemcpy(got, ddst, dbytes, cudaMemcpyDeviceToHost));
+        } else if (pass == 1) {
+            CUDA_OK(cudaMemcpy(got, dimg, bytes, cudaMemcpyDeviceToHost));
+        }
+        const uint8_t *out = pass == 2 ? hout : got;
+        for (size_t i = 0; i < n; i++) {
+            for (uint32_t y = 0; y < h; y++) {
+                const uint8_t *g = pass == 1 ? out + first + (ptrdiff_t)i * stride + y * pitch
+                                             : out + i * dstride + y * dpitch;
+                if (memcmp(g, want + (i * h + y) * row, row) != 0) {
+                    fail_msg("CLAHE batch of %zu %ux%u %s (pitch %zu, stride %td, clip %g, "
+                             "tiles %ux%u), pass %d: image %zu row %u differs from the CPU",
+                             n, w, h, es == 1 ? "u8" : "u16", pitch, stride, clip, tx, ty, pass,
+                             i, y);
+                }
+            }
+        }
+    }
+    CUDA_OK(cudaFree(dsrc));
+    CUDA_OK(cudaFree(ddst));
+    free(host);
+    free(want);
+    free(got);
+    free(hout);
+}
+
+/* Batches in one set of launches against the CPU image by image: counts 1,
+ * 2, 3 and 17, odd sizes, pitched rows, gaps and backwards strides, U8 and
+ * U16, in place, grids above 256 and past the image's size. */
+static void test_clahe_batches(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t n;
+        uint32_t w, h;
+        imghist_dtype t;
+        unsigned pad;   /* bytes a row past the samples */
+        int gap;        /* bytes between images past the rows; < 0: backwards */
+        double clip;
+        uint32_t tx, ty;
+    } c[] = {
+        {1, 640, 480, IMGHIST_U8, 0, 0, 40.0, 8, 8},
+        {2, 333, 517, IMGHIST_U8, 3, 5, 2.0, 8, 8},
+        {3, 101, 37, IMGHIST_U8, 1, -7, 0.0, 7, 3},
+        {17, 64, 48, IMGHIST_U8, 0, 0, 40.0, 8, 8},
+        {17, 31, 9, IMGHIST_U8, 5, 11, 1.5, 4, 2},
+        {3, 1, 1, IMGHIST_U8, 0, 1, 40.0, 8, 8},
+        {2, 1, 77, IMGHIST_U8, 2, 0, 40.0, 3, 300},
+        {3, 53, 37, IMGHIST_U8, 1, 3, 40.0, 300, 300},
+        {2, 203, 61, IMGHIST_U8, 0, -16, 3.0, 257, 2},
+        {2, 640, 480, IMGHIST_U8, 0, 0, 0.0, 640, 480},
+        {1, 97, 65, IMGHIST_U16, 2, 0, 40.0, 8, 8},
+        {3, 97, 65, IMGHIST_U16, 6, 2, 4.0, 5, 7},
+        {2, 33, 17, IMGHIST_U16, 0, -4, 40.0, 40, 20},
+        {17, 20, 11, IMGHIST_U16, 4, 8, 0.0, 3, 3},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        const size_t es = c[k].t == IMGHIST_U8 ? 1 : 2;
+        const size_t pitch = (size_t)c[k].w * es + c[k].pad * es;
+        const size_t span = pitch * c[k].h + (size_t)(c[k].gap < 0 ? -c[k].gap : c[k].gap) * es;
+        const ptrdiff_t stride = c[k].gap < 0 ? -(ptrdiff_t)span : (ptrdiff_t)span;
+        if (quick && c[k].n * c[k].w * c[k].h > 100000) {
+            continue;
+        }
+        check_clahe_batch(c[k].n, c[k].w, c[k].h, c[k].t, pitch, stride, c[k].clip, c[k].tx,
+                          c[k].ty);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -222,6 +355,7 @@ static int setup(void **state)
 
 static const bs_test tests[] = {
     GPU_TEST(test_clahe),
+    GPU_TEST(test_clahe_batches),
 };
 
 const bs_part clahe_cuda_part = BS_PART("clahe cuda", tests, setup, gpu_suite_teardown);

@@ -90,7 +90,7 @@ def main():
         # Refusals: each a one-line usage error, exit 2, no output file.
         photo = os.path.join(samples, "moon.png")
         for args in (["--clahe"], ["--clahe", "--equalize", out, "--tiles", "0x8"],
-                     ["--clahe", "--equalize", out, "--tiles", "8x300"],
+                     ["--clahe", "--equalize", out, "--tiles", "8x2147483648"],
                      ["--clahe", "--equalize", out, "--clip", "abc"],
                      ["--clahe", "--equalize", out, "--channels"],
                      ["--clahe", "--equalize", out, "--bins", "16"]):

@@ -29,7 +29,7 @@ table printed at the end counts the classes per suite.
 usage: test_conformance.py IMGHIST_EXE CONFORMANCE_DIR [--write]
 --write classifies every file anew (OpenCV first, then the references, then
 refusal) and rewrites expected.tsv, for review. Needs the imghist Python
-package (PYTHONPATH, IMGHIST_LIBRARY) and python3-opencv; exits 77 without
+package (PYTHONPATH, IMGHIST_NATIVE) and python3-opencv; exits 77 without
 OpenCV.
 """
 import os

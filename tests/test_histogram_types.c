@@ -57,6 +57,23 @@ static void test_every_type_and_binning(void **state)
         run_case(ctx, &cases[15], 3, 1, IMGHIST_CLOSED, 501, 200);
         run_case(ctx, &cases[19], 1, 0, IMGHIST_CLOSED, 1000, 400);
         run_case(ctx, &cases[20], 2, 0, IMGHIST_OUTLIERS, 300, 100);
+        /* Edges rounded to floats and computed in floats (numpy.histogram's
+         * of float32 data, NumPy 1 and 2), every spec a float can tell
+         * apart, small and through the edge table. */
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const uint32_t fl[] = {IMGHIST_FLOAT_EDGES | IMGHIST_CLOSED,
+                                   IMGHIST_FLOAT_EDGES | IMGHIST_OUTLIERS,
+                                   IMGHIST_FLOAT_STEP_EDGES | IMGHIST_CLOSED,
+                                   IMGHIST_FLOAT_STEP_EDGES | IMGHIST_OUTLIERS};
+            for (uint32_t f = 0; f < 4; f++) {
+                const imghist_histspec sp = {cases[i].bins, cases[i].lo, cases[i].hi, fl[f]};
+                if (cases[i].bins == 0 || imghist_bins(&sp, cases[i].t) == 0) continue;
+                run_case(ctx, &cases[i], 1 + f % 2, (int)(f % 2), fl[f], 37, 11);
+                if (cases[i].t == IMGHIST_F32) {
+                    run_case(ctx, &cases[i], 1 + 2 * (f % 2), 1 - (int)(f % 2), fl[f], 1000, 300);
+                }
+            }
+        }
         imghist_destroy(ctx);
     }
 }

@@ -43,7 +43,7 @@ static void test_joint_against_reference(void **state)
             .width = W, .height = H, .pitch = W, .channels = 1};
         const imghist_histspec sa = {64, 0, 256, IMGHIST_OUTLIERS};
         const imghist_histspec sb = {50, 0.0, 1.0, 0};
-        const ref_spec ra = {64, 0, 256, 0, 1}, rb = {50, 0.0, 1.0, 0, 0};
+        const ref_spec ra = {64, 0, 256, 0, 1, 0}, rb = {50, 0.0, 1.0, 0, 0, 0};
         double *ea = ref_edges(&ra), *eb = ref_edges(&rb);
         for (int masked = 0; masked < 2; masked++) {
             uint64_t *want = calloc(64 * 50 + 1, sizeof *want), *got = malloc(sizeof *got * (64 * 50 + 1));

@@ -1,7 +1,7 @@
 """imghist's Python functions over the C library (see __init__.py)."""
 from __future__ import annotations
 
-import ctypes
+import builtins
 import math
 import operator
 import os
@@ -20,16 +20,7 @@ _HOST, _DEVICE = L.MEM_HOST, L.MEM_DEVICE
 _LEVELS = {L.U8: 256, L.U16: 65536, L.F32: 0}
 _METHODS = {"opencv": L.EQ_OPENCV, "pil": L.EQ_PIL}
 _BACKENDS = {"cpu": L.BACKEND_CPU, "cuda": L.BACKEND_CUDA, "auto": L.BACKEND_AUTO}
-
-# One imghist_view per element, as the C structure (for lists of images).
-_VIEW_FIELDS = [("data", np.uint64), ("dtype", np.int32), ("mem", np.int32),
-                ("width", np.uint32), ("height", np.uint32), ("pitch", np.uint64),
-                ("channels", np.uint32), ("count", np.uint64), ("image_stride", np.int64),
-                ("mask", np.uint64)]
-_VIEW_DT = np.dtype({"names": [n for n, _ in _VIEW_FIELDS],
-                     "formats": [f for _, f in _VIEW_FIELDS],
-                     "offsets": [getattr(L.View, n).offset for n, _ in _VIEW_FIELDS],
-                     "itemsize": ctypes.sizeof(L.View)})
+_N = L.N
 
 Array = Any  # numpy.ndarray, torch.Tensor or cupy.ndarray
 Range = Optional[Tuple[float, float]]
@@ -52,7 +43,7 @@ def _parse_backend(backend: str) -> Tuple[int, int]:
     return b, dev
 
 
-def _context(a: A.Arr, backend: Optional[str]) -> L.Context:
+def _context(a: A.Arr, backend: Optional[str]) :
     """The calling thread's context for a: CUDA on a's GPU for device
     memory; the CPU for host memory unless backend says otherwise ('cuda:N':
     GPU N; 'cuda' and 'auto': GPU 0)."""
@@ -90,13 +81,10 @@ def _layout(a: A.Arr, nimg: int):
         ok = W <= 1 or st[-1] == item
     else:
         H, W, C = shape[-3:]
-        if not 1 <= C <= L.MAX_CHANNELS:
-            raise ValueError(f"imghist: {C} channels; want 1 to {L.MAX_CHANNELS} "
-                             "(channels=True reads (..., H, W, C))")
         ok = (C == 1 or st[-1] == item) and (W <= 1 or st[-2] == C * item)
     row = W * C * item
     pitch = st[-nimg] if H > 1 else row
-    return (ok and pitch >= row, shape[:-nimg], st[:-nimg], H, W, C, pitch)
+    return (ok and pitch >= row, tuple(shape[:-nimg]), tuple(st[:-nimg]), H, W, C, pitch)
 
 
 def _image_layout(a: A.Arr, nimg: int, what: str = "x"):
@@ -111,17 +99,17 @@ def _image_layout(a: A.Arr, nimg: int, what: str = "x"):
     return a, lay
 
 
-def _set_view(v: L.View, ptr: int, a: A.Arr, H: int, W: int, C: int, pitch: int,
-              count: int = 1, stride: int = 0, mask: int = 0) -> None:
-    """Every field of v: count images stride bytes apart, mask the address of
-    their mask view (0: none)."""
-    L.VIEW_PACK.pack_into(v, 0, ptr, a.dt, a.mem, W, H, pitch, C, count, stride, mask)
+def _view(ptr: int, a: A.Arr, H: int, W: int, C: int, pitch: int, count: int = 1,
+          stride: int = 0, mask=None) -> tuple:
+    """The binding's imghist_view: count images stride bytes apart, mask a
+    view tuple or None."""
+    return (ptr, a.dt, a.mem, W, H, pitch, C, count, stride, mask)
 
 
-def _offsets(lead, lst):
-    off = np.zeros(1, np.int64)
+def _offsets(lead, lst) -> List[int]:
+    off = [0]
     for n, s in zip(lead, lst):
-        off = (off[:, None] + np.arange(n, dtype=np.int64) * s).ravel()
+        off = [o + i * s for o in off for i in builtins.range(n)]
     return off
 
 
@@ -139,52 +127,12 @@ def _stride(lead, lst):
     return dims[-1][1]
 
 
-def _view_array(data, dt: int, mem: int, H, W, C, pitch) -> np.ndarray:
-    """A host array of imghist_view, one image each at the addresses data
-    (an integer array; H, W and pitch may be arrays too)."""
-    v = np.zeros(len(data), _VIEW_DT)
-    v["data"] = data
-    v["dtype"] = dt
-    v["mem"] = mem
-    v["width"] = W
-    v["height"] = H
-    v["pitch"] = pitch
-    v["channels"] = C
-    return v
-
-
-def _views(ctx: L.Context, slot: str, a: A.Arr, lead, lst, H, W, C, pitch):
-    """A host array of imghist_view, one per image of the batch; the last
-    one of each slot is kept for the next call with the same array."""
-    key = (a.ptr, lead, lst, a.dt, a.mem, H, W, C, pitch)
-    if slot == "src":
-        if ctx.batch_key == key:
-            return ctx.batch_views
-    elif ctx.batch_dst_key == key:
-        return ctx.batch_dst_views
-    v = _view_array((_offsets(lead, lst) + a.ptr).astype(np.uint64), a.dt, a.mem, H, W, C,
-                    pitch)
-    if slot == "src":
-        ctx.batch_key, ctx.batch_views = key, v
-    else:
-        ctx.batch_dst_key, ctx.batch_dst_views = key, v
-    return v
-
-
-def _with_masks(v: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """A copy of the views v whose image i carries masks[i] (masks must
-    outlive the call that reads the copy)."""
-    v = v.copy()
-    v["mask"] = masks.ctypes.data + np.arange(len(masks), dtype=np.uint64) * masks.itemsize
-    return v
-
-
-def _images(ctx: L.Context, a: A.Arr, lay, mlay=None, o: Optional[A.Arr] = None, olay=None):
+def _images(a: A.Arr, lay, mlay=None, o: Optional[A.Arr] = None, olay=None):
     """a's images (with their masks, into o's) as the library takes them:
-    one view each in ctx.src (ctx.mask) and ctx.dst when the leading
-    dimensions nest like a contiguous array's, returning None; else (and for
-    a batch of one) a list, returning (source views, destination views, mask
-    views) for a _list call, the mask views kept alive by the caller."""
+    ('one', source view, destination view) when the leading dimensions nest
+    like a contiguous array's; else (and for a batch of one, whose errors
+    should not name batch images) ('list', source views, destination
+    views)."""
     _, lead, lst, H, W, C, pitch = lay
     n = math.prod(lead)
     ss = _stride(lead, lst)
@@ -193,28 +141,27 @@ def _images(ctx: L.Context, a: A.Arr, lay, mlay=None, o: Optional[A.Arr] = None,
     if mlay is not None:
         ma, ml = mlay
         ms = _stride(lead, ml[2]) if ml[1] else 0  # one mask for all: stride 0
-    # A batch of one stays a batch (a view of count 1 is one image, whose
-    # errors do not name batch images), so it goes as a list of one.
     if ss is not None and ds is not None and ms is not None and (n > 1 or not lead):
-        m = 0
+        m = None
         if mlay is not None:
-            _set_view(ctx.mask, ma.ptr, ma, H, W, 1, ml[6], n if ml[1] else 1, ms)
-            m = ctx.mask_a
-        _set_view(ctx.src, a.ptr, a, H, W, C, pitch, n, ss, m)
-        if o is not None:
-            _set_view(ctx.dst, o.ptr, o, H, W, C, olay[6], n, ds)
-        return None
-    sv = _views(ctx, "src", a, lead, lst, H, W, C, pitch)
-    dv = _views(ctx, "dst", o, olay[1], olay[2], H, W, C, olay[6]) if o is not None else None
-    mv = None
+            m = _view(ma.ptr, ma, H, W, 1, ml[6], n if ml[1] else 1, ms)
+        src = _view(a.ptr, a, H, W, C, pitch, n, ss, m)
+        dst = _view(o.ptr, o, H, W, C, olay[6], n, ds) if o is not None else None
+        return "one", src, dst
+    moffs = None
     if mlay is not None:
-        off = _offsets(lead, ml[2]) if ml[1] else np.zeros(n, np.int64)
-        mv = _view_array((off + ma.ptr).astype(np.uint64), L.U8, ma.mem, H, W, 1, ml[6])
-        sv = _with_masks(sv, mv)
-    return sv, dv, mv
+        ma, ml = mlay
+        moffs = _offsets(lead, ml[2]) if ml[1] else [0] * n
+    srcs = [_view(a.ptr + off, a, H, W, C, pitch,
+                  mask=None if moffs is None else _view(ma.ptr + moffs[i], ma, H, W, 1, ml[6]))
+            for i, off in enumerate(_offsets(lead, lst))]
+    dsts = None
+    if o is not None:
+        dsts = [_view(o.ptr + off, o, H, W, C, olay[6]) for off in _offsets(olay[1], olay[2])]
+    return "list", srcs, dsts
 
 
-def _mask(m, a: A.Arr, lead, H, W, ctx: L.Context):
+def _mask(m, a: A.Arr, lead, H, W):
     """The mask's Arr and layout: uint8 or bool, (H, W) or a's lead + (H, W),
     in a's memory."""
     if m is None:
@@ -227,7 +174,7 @@ def _mask(m, a: A.Arr, lead, H, W, ctx: L.Context):
     if ma.mem == _DEVICE and ma.kind != a.kind:
         raise TypeError("imghist: mask must be of x's library (torch or cupy)")
     ma, lay = _image_layout(ma, 2, "mask")
-    if (lay[3], lay[4]) != (H, W) or (lay[1] and lay[1] != lead):
+    if (lay[3], lay[4]) != (H, W) or (lay[1] and lay[1] != tuple(lead)):
         raise ValueError(f"imghist: mask of shape {tuple(ma.shape)} for images of {H}x{W} "
                          f"(batch {tuple(lead)}); want (H, W) or the whole batch's shape")
     return ma, lay
@@ -248,58 +195,68 @@ def _bins(bins, default: int) -> int:
 def _pair(rng) -> Tuple[float, float]:
     try:
         lo, hi = rng
-        return float(lo), float(hi)
+        lo, hi = float(lo), float(hi)
+        return lo, hi
     except (TypeError, ValueError):
         raise ValueError(f"imghist: range={rng!r}; want (lo, hi)") from None
 
 
-def _spec(spec: L.Spec, dt: int, bins, rng, flags: int, data_range) -> int:
-    """Fill spec; returns the bins. Integers: one bin per level over
-    [0, levels) by default; float32: 256 bins over data_range() (the finite
-    minimum and maximum, NumPy's default) with the last bin closed."""
+# NumPy 2 computes the edges of float32 ends (the data's own range) in
+# float32 arithmetic; NumPy 1 in float64, then rounds them.
+_NUMPY2 = int(np.__version__.split(".")[0]) >= 2
+_F32 = np.float32
+
+
+def _float32_ends(rng) -> bool:
+    return rng is not None and all(isinstance(v, _F32) for v in rng)
+
+
+def _spec(dt: int, bins, rng, flags: int, data_range, float32: bool = False):
+    """(spec tuple or None, bins, lo, hi, edge rule). Integers: one bin per
+    level over [0, levels) by default; float32: 256 bins over data_range()
+    (the finite minimum and maximum, NumPy's default). The last bin is
+    closed (numpy.histogram's rule); the edges of float32 data are made as
+    the installed NumPy makes them: edge rule 1, the float64 edges rounded
+    to float32; 2 (NumPy 2, float32 ends: the data's range, or float32
+    scalars given), computed in float32."""
     levels = _LEVELS[dt]
     if rng is None and levels and (bins is None or bins == levels):
-        spec.bins = 0
-        spec.flags = flags
-        return levels
+        return (None if not flags else (0, 0.0, 0.0, flags)), levels, 0.0, float(levels), 0
     n = _bins(bins, levels or 256)
+    rule = 0
+    if float32 and dt == L.F32:
+        rule = 2 if _NUMPY2 and (rng is None or _float32_ends(rng)) else 1
     if rng is not None:
         lo, hi = _pair(rng)
     elif levels:
         lo, hi = 0.0, float(levels)
     else:
         lo, hi = data_range()
-        if lo == hi:
+    if lo == hi:
+        if rule == 2:  # float32 arithmetic, as NumPy 2's float32 scalars
+            lo, hi = float(_F32(lo) - _F32(0.5)), float(_F32(hi) + _F32(0.5))
+        else:
             lo, hi = lo - 0.5, hi + 0.5
-        flags |= L.CLOSED
-    spec.bins = n
-    spec.lo = lo
-    spec.hi = hi
-    spec.flags = flags
-    return n
+    flags |= L.CLOSED | (0, L.FLOAT_EDGES, L.FLOAT_STEP_EDGES)[rule]
+    return (n, lo, hi, flags), n, lo, hi, rule
 
 
-def _range_of(ctx: L.Context, a: A.Arr, lay, mlay) -> Tuple[float, float]:
+def _range_of(ctx, a: A.Arr, lay, mlay) -> Tuple[float, float]:
     """The finite minimum and maximum of every image of a (where the mask is
     not 0): imghist_range per image (it waits for the GPU)."""
     _, lead, lst, H, W, C, pitch = lay
     lo = hi = None
-    offs = _offsets(lead, lst)
     moffs = _offsets(lead, mlay[1][2]) if (mlay is not None and mlay[1][1]) else None
-    for i, off in enumerate(offs.tolist()):
-        m = 0
+    for i, off in enumerate(_offsets(lead, lst)):
+        m = None
         if mlay is not None:
             ma, ml = mlay
-            mo = moffs[i] if moffs is not None else 0
-            _set_view(ctx.mask, ma.ptr + int(mo), ma, H, W, 1, ml[6])
-            m = ctx.mask_a
-        _set_view(ctx.src, a.ptr + off, a, H, W, C, pitch, mask=m)
-        st = L.lib.imghist_range(ctx.ptr, ctx.src_a, ctx.d2_a, ctx.d2_a + 8)
-        if st == L.E_INVALID_ARG and len(offs) > 1:
+            m = _view(ma.ptr + (moffs[i] if moffs is not None else 0), ma, H, W, 1, ml[6])
+        r = ctx.range(_view(a.ptr + off, a, H, W, C, pitch, mask=m))
+        if r is None:
             continue  # an image with no finite sample; others may have some
-        ctx.check(st)
-        lo = ctx.d2[0] if lo is None else min(lo, ctx.d2[0])
-        hi = ctx.d2[1] if hi is None else max(hi, ctx.d2[1])
+        lo = r[0] if lo is None else min(lo, r[0])
+        hi = r[1] if hi is None else max(hi, r[1])
     if lo is None:
         raise L.ImghistArgumentError("imghist: no finite sample to take the range from; "
                                      "give range=(lo, hi)", L.E_INVALID_ARG, "invalid argument")
@@ -333,70 +290,213 @@ def _counts_out(a: A.Arr, out, shape):
     return out
 
 
+# ---- what arrays are taken, and how ----
+
+_AUTO = "auto"
+
+
+def _namespace(x):
+    """'numpy', 'torch' or 'cupy': the library of an array object."""
+    mod = type(x).__module__ or ""
+    if mod.startswith("torch"):
+        return "torch"
+    if mod.startswith("cupy"):
+        return "cupy"
+    return "numpy"
+
+
+def _exact(x, what: str):
+    """x as an array of a sample type the library counts: uint8, uint16 and
+    float32 as they are; bool as uint8; other integers as the narrowest of
+    uint8, uint16 and float32 that holds every value; float64 as float32 and
+    float16 as float32 where every value is exactly a float32. Anything else
+    (and values no type holds) is refused with the reason."""
+    if isinstance(x, (list, tuple)) or not hasattr(x, "dtype"):
+        kind = A._kind_of(type(x))
+        if kind < 0:
+            x = A._other(x, what)
+    ns = _namespace(x)
+    name = str(x.dtype).split(".")[-1]
+    if name in ("uint8", "uint16", "float32", "bool"):
+        return x
+    if ns == "torch":
+        import torch
+        to = lambda t: x.to(getattr(torch, t))  # noqa: E731
+        lo_hi = (lambda: (x.min().item(), x.max().item())) if x.numel() else (lambda: (0, 0))
+        isnan = torch.isnan
+    else:
+        xp = np if ns == "numpy" else A._cupy
+        to = lambda t: x.astype(t)  # noqa: E731
+        lo_hi = (lambda: (x.min().item(), x.max().item())) if x.size else (lambda: (0, 0))
+        isnan = xp.isnan
+    if name.startswith(("int", "uint")):
+        lo, hi = lo_hi()
+        if lo >= 0 and hi <= 255:
+            return to("uint8")
+        if lo >= 0 and hi <= 65535:
+            return to("uint16")
+        if -(1 << 24) <= lo and hi <= (1 << 24):
+            return to("float32")
+        raise ValueError(f"imghist: {what} holds {name} values from {lo} to {hi}; integers are "
+                         "counted as uint8, uint16 or (up to 2^24 in magnitude) float32")
+    if name == "float16":
+        return to("float32")
+    if name == "float64":
+        y = to("float32")
+        back = y.double() if ns == "torch" else y.astype("float64")
+        same = (back == x) | (isnan(x) & isnan(back))
+        if bool(same.all()):
+            return y
+        raise ValueError(f"imghist: {what} is float64 with values no float32 holds exactly; "
+                         "count x.astype(float32) (NumPy's result for float32 data) or give "
+                         "float32 data")
+    raise TypeError(f"imghist: {what} has dtype {name}; want uint8, uint16, float32, or data "
+                    "that converts to them exactly (bool, integers, float64, float16)")
+
+
+def _is_float32(x) -> bool:
+    """Whether x's own samples are float32 (NumPy then rounds the edges)."""
+    return str(getattr(x, "dtype", "")).split(".")[-1] == "float32"
+
+
+def _channel_axis(x, channel_axis) -> Optional[int]:
+    """The axis of channels, as a non-negative index, or None. 'auto': the
+    last axis of a 3-D or 4-D array when it has 3 or 4 elements."""
+    nd = len(x.shape)
+    if isinstance(channel_axis, str):
+        if channel_axis != _AUTO:
+            raise ValueError(f"imghist: channel_axis={channel_axis!r}; want None, an axis or "
+                             "'auto'")
+        return nd - 1 if nd in (3, 4) and x.shape[-1] in (3, 4) else None
+    if channel_axis is None:
+        return None
+    try:
+        k = operator.index(channel_axis)
+    except TypeError:
+        raise TypeError("imghist: channel_axis must be None, an integer or 'auto'") from None
+    if not -nd <= k < nd or nd < 3:
+        raise ValueError(f"imghist: channel_axis={k} for an array of shape {tuple(x.shape)}; "
+                         "want an axis other than the image's last two")
+    k %= nd
+    if k >= nd - 2 and k != nd - 1:
+        raise ValueError(f"imghist: channel_axis={k} is an axis of the image (H, W)")
+    return k
+
+
+def _moveaxis(x, src: int, dst: int):
+    ns = _namespace(x)
+    if ns == "torch":
+        return x.movedim(src, dst)
+    if ns == "cupy":
+        return A._cupy.moveaxis(x, src, dst)
+    return np.moveaxis(x, src, dst)
+
+
+def _edges(a: A.Arr, n: int, lo: float, hi: float, rule: int):
+    """numpy.histogram's edges, in x's library and device: float64, or for
+    float32 data float32 by the edge rule of _spec."""
+    if rule == 2:
+        lo32, hi32 = _F32(lo), _F32(hi)
+        step = (hi32 - lo32) / _F32(n)
+        e = np.arange(n + 1, dtype=np.float32) * step + lo32
+        e[-1] = hi32
+    else:
+        e = np.linspace(lo, hi, n + 1)
+        if rule == 1:
+            e = e.astype(np.float32)
+    if a.kind == A.TORCH or a.kind == A.TORCH_HOST:
+        t = A._torch.from_numpy(e)
+        return t.to(a.obj.device) if a.kind == A.TORCH else t
+    if a.kind == A.CUPY:
+        with A._cupy.cuda.Device(a.dev):
+            return A._cupy.asarray(e)
+    return e
+
+
 def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: Array = None, *,
-              channels: bool = False, outliers: bool = False, closed: bool = False,
-              backend: Optional[str] = None, out: Array = None):
+              channel_axis: Union[int, None, str] = "auto", outliers: bool = False,
+              return_edges: bool = False, backend: Optional[str] = None, out: Array = None):
     """Histogram of an image or a batch of images.
 
-    x: uint8, uint16 or float32; a NumPy array (counted on the CPU, with every
-    core), or a PyTorch tensor or CuPy array on a GPU (counted there, queued on
-    the array's current stream, nothing copied). Shapes: (H, W) gives
-    (bins,); (N, H, W), or any leading dimensions, a batch counted in one
-    call, gives (N, bins). With channels=True the last axis holds 1 to 4
-    interleaved channels counted apart: (H, W, C) gives (C, bins) and
-    (N, H, W, C) gives (N, C, bins).
+    x: a NumPy array (counted on the CPU, with every core), or a PyTorch
+    tensor or CuPy array on a GPU (counted there, queued on the array's
+    current stream, nothing copied); lists and other arrays go through
+    numpy.asarray. Samples: uint8, uint16 and float32; bool is counted as
+    uint8, other integers as the narrowest of uint8, uint16 and float32
+    that holds every value, float64 and float16 as float32 where every value
+    is exactly a float32 (refused with the reason otherwise).
 
-    bins, range: bins equal bins over [lo, hi) with NumPy's edges
-    (linspace); a sample equal to hi is in no bin unless closed=True. The
-    defaults: one bin per level for integers (256 over [0, 256) for uint8,
-    65536 over [0, 65536) for uint16; bins alone also spans [0, levels));
-    float32 has 256 bins over the data's finite minimum and maximum with the
-    last bin closed (numpy.histogram's rule; a constant image gets
-    [v - 0.5, v + 0.5]); finding that range waits for the GPU.
+    Shapes: (W,) and (H, W) give (bins,); leading dimensions are a batch
+    counted in one call: (N, H, W) gives (N, bins). channel_axis (scikit-
+    image's name) says which axis holds colour channels, counted apart:
+    'auto' (the default) takes the last axis of a 3-D or 4-D array when it
+    has 3 or 4 elements, so (H, W, 3) gives (3, bins) and (N, H, W, 4)
+    gives (N, 4, bins); None has no channels (an (H, W, 3) array is then a
+    batch of H images of W rows and 3 columns); an integer names the axis:
+    channel_axis=1 of an (N, C, H, W) torch batch gives (N, C, bins).
+
+    bins, range: bins equal bins over [lo, hi] with numpy.histogram's edges
+    and its last-bin rule: every bin is half-open [e(i), e(i+1)) but the
+    last, which is closed (a sample equal to hi is in it). For float32 data
+    the edges are float32 as the installed NumPy makes them (docs/python.md),
+    so the counts equal numpy.histogram(x, bins, range) on the same float32
+    array (and on float64 data, NumPy's float64 result). Defaults: one bin per level for
+    integers (256 over [0, 256) for uint8, 65536 for uint16; bins alone also
+    spans [0, levels)); float32 has 256 bins over the data's finite minimum
+    and maximum (a constant image gets [v - 0.5, v + 0.5]; finding the range
+    waits for the GPU).
 
     mask: uint8 or bool of shape (H, W), or the batch's (N, H, W), in x's
-    memory: only pixels where it is not 0 are counted (a batch with its masks
-    is one call).
+    memory: only pixels where it is not 0 are counted.
 
     outliers=True returns (counts, extra): extra[..., 0:3] are the samples
-    below lo (-inf too), above hi (+inf too) and NaN; both are views of one
-    buffer.
+    below lo (-inf too), above hi (+inf too) and NaN.
+    return_edges=True returns (counts, edges) as numpy.histogram does (with
+    outliers: (counts, extra, edges)).
 
-    Returns int64 counts of x's kind: NumPy for NumPy (and anything
-    np.asarray takes), torch for torch (CPU or the same GPU), CuPy for CuPy.
-    Rows may be pitched (any row stride); other layouts are copied to a
-    contiguous array first, in x's memory. backend: None (above), 'cpu',
-    'cuda' (GPU 0), 'cuda:N' (GPU N) or 'auto' (CUDA if a GPU is usable)
-    for host arrays; device arrays always run on their GPU ('cuda:N' naming
-    another GPU is an error).
+    Returns int64 counts of x's kind: NumPy for NumPy, torch for torch (CPU
+    or the same GPU), CuPy for CuPy. backend: None (above), 'cpu', 'cuda'
+    (GPU 0), 'cuda:N' or 'auto' for host arrays; device arrays always run on
+    their GPU. out: None, or int64 counts of x's kind and device,
+    C-contiguous, of the result's shape (with outliers=True, of
+    (..., bins + 3): both results are views of it), overwritten and
+    returned.
 
-    out: None (new counts), or int64 counts of x's kind and device,
-    C-contiguous, of the result's shape (with outliers=True, the one buffer
-    of both: (..., bins + 3)), overwritten and returned. Reusing
-    one spares a 65536-bin NumPy histogram of a small image most of its
-    time: a fresh array's pages fault when first written.
+    >>> import numpy as np, imghist
+    >>> imghist.histogram(np.array([[0, 1], [1, 255]], np.uint8))[[0, 1, 255]]
+    array([1, 2, 1])
+    >>> counts, edges = imghist.histogram(np.float32([0.5, 1.5, 2.0]), 2, return_edges=True)
+    >>> counts, edges
+    (array([1, 2]), array([0.5 , 1.25, 2.  ], dtype=float32))
     """
-    if (bins is None and range is None and mask is None and backend is None and not channels
-            and not outliers and not closed and out is None):
-        p = A.plain(x)
-        if p is not None:
-            return _plain_histogram(x, p)
+    if (bins is None and range is None and mask is None and backend is None
+            and not outliers and not return_edges and channel_axis in (_AUTO, None)):
+        r = _N.fast_histogram(x, out)
+        if r is not None:
+            return r
+    f32 = _is_float32(x)
+    x = _exact(x, "x")
+    axis = _channel_axis(x, channel_axis)
+    if len(x.shape) == 1:
+        x = x.reshape(1, -1)
+    elif len(x.shape) == 0:
+        raise ValueError("imghist: x is a scalar; want an image (W,), (H, W) or a batch")
+    interleaved = axis is not None and axis == len(x.shape) - 1 and x.shape[-1] <= L.MAX_CHANNELS
+    if axis is not None and not interleaved:
+        x = _moveaxis(x, axis, -3)  # planes: a batch of (H, W) images
     a = A.describe(x)
-    if a.is_bool:
-        raise TypeError("imghist: x is bool; want uint8, uint16 or float32")
     ctx = _context(a, backend)
-    a, lay = _image_layout(a, 3 if channels else 2)
+    a, lay = _image_layout(a, 3 if interleaved else 2)
     _, lead, lst, H, W, C, pitch = lay
-    mlay = _mask(mask, a, lead, H, W, ctx)
+    mlay = _mask(mask, a, lead, H, W)
     n_img = math.prod(lead)
-    flags = (L.OUTLIERS if outliers else 0) | (L.CLOSED if closed else 0)
     empty_input = n_img == 0 or H == 0 or W == 0
     if empty_input and a.dt == L.F32 and range is None:
         range = (0.0, 1.0)  # numpy.histogram's range for no data
-    spec = ctx.spec
-    nb = _spec(spec, a.dt, bins, range, flags, lambda: _range_of(ctx, a, lay, mlay))
+    spec, nb, lo, hi, fe = _spec(a.dt, bins, range, L.OUTLIERS if outliers else 0,
+                                 lambda: _range_of(ctx, a, lay, mlay), f32)
     per = nb + 3 if outliers else nb
-    shape = tuple(lead) + ((C, per) if channels else (per,))
+    shape = tuple(lead) + ((C, per) if interleaved else (per,))
     given = out
     if given is not None:
         out = _counts_out(a, given, shape)
@@ -407,50 +507,17 @@ def histogram(x: Array, bins: Optional[int] = None, range: Range = None, mask: A
     else:
         out = A.empty(a, shape, _I64)
     if not empty_input:
-        L.COUNTS_PACK.pack_into(ctx.counts, 0, A.pointer(a.kind, out), n_img * C * per, a.mem)
-        views = _images(ctx, a, lay, mlay)
-        if views is None:
-            ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, ctx.spec_a, ctx.counts_a))
+        counts = (A.pointer(a.kind, out), n_img * C * per, a.mem)
+        how, src, _ = _images(a, lay, mlay)
+        if how == "one":
+            ctx.histogram(src, spec, counts)
         else:
-            ctx.check(L.lib.imghist_histogram_list(ctx.ptr, views[0].ctypes.data, n_img,
-                                                   ctx.spec_a, ctx.counts_a))
+            ctx.histogram_list(src, spec, counts)
     out = A.result(a, out) if given is None else given
-    if outliers:
-        return out[..., :nb], out[..., nb:]
-    return out
-
-
-def _plain_context(p) -> L.Context:
-    kind, dt, ptr, H, W, pitch, dev, stream, _ = p
-    ctx = L.context(L.BACKEND_CUDA, dev)
-    if stream != ctx.stream:
-        ctx.set_stream(stream)
-    L.VIEW_PACK.pack_into(ctx.src, 0, ptr, dt, _DEVICE, W, H, pitch, 1, 1, 0, 0)
-    return ctx
-
-
-def _plain_histogram(x, p):
-    """histogram(x) of a 2-D GPU image, default arguments (A.plain)."""
-    ctx = _plain_context(p)
-    kind, dt = p[0], p[1]
-    n = _LEVELS[dt]
-    out = A.new_counts(x, kind, n)
-    spec = ctx.spec
-    spec.bins = 0
-    spec.flags = 0
-    L.COUNTS_PACK.pack_into(ctx.counts, 0, A.pointer(kind, out), n, _DEVICE)
-    ctx.check(L.lib.imghist_histogram(ctx.ptr, ctx.src_a, ctx.spec_a, ctx.counts_a))
-    return out
-
-
-def _plain_equalize(x, p, method: int):
-    """equalize(x, method) of a dense 2-D GPU image into a new array (A.plain)."""
-    ctx = _plain_context(p)
-    kind, dt, _, H, W, pitch = p[:6]
-    out = A.new_like(x, kind)
-    L.VIEW_PACK.pack_into(ctx.dst, 0, A.pointer(kind, out), dt, _DEVICE, W, H, pitch, 1, 1, 0, 0)
-    ctx.check(L.lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, method, None))
-    return out
+    res = (out[..., :nb], out[..., nb:]) if outliers else (out,)
+    if return_edges:
+        res = res + (_edges(a, nb, lo, hi, fe),)
+    return res if len(res) > 1 else res[0]
 
 
 def _image_out(a: A.Arr, out: Array):
@@ -483,11 +550,13 @@ def _integer_images(a: A.Arr, what: str) -> None:
         raise TypeError(f"imghist: {what} takes uint8 or uint16, not {a.np_dtype}")
 
 
-def _list_views(items: List[A.Arr], lays) -> np.ndarray:
-    """A host array of imghist_view, one per (H, W) image of a list."""
-    return _view_array([a.ptr for a in items], items[0].dt, items[0].mem,
-                       [lay[3] for lay in lays], [lay[4] for lay in lays], 1,
-                       [lay[6] for lay in lays])
+def _planes(x, channel_axis, what: str):
+    """x with its channel axis (if any) moved before the image's (H, W), and
+    the axis it came from (None: no channels)."""
+    axis = _channel_axis(x, channel_axis) if len(x.shape) >= 3 else None
+    if axis is None:
+        return x, None
+    return _moveaxis(x, axis, -3), axis
 
 
 def _equalize_list(xs, method: int, mask, out, backend):
@@ -500,114 +569,130 @@ def _equalize_list(xs, method: int, mask, out, backend):
                              f"list of {n}")
     if n == 0:
         return []
-    srcs, lays, dsts, dlays, res, mas, mls = [], [], [], [], [], [], []
+    srcs, dsts, res, masks = [], [], [], []
+    a0 = None
     for i, x in enumerate(xs):
         a = A.describe(x, f"x[{i}]")
         _integer_images(a, "equalize")
         if len(a.shape) != 2:
             raise ValueError(f"imghist: x[{i}] has shape {tuple(a.shape)}; a list holds "
                              "(H, W) images")
-        a0 = srcs[0] if srcs else a
+        a0 = a0 or a
         if (a.kind, a.mem, a.dev, a.dt) != (a0.kind, a0.mem, a0.dev, a0.dt):
             raise TypeError("imghist: the images of a list must be of one library, memory, "
                             "device and dtype")
         a, lay = _image_layout(a, 2, f"x[{i}]")
         o, o_res, olay = _image_out(a, None if out is None else out[i])
-        srcs.append(a)
-        lays.append(lay)
-        dsts.append(o)
-        dlays.append(olay)
-        res.append(o_res)
+        m = None
         if mask is not None:
             if mask[i] is None:
                 raise ValueError(f"imghist: mask[{i}] is None; give every image of the list a "
                                  "mask, or none")
-            ma, ml = _mask(mask[i], a, (), lay[3], lay[4], None)
-            mas.append(ma)
-            mls.append(ml)
-    ctx = _context(srcs[0], backend)
-    sv, dv = _list_views(srcs, lays), _list_views(dsts, dlays)
-    mv = None
-    if mask is not None:
-        mv = _list_views(mas, mls)
-        sv = _with_masks(sv, mv)
-    ctx.check(L.lib.imghist_equalize_list(ctx.ptr, sv.ctypes.data, dv.ctypes.data, n, method,
-                                          None))
+            ma, ml = _mask(mask[i], a, (), lay[3], lay[4])
+            masks.append(ma)
+            m = _view(ma.ptr, ma, lay[3], lay[4], 1, ml[6])
+        srcs.append(_view(a.ptr, a, lay[3], lay[4], 1, lay[6], mask=m))
+        dsts.append(_view(o.ptr, o, lay[3], lay[4], 1, olay[6]))
+        res.append(o_res)
+    ctx = _context(a0, backend)
+    ctx.equalize_list(srcs, dsts, method)
     return res
 
 
 def equalize(x: Array, method: str = "opencv", mask: Array = None, out: Array = None, *,
-             backend: Optional[str] = None):
-    """Histogram equalization of a one-channel uint8 or uint16 image, or of
-    a batch of them.
+             channel_axis: Union[int, None, str] = "auto", backend: Optional[str] = None):
+    """Histogram equalization of uint8 or uint16 images, each with the table
+    of its own histogram.
 
-    x: (H, W), or (N, H, W) and any leading dimensions: each (H, W) image
-    equalized with its own histogram (a torchvision (N, C, H, W) tensor has
-    each channel equalized, as torchvision does); or a list of (H, W)
-    images of their own sizes (regions of interest: one batch call), of one
-    library, device and dtype, with mask and out None or lists of as many,
-    returning a list. NumPy runs on the CPU, PyTorch and CuPy GPU arrays on
-    their GPU, queued on the current stream. A batch is one call:
-    imghist_equalize on one view of all the images for arrays laid out as
-    contiguous ones are, else imghist_equalize_list; the library picks its
-    launches on the GPU and spreads NumPy batches over the CPU threads.
+    x: (H, W), or (N, H, W) and any leading dimensions (a batch: one call);
+    colour channels (channel_axis as in histogram(): by default the last
+    axis of a 3-D or 4-D array of 3 or 4 elements) are equalized each on its
+    own, as Pillow's ImageOps.equalize and torchvision do; or a list of
+    (H, W) images of their own sizes, of one library, device and dtype, with
+    mask and out None or lists of as many, returning a list. NumPy runs on
+    the CPU, PyTorch and CuPy GPU arrays on their GPU, queued on the current
+    stream.
 
     method: 'opencv' (default) is cv2.equalizeHist bit for bit (and its
     formula with 65536 levels for uint16); 'pil' is Pillow's
-    ImageOps.equalize and torchvision's equalize (step from the last
-    non-empty bin).
+    ImageOps.equalize and torchvision's equalize.
 
     mask: uint8 or bool (H, W) or the batch's shape: the histogram, and so
-    the lookup table, is counted where it is not 0 and applied to every pixel
+    the table, is counted where it is not 0 and applied to every pixel
     (scikit-image's equalize_hist(mask=...)).
 
     out: None (a new array), or an array of x's kind, shape, dtype and
     device with packed rows; x itself equalizes in place. Returns the
     equalized array.
+
+    >>> import numpy as np, imghist
+    >>> imghist.equalize(np.array([[10, 20], [20, 30]], np.uint8))
+    array([[  0, 170],
+           [170, 255]], dtype=uint8)
     """
     m = _METHODS.get(method)
     if m is None:
         raise ValueError(f"imghist: method={method!r}; want 'opencv' or 'pil'")
     if isinstance(x, (list, tuple)):
         return _equalize_list(x, m, mask, out, backend)
-    if mask is None and out is None and backend is None:
-        p = A.plain(x)
-        if p is not None and p[8]:
-            return _plain_equalize(x, p, m)
+    if mask is None and out is None and backend is None and channel_axis in (_AUTO, None):
+        r = _N.fast_equalize(x, m)
+        if r is not None:
+            return r
+    x = _exact(x, "x")
+    x, axis = _planes(x, channel_axis, "x")
+    if axis is not None:
+        r = _moveaxis(equalize(x, method, mask, None, channel_axis=None, backend=backend), -3, axis)
+        if out is None:
+            return r
+        out[...] = r
+        return out
     a = A.describe(x)
     _integer_images(a, "equalize")
     ctx = _context(a, backend)
     a, lay = _image_layout(a, 2)
     _, lead, lst, H, W, C, pitch = lay
     o, o_res, olay = _image_out(a, out)
-    mlay = _mask(mask, a, lead, H, W, ctx)
+    mlay = _mask(mask, a, lead, H, W)
     n_img = math.prod(lead)
     if n_img == 0 or H == 0 or W == 0:
         return o_res
-    views = _images(ctx, a, lay, mlay, o, olay)
-    if views is None:
-        ctx.check(L.lib.imghist_equalize(ctx.ptr, ctx.src_a, ctx.dst_a, m, None))
+    how, src, dst = _images(a, lay, mlay, o, olay)
+    if how == "one":
+        ctx.equalize(src, dst, m, None)
     else:
-        ctx.check(L.lib.imghist_equalize_list(ctx.ptr, views[0].ctypes.data,
-                                              views[1].ctypes.data, n_img, m, None))
+        ctx.equalize_list(src, dst, m)
     return o_res
 
 
 def clahe(x: Array, clip_limit: float = 40.0, tiles: Tuple[int, int] = (8, 8),
-          out: Array = None, *, backend: Optional[str] = None):
-    """Contrast-limited adaptive histogram equalization of a one-channel
-    uint8 or uint16 image, or of a batch of them (any leading dimensions),
-    identical to OpenCV's cv2.createCLAHE(clip_limit, tiles).apply(x) image by
-    image. tiles: (columns, rows) of the grid, as OpenCV's tileGridSize.
-    NumPy runs on the CPU threads, PyTorch and CuPy GPU arrays on their GPU
-    (tile histograms, clipping, LUTs and the blend on the device, queued on
-    the current stream). out: None (a new array) or an array of x's kind,
+          out: Array = None, *, channel_axis: Union[int, None, str] = "auto",
+          backend: Optional[str] = None):
+    """Contrast-limited adaptive histogram equalization of uint8 or uint16
+    images (any leading dimensions: a batch in one call; colour channels,
+    channel_axis as in histogram(), each on its own), identical to OpenCV's
+    cv2.createCLAHE(clip_limit, tiles).apply(x) image by image. tiles:
+    (columns, rows) of the grid, as OpenCV's tileGridSize. NumPy runs on the
+    CPU threads, PyTorch and CuPy GPU arrays on their GPU (queued on the
+    current stream). out: None (a new array) or an array of x's kind,
     shape, dtype and device with packed rows; x itself works in place.
-    Returns the result."""
+
+    >>> import numpy as np, imghist
+    >>> imghist.clahe(np.full((4, 4), 7, np.uint8), tiles=(2, 2))[0]  # as OpenCV: clipped flat
+    array([128, 128, 128, 128], dtype=uint8)
+    """
     try:
         tx, ty = (int(tiles[0]), int(tiles[1]))
     except (TypeError, ValueError, IndexError):
         raise ValueError(f"imghist: tiles={tiles!r}; want (columns, rows)") from None
+    x = _exact(x, "x")
+    x, axis = _planes(x, channel_axis, "x")
+    if axis is not None:
+        r = _moveaxis(clahe(x, clip_limit, tiles, None, channel_axis=None, backend=backend), -3, axis)
+        if out is None:
+            return r
+        out[...] = r
+        return out
     a = A.describe(x)
     _integer_images(a, "clahe")
     ctx = _context(a, backend)
@@ -617,12 +702,11 @@ def clahe(x: Array, clip_limit: float = 40.0, tiles: Tuple[int, int] = (8, 8),
     n_img = math.prod(lead)
     if n_img == 0 or H == 0 or W == 0:
         return o_res
-    views = _images(ctx, a, lay, None, o, olay)
-    if views is None:
-        ctx.check(L.lib.imghist_clahe(ctx.ptr, ctx.src_a, ctx.dst_a, float(clip_limit), tx, ty))
+    how, src, dst = _images(a, lay, None, o, olay)
+    if how == "one":
+        ctx.clahe(src, dst, float(clip_limit), tx, ty)
     else:
-        ctx.check(L.lib.imghist_clahe_list(ctx.ptr, views[0].ctypes.data, views[1].ctypes.data,
-                                           n_img, float(clip_limit), tx, ty))
+        ctx.clahe_list(src, dst, float(clip_limit), tx, ty)
     return o_res
 
 
@@ -651,10 +735,8 @@ def _axis_ranges(rng) -> Tuple[Any, Any]:
 def _joint(a, b, bins, rng, mask, backend):
     """Describes, checks and counts the joint histogram of a and b into a new
     int64 array of a's kind; returns (Arr of a, context, out, bins_a, bins_b)."""
-    A_ = A.describe(a, "a")
-    B_ = A.describe(b, "b")
-    if A_.is_bool or B_.is_bool:
-        raise TypeError("imghist: a and b must be uint8, uint16 or float32")
+    A_ = A.describe(_exact(a, "a"), "a")
+    B_ = A.describe(_exact(b, "b"), "b")
     if A_.mem != B_.mem or A_.dev != B_.dev or (A_.mem == _DEVICE and A_.kind != B_.kind):
         raise ValueError("imghist: a and b must be arrays of one kind in one memory (one GPU)")
     ctx = _context(A_, backend)
@@ -665,22 +747,19 @@ def _joint(a, b, bins, rng, mask, backend):
     H, W = la[3], la[4]
     if (lb[3], lb[4]) != (H, W):
         raise ValueError(f"imghist: a is {H}x{W} and b is {lb[3]}x{lb[4]}; want one size")
-    mlay = _mask(mask, A_, (), H, W, ctx)
+    mlay = _mask(mask, A_, (), H, W)
     ba, bb = _axis_bins(bins)
     ra, rb = _axis_ranges(rng)
     if H == 0 or W == 0:
         raise ValueError("imghist: empty images")
-    # The data range of a float axis is found before the views are set for the call.
-    na = _spec(ctx.spec, A_.dt, ba, ra, 0, lambda: _range_of(ctx, A_, la, mlay))
-    nbb = _spec(ctx.spec2, B_.dt, bb, rb, 0, lambda: _range_of(ctx, B_, lb, mlay))
+    sa, na, _, _, _ = _spec(A_.dt, ba, ra, 0, lambda: _range_of(ctx, A_, la, mlay))
+    sb, nbb, _, _, _ = _spec(B_.dt, bb, rb, 0, lambda: _range_of(ctx, B_, lb, mlay))
     if na * nbb > L.MAX_BINS:
         raise ValueError(f"imghist: {na} x {nbb} cells; at most 2^24")
     out = A.empty(A_, (na * nbb,), _I64)
-    L.COUNTS_PACK.pack_into(ctx.counts, 0, A.pointer(A_.kind, out), na * nbb, A_.mem)
-    _images(ctx, A_, la, mlay)  # one image: a's view, with its mask, in ctx.src
-    _set_view(ctx.dst, B_.ptr, B_, H, W, 1, lb[6])
-    ctx.check(L.lib.imghist_histogram2d(ctx.ptr, ctx.src_a, ctx.dst_a, ctx.spec_a, ctx.spec2_a,
-                                        ctx.counts_a))
+    counts = (A.pointer(A_.kind, out), na * nbb, A_.mem)
+    _, src, _ = _images(A_, la, mlay)
+    ctx.histogram2d(src, _view(B_.ptr, B_, H, W, 1, lb[6]), sa, sb, counts)
     return A_, ctx, out, na, nbb
 
 
@@ -688,18 +767,22 @@ def histogram2d(a: Array, b: Array, bins: Union[int, Sequence[int], None] = 256,
                 range: Any = None, mask: Array = None, *, backend: Optional[str] = None):
     """Joint histogram of two one-channel images of one size: counts[i, j]
     is the number of pixels whose a-sample is in a's bin i and b-sample in
-    b's bin j (numpy.histogram2d(a.ravel(), b.ravel(), ...) for integer
-    data, with each axis's last bin open unless the range comes from float
-    data).
+    b's bin j, as numpy.histogram2d(a.ravel(), b.ravel(), bins, range): each
+    axis's last bin closed, float64 edges (NumPy's histogramdd keeps its
+    edges in float64 for every type).
 
-    a, b: (H, W) uint8, uint16 or float32 (the two may differ), both NumPy
-    or both on one GPU (torch or CuPy). bins: one integer for both axes or
-    (bins_a, bins_b), bins_a * bins_b at most 2^24; None is one bin per
-    level. range: None (per axis as in histogram()), (lo, hi) for both
-    axes, or ((lo_a, hi_a), (lo_b, hi_b)). mask as in histogram(). Pixels
-    outside either range, or NaN, are in no cell.
+    a, b: (H, W), samples as histogram() takes them (the two types may
+    differ), both NumPy or both on one GPU (torch or CuPy). bins: one
+    integer for both axes or (bins_a, bins_b), bins_a * bins_b at most
+    2^24; None is one bin per level. range: None (per axis as in
+    histogram()), (lo, hi) for both axes, or ((lo_a, hi_a), (lo_b, hi_b)).
+    mask as in histogram(). Pixels outside either range, or NaN, are in no
+    cell. Returns int64 counts of shape (bins_a, bins_b), of the inputs' kind.
 
-    Returns int64 counts of shape (bins_a, bins_b), of the inputs' kind.
+    >>> import numpy as np, imghist
+    >>> imghist.histogram2d(np.uint8([[0, 1]]), np.uint8([[1, 1]]), bins=2, range=(0, 2))
+    array([[0, 1],
+           [0, 1]])
     """
     A_, ctx, out, na, nbb = _joint(a, b, bins, range, mask, backend)
     return A.result(A_, out.reshape(na, nbb))
@@ -715,17 +798,21 @@ def mutual_information(a: Array, b: Array, bins: Union[int, Sequence[int], None]
     are computed on the GPU and queued on the current stream, with no wait
     for the host (an empty histogram, a mask of zeros, gives NaN there; on
     the CPU it raises ImghistArgumentError).
+
+    >>> import numpy as np, imghist
+    >>> x = np.uint8([[0, 255], [255, 0]])
+    >>> imghist.mutual_information(x, x)
+    array([1., 2.])
     """
     A_, ctx, joint, na, nbb = _joint(a, b, bins, range, mask, backend)
     res = A.empty(A_, (2,), _F64)
-    L.COUNTS_PACK.pack_into(ctx.counts, 0, A.pointer(A_.kind, joint), na * nbb, A_.mem)
-    ctx.check(L.lib.imghist_mutual_information(ctx.ptr, ctx.counts_a, na, nbb,
-                                               A.pointer(A_.kind, res), A_.mem))
+    ctx.mutual_information((A.pointer(A_.kind, joint), na * nbb, A_.mem), na, nbb,
+                           A.pointer(A_.kind, res), A_.mem)
     return A.result(A_, res)
 
 
 _DEPTHS = {"8": 0, 8: 0, "native": 1}
-_GRAYS = {"bgr2gray": 0, "luma": 1}
+_GRAYS = {"bgr2gray": L.GRAY_BGR2GRAY, "luma": L.GRAY_LUMA}
 
 
 def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str = "8",
@@ -735,18 +822,19 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
     chosen by content) as a NumPy array, as the imghist CLI reads it.
 
     path: a file name (str or os.PathLike), or the file's contents (bytes,
-    bytearray, memoryview: these are never file names). depth: '8' (uint8; 16-bit samples >> 8) or
-    'native' (uint16 for 16-bit PNG, PNM, PSD and TIFF, float32 for float
-    TIFF, Radiance HDR and PFM, uint8 for the rest). channels: False gives gray
-    (H, W), converted as gray says: 'bgr2gray' (OpenCV's
-    imread(IMREAD_COLOR) + cvtColor(BGR2GRAY), the default) or 'luma'
-    (OpenCV's imread(IMREAD_GRAYSCALE)); True gives the file's channels as
-    (H, W, C), C = 1 (gray), 2 (gray, alpha), 3 (RGB) or 4 (RGBA). EXIF and
-    TIFF orientations are applied. read_truncated: a JPEG whose data ends
-    early is refused (False, the default) or read as OpenCV's imread reads
-    it, the part the data does not reach made up by libjpeg-turbo, with a
-    RuntimeWarning (True). Raises ImghistError (with
-    the library's message) when the file cannot be read or decoded.
+    bytearray, memoryview: these are never file names). depth: '8' (uint8;
+    16-bit samples >> 8) or 'native' (uint16 for 16-bit PNG, PNM, PSD and
+    TIFF, float32 for float TIFF, Radiance HDR and PFM, uint8 for the rest).
+    channels: False gives gray (H, W), converted as gray says: 'bgr2gray'
+    (OpenCV's imread(IMREAD_COLOR) + cvtColor(BGR2GRAY), the default) or
+    'luma' (OpenCV's imread(IMREAD_GRAYSCALE)); True gives the file's
+    channels as (H, W, C), C = 1 (gray), 2 (gray, alpha), 3 (RGB) or 4
+    (RGBA). EXIF and TIFF orientations are applied. read_truncated: a JPEG
+    whose data ends early is refused (False, the default) or read as
+    OpenCV's imread reads it, the rest made up by libjpeg-turbo, with a
+    RuntimeWarning (True). Raises ImghistIOError, ImghistDecodeError or
+    ImghistLimitError (with the library's message) when the file cannot be
+    read or decoded.
     """
     d = _DEPTHS.get(depth)
     if d is None:
@@ -755,50 +843,32 @@ def load(path: Union[str, bytes, os.PathLike, bytearray, memoryview], depth: str
     if g is None:
         raise ValueError(f"imghist: gray={gray!r}; want 'bgr2gray' or 'luma'")
     ctx = L.context(L.BACKEND_CPU, -1)
+    # Every load parameter, every call: the thread's context keeps them.
     ctx.set_param(L.P_LOAD_DEPTH, d)
     ctx.set_param(L.P_LOAD_CHANNELS, 1 if channels else 0)
     ctx.set_param(L.P_LOAD_GRAY, g)
-    # Every load parameter, every call: the thread's context keeps them.
     ctx.set_param(L.P_LOAD_TRUNCATED, 1 if read_truncated else 0)
-    img = ctypes.c_void_p()
     if isinstance(path, (bytes, bytearray, memoryview)):
-        buf = np.frombuffer(path, np.uint8)
-        st = L.lib.imghist_load_memory(ctx.ptr, buf.ctypes.data if buf.size else None, buf.size,
-                                       b"<memory>", ctypes.addressof(img))
+        name = "<memory>"
+        arr, flags = ctx.load(None, path, name)
     else:
-        name = os.fsencode(path)
-        if b"\0" in name:
+        name = os.fspath(path)
+        fs = os.fsencode(path)
+        if b"\0" in fs:
             # C would read the name up to the NUL: another file (Python's
             # own open refuses it the same way).
-            raise ValueError(f"imghist: embedded null byte in the file name {os.fspath(path)!r}")
-        st = L.lib.imghist_load_file(ctx.ptr, name, ctypes.addressof(img))
-    ctx.check(st)
-    try:
-        image = L.Image.from_address(img.value)
-        if read_truncated and image.flags & L.IMAGE_TRUNCATED:
-            name = "<memory>" if isinstance(path, (bytes, bytearray, memoryview)) else os.fspath(path)
-            warnings.warn(f"imghist: {name!s}: JPEG data ends early; read as OpenCV reads it, "
-                          f"the rest of the picture made up", RuntimeWarning, stacklevel=2)
-        v = image.view
-        dtype = {L.U8: np.uint8, L.U16: np.uint16, L.F32: np.float32}[v.dtype]
-        C = v.channels or 1
-        n = v.pitch * v.height
-        raw = (ctypes.c_char * n).from_address(v.data)
-        arr = np.frombuffer(raw, dtype).copy()
-        shape = (v.height, v.width, C) if channels else (v.height, v.width)
-        return arr.reshape(shape)
-    finally:
-        L.lib.imghist_image_free(img.value)
+            raise ValueError(f"imghist: embedded null byte in the file name {name!r}")
+        arr, flags = ctx.load(fs, None, "")
+    if read_truncated and flags & L.IMAGE_TRUNCATED:
+        warnings.warn(f"imghist: {name!s}: JPEG data ends early; read as OpenCV reads it, "
+                      f"the rest of the picture made up", RuntimeWarning, stacklevel=2)
+    return arr if channels else arr[:, :, 0]
 
 
 def _counts(hist) -> np.ndarray:
     """hist as a C-contiguous uint64 NumPy vector on the host (torch and CuPy
     counts are copied back), for the statistics calls."""
-    if hasattr(hist, "get") and hasattr(hist, "__cuda_array_interface__"):
-        hist = hist.get()  # CuPy
-    elif hasattr(hist, "detach") and hasattr(hist, "cpu"):
-        hist = hist.detach().cpu().numpy()  # torch
-    h = np.asarray(hist)
+    h = _host(hist)
     if h.ndim != 1 or h.size == 0 or h.dtype.kind not in "iu":
         raise ValueError("imghist: want one histogram: a non-empty 1-D array of integer counts")
     if h.dtype.kind == "i" and (h < 0).any():
@@ -806,43 +876,61 @@ def _counts(hist) -> np.ndarray:
     return np.ascontiguousarray(h, dtype=np.uint64)
 
 
-def _stat(call, h, *args):
-    st = call(h.ctypes.data, h.size, *args)
-    if st != L.OK:
-        raise L.error(st, "imghist: no count in the histogram" if st == L.E_INVALID_ARG
-                      else "")
+def _host(hist) -> np.ndarray:
+    if hasattr(hist, "get") and hasattr(hist, "__cuda_array_interface__"):
+        hist = hist.get()  # CuPy
+    elif hasattr(hist, "detach") and hasattr(hist, "cpu"):
+        hist = hist.detach().cpu().numpy()  # torch
+    return np.asarray(hist)
 
 
 def entropy(hist) -> float:
-    """Shannon entropy in bits of a histogram's bins (a 1-D array of counts,
-    e.g. histogram(x)): -sum(p log2 p), p = count / total."""
-    h = _counts(hist)
-    out = ctypes.c_double()
-    _stat(L.lib.imghist_entropy, h, ctypes.addressof(out))
-    return out.value
+    """Shannon entropy in bits of a histogram's bins: -sum(p log2 p), p =
+    count / total. hist: a 1-D array of counts (e.g. histogram(x)), or of
+    non-negative weights such as a normalised histogram (any float type,
+    summing to anything above 0).
+
+    >>> import imghist
+    >>> imghist.entropy([2, 2, 0, 4]), imghist.entropy([0.25, 0.25, 0.5])
+    (1.5, 1.5)
+    """
+    h = _host(hist)
+    if h.dtype.kind == "f":
+        if h.ndim != 1 or h.size == 0:
+            raise ValueError("imghist: want one histogram: a non-empty 1-D array")
+        if not np.isfinite(h).all() or (h < 0).any() or not h.sum() > 0:
+            raise ValueError("imghist: weights must be finite, non-negative and not all 0")
+        p = h[h > 0].astype(np.float64) / h.sum(dtype=np.float64)
+        return float(-(p * np.log2(p)).sum()) + 0.0
+    return _N.entropy(_counts(h))
 
 
 def percentile(hist, p: float) -> int:
     """The bin of the p-th percentile (0 <= p <= 100) of a histogram, by the
     inverted empirical CDF (numpy.percentile(x, p, method="inverted_cdf")):
-    with one bin per level, the k-th smallest sample, k = max(1, ceil(N p / 100))."""
+    with one bin per level, the k-th smallest sample, k = max(1, ceil(N p / 100)).
+
+    >>> import imghist
+    >>> imghist.percentile([1, 1, 1, 1], 50)
+    1
+    """
     h = _counts(hist)
     p = float(p)
     if not 0.0 <= p <= 100.0:
         raise ValueError(f"imghist: p={p}; want 0 to 100")
-    out = ctypes.c_size_t()
-    _stat(L.lib.imghist_percentile, h, p, ctypes.addressof(out))
-    return out.value
+    return _N.percentile(h, p)
 
 
 def otsu(hist) -> int:
     """Otsu's threshold of a histogram as a bin t (classes: bins 0..t and
     t+1..), equal to cv2.threshold(img, 0, max, THRESH_BINARY | THRESH_OTSU)'s
-    for the 256 bins of an 8-bit image (or the 65536 of a 16-bit one)."""
-    h = _counts(hist)
-    out = ctypes.c_size_t()
-    _stat(L.lib.imghist_otsu, h, ctypes.addressof(out))
-    return out.value
+    for the 256 bins of an 8-bit image (or the 65536 of a 16-bit one).
+
+    >>> import imghist
+    >>> imghist.otsu([5, 5, 0, 0, 5, 5])
+    1
+    """
+    return _N.otsu(_counts(hist))
 
 
 def match_lut(hist, ref_hist) -> np.ndarray:
@@ -850,35 +938,62 @@ def match_lut(hist, ref_hist) -> np.ndarray:
     histogram hist onto the distribution of ref_hist (both 256 counts):
     scikit-image's match_histograms for unsigned images, rounded to a level
     with halves to even (np.rint)."""
-    h, r = _counts(hist), _counts(ref_hist)
-    if h.size != 256 or r.size != 256:
-        raise ValueError("imghist: match_lut wants two histograms of 256 counts")
     lut = np.empty(256, np.uint8)
-    st = L.lib.imghist_match_lut(h.ctypes.data, r.ctypes.data, lut.ctypes.data)
-    if st != L.OK:
-        raise L.error(st, "imghist: no count in a histogram" if st == L.E_INVALID_ARG else "")
+    _N.match_lut(_counts(hist), _counts(ref_hist), lut)
     return lut
 
 
-def match_histograms(x: Array, reference: Array, *, backend: Optional[str] = None) -> Array:
+def _lookup(x, lut: np.ndarray):
+    """lut[x] in x's own library and device."""
+    ns = _namespace(x)
+    if ns == "cupy":
+        import cupy
+        return cupy.asarray(lut)[x]
+    if ns == "torch":
+        import torch
+        return torch.as_tensor(lut, device=x.device)[x.long()]
+    return lut[np.asarray(x)]
+
+
+def match_histograms(x: Array, reference: Array, *,
+                     channel_axis: Union[int, None, str] = "auto",
+                     backend: Optional[str] = None) -> Array:
     """x (uint8, any shape; NumPy, torch or CuPy) with its histogram matched
     to reference's (uint8, any shape and library), as
-    np.rint(skimage.exposure.match_histograms(x, reference)).astype(np.uint8):
-    both histograms counted by imghist (on the GPU for device arrays), the
-    table from match_lut, looked up in x's own library and device."""
+    np.rint(skimage.exposure.match_histograms(x, reference,
+    channel_axis=...)).astype(np.uint8): both histograms counted by imghist
+    (on the GPU for device arrays), the table from match_lut, looked up in
+    x's own library and device. channel_axis: as in histogram() ('auto':
+    the last axis of a 3-D or 4-D array of 3 or 4 elements): each channel
+    of x is matched to the same channel of reference, which must have as
+    many, and rounded as one channel is (scikit-image's own channel_axis
+    path truncates instead: it stores into uint8); None matches all
+    samples together.
+
+    >>> import numpy as np, imghist
+    >>> imghist.match_histograms(np.uint8([[0, 1]]), np.uint8([[10, 200]]))
+    array([[ 10, 200]], dtype=uint8)
+    """
     for a, what in ((x, "x"), (reference, "reference")):
         if str(getattr(a, "dtype", "")).split(".")[-1] != "uint8":
             raise ValueError(f"imghist: match_histograms takes uint8 arrays; {what} is "
                              f"{getattr(a, 'dtype', type(a).__name__)}")
-    lut = match_lut(histogram(x.reshape(1, -1), backend=backend),
-                    histogram(reference.reshape(1, -1), backend=backend))
-    if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):  # CuPy
-        import cupy
-        return cupy.asarray(lut)[x]
-    if hasattr(x, "detach") and hasattr(x, "long"):  # torch
-        import torch
-        return torch.as_tensor(lut, device=x.device)[x.long()]
-    return lut[np.asarray(x)]
+    axis = _channel_axis(x, channel_axis) if len(x.shape) >= 3 else None
+    if axis is None:
+        lut = match_lut(histogram(x.reshape(1, -1), channel_axis=None, backend=backend),
+                        histogram(reference.reshape(1, -1), channel_axis=None, backend=backend))
+        return _lookup(x, lut)
+    raxis = axis - len(x.shape) + len(reference.shape)
+    if not 0 <= raxis < len(reference.shape) or reference.shape[raxis] != x.shape[axis]:
+        raise ValueError(f"imghist: reference of shape {tuple(reference.shape)} for x of shape "
+                         f"{tuple(x.shape)} with channel_axis={axis}; want as many channels on "
+                         "the same axis (counted from the end)")
+    xs, rs = _moveaxis(x, axis, 0), _moveaxis(reference, raxis, 0)
+    planes = [match_histograms(xs[c], rs[c], channel_axis=None, backend=backend)
+              for c in builtins.range(x.shape[axis])]
+    ns = _namespace(x)
+    stack = (A._torch.stack if ns == "torch" else A._cupy.stack if ns == "cupy" else np.stack)
+    return _moveaxis(stack(planes), 0, axis)
 
 
 def cuda_available() -> bool:

@@ -50,22 +50,25 @@ def _init_torch():
                       torch.bool: (_lib.U8, _NP_BOOL)})
     _torch_dt.pop(None, None)
     _torch_np.update({np.dtype(np.int64): torch.int64, np.dtype(np.float64): torch.float64,
-                      np.dtype(np.uint8): torch.uint8, np.dtype(np.float32): torch.float32})
+                      np.dtype(np.uint8): torch.uint8, np.dtype(np.float32): torch.float32,
+                      np.dtype(np.bool_): torch.bool})
     if hasattr(torch, "uint16"):
         _torch_np[np.dtype(np.uint16)] = torch.uint16
-        _PLAIN_TORCH[torch.uint16] = (_lib.U16, 2)
-    _PLAIN_TORCH[torch.uint8] = (_lib.U8, 1)
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     if raw is not None:
         _torch_stream = raw
     else:  # pragma: no cover (older torch)
         _torch_stream = lambda dev: torch.cuda.current_stream(dev).cuda_stream
+    _lib.N.set_torch(torch.Tensor, torch.uint8, getattr(torch, "uint16", None), torch.int64,
+                     _torch_stream, torch.empty_like)
 
 
 def _init_cupy():
     global _cupy
     import cupy
     _cupy = cupy
+    _lib.N.set_cupy(cupy.ndarray, cupy.cuda.get_current_stream, cupy.cuda.runtime.getDevice,
+                    cupy.empty, cupy.empty_like)
 
 
 def _kind_of(t):
@@ -230,61 +233,4 @@ def stream(a):
             return _cupy.cuda.get_current_stream().ptr
 
 
-# --------------------------------------------------------------------------
-# The common GPU call made cheap (a call costs about a launch): a 2-D uint8 or
-# uint16 torch or CuPy array on the current GPU with rows of packed samples.
-# plain() answers in a few attribute reads what describe() and the layout
-# checks would; anything else (None) takes the general path.
-
-# plain(x): (kind, library type, first byte, H, W, pitch, device, stream,
-# dense) -- a tuple, cheaper to make than an object.
-_PLAIN_TORCH: dict = {}   # torch dtype -> (library type, sample bytes)
-_PLAIN_CUPY = {np.dtype(np.uint8): (_lib.U8, 1), np.dtype(np.uint16): (_lib.U16, 2)}
-
-
-def plain(x):
-    kind = _kinds.get(type(x))
-    if kind == TORCH:
-        if not x.is_cuda:
-            return None
-        t = _PLAIN_TORCH.get(x.dtype)
-        shape = x.shape
-        if t is None or len(shape) != 2:
-            return None
-        H, W = shape
-        s0, s1 = x.stride()
-        dev = x.get_device()
-        stream = _torch_stream(dev)
-    elif kind == CUPY:
-        t = _PLAIN_CUPY.get(x.dtype)
-        shape = x.shape
-        if t is None or len(shape) != 2:
-            return None
-        dev = x.device.id
-        if dev != _cupy.cuda.runtime.getDevice():
-            return None  # new arrays would land on the current device
-        H, W = shape
-        s0, s1 = x.strides
-        s0 //= t[1]
-        s1 //= t[1]
-        stream = _cupy.cuda.get_current_stream().ptr
-    else:
-        return None
-    if H == 0 or W == 0 or (W > 1 and s1 != 1) or (H > 1 and s0 < W):
-        return None
-    item = t[1]
-    pitch = s0 * item if H > 1 else W * item
-    ptr = x.data_ptr() if kind == TORCH else x.data.ptr
-    return kind, t[0], ptr, H, W, pitch, dev, stream, H == 1 or s0 == W
-
-
-def new_counts(x, kind, n):
-    """n new int64 counters beside x (a Plain array)."""
-    if kind == TORCH:
-        return x.new_empty(n, dtype=_torch.int64)
-    return _cupy.empty(n, np.int64)
-
-
-def new_like(x, kind):
-    """A new array of x's shape, dtype, device and (dense) layout."""
-    return _torch.empty_like(x) if kind == TORCH else _cupy.empty_like(x)
+_lib.N.set_numpy(np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int64), _lib.cuda_context)

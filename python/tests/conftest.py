@@ -1,9 +1,10 @@
 """Shared fixtures of the imghist Python tests.
 
 Run from the repository root with the library of a build:
-    IMGHIST_LIBRARY=build/src/libimghist.so PYTHONPATH=python python3 -m pytest python/tests
+    IMGHIST_NATIVE=build/python/_imghist.cpython-311-x86_64-linux-gnu.so \
+        PYTHONPATH=python python3 -m pytest python/tests
 (or against an installed package, without either variable). Without them,
-the first build*/src/libimghist.so.N of the checkout is used.
+the first build*/python/_imghist*.so of the checkout is used.
 """
 import glob
 import os
@@ -18,10 +19,14 @@ try:
     import imghist  # noqa: F401
 except ImportError:
     sys.path.insert(0, os.path.join(ROOT, "python"))
-    if "IMGHIST_LIBRARY" not in os.environ:
-        libs = sorted(glob.glob(os.path.join(ROOT, "build*", "src", "libimghist.so.[0-9]")))
-        if libs:
-            os.environ["IMGHIST_LIBRARY"] = libs[0]
+    if "IMGHIST_NATIVE" not in os.environ:
+        mods = sorted(glob.glob(os.path.join(ROOT, "build*", "python", "_imghist*.so")))
+        if mods:
+            os.environ["IMGHIST_NATIVE"] = mods[0]
+
+
+# Scripts beside the tests, not tests (run_pytest.py runs pytest itself).
+collect_ignore = ["run_pytest.py"]
 
 
 @pytest.fixture(scope="session")

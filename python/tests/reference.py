@@ -2,16 +2,17 @@
 import numpy as np
 
 
-def hist(x, bins, lo, hi, closed=False):
-    """numpy.histogram of x's finite samples over [lo, hi), the last bin
-    closed only when closed is True; with the below/above/nan counters."""
-    a = np.asarray(x, dtype=np.float64).ravel()
+def hist(x, bins, lo, hi):
+    """numpy.histogram of x's finite samples over [lo, hi] (float32 data as
+    float32, the rest as float64), with the below/above/nan counters
+    against NumPy's own first and last edges."""
+    a = np.asarray(x).ravel()
+    if a.dtype != np.float32:
+        a = a.astype(np.float64)
     fin = a[np.isfinite(a)]
-    want, _ = np.histogram(fin, bins=bins, range=(lo, hi))
-    if not closed:
-        want[-1] -= np.count_nonzero(fin == hi)
-    above = np.count_nonzero(a > hi) + (0 if closed else np.count_nonzero(a == hi))
-    extra = np.array([np.count_nonzero(a < lo), above, np.count_nonzero(np.isnan(a))])
+    want, edges = np.histogram(fin, bins=bins, range=(lo, hi))
+    extra = np.array([np.count_nonzero(a < edges[0]), np.count_nonzero(a > edges[-1]),
+                      np.count_nonzero(np.isnan(a))])
     return want.astype(np.int64), extra
 
 

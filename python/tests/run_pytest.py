@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The Meson test 'python': pytest over python/tests with the environment
-tests/meson.build gives (IMGHIST_LIBRARY, PYTHONPATH, IMGHIST_EXE,
+tests/meson.build gives (IMGHIST_NATIVE, PYTHONPATH, IMGHIST_EXE,
 IMGHIST_SAMPLES). Exits 77 (skipped) when pytest is missing."""
 import os
 import sys
@@ -12,4 +12,7 @@ except ImportError:
     sys.exit(77)
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.exit(pytest.main(["-q", "-rs", "-p", "no:cacheprovider", here] + sys.argv[1:]))
+package = os.path.join(os.path.dirname(here), "imghist")
+# The tests, and the docstrings' examples run as doctests.
+sys.exit(pytest.main(["-q", "-rs", "-p", "no:cacheprovider", "--doctest-modules", here, package]
+                     + sys.argv[1:]))

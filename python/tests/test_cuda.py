@@ -163,8 +163,8 @@ def test_histogram_u16_f32(xp, rng):
     wc, we = imghist.histogram(f, outliers=True)
     same(xp, c, wc)
     same(xp, e, we)
-    same(xp, imghist.histogram(xp.dev(f), 64, (-50, 50), closed=True),
-         imghist.histogram(f, 64, (-50, 50), closed=True))
+    same(xp, imghist.histogram(xp.dev(f), 64, (-50, 50)),
+         imghist.histogram(f, 64, (-50, 50)))
 
 
 def test_histogram_batch_channels_masks(xp, rng):
@@ -174,7 +174,7 @@ def test_histogram_batch_channels_masks(xp, rng):
     same(xp, imghist.histogram(db[::3, 2:, :40]), imghist.histogram(b[::3, 2:, :40]))
     same(xp, imghist.histogram(db, 16, (0, 128)), imghist.histogram(b, 16, (0, 128)))
     c = rng.integers(0, 256, (4, 30, 20, 3), dtype=np.uint8)
-    same(xp, imghist.histogram(xp.dev(c), channels=True), imghist.histogram(c, channels=True))
+    same(xp, imghist.histogram(xp.dev(c), channel_axis=-1), imghist.histogram(c, channel_axis=-1))
     m = rng.random((64, 48)) < 0.5
     dm = xp.dev(m.astype(np.uint8))
     same(xp, imghist.histogram(db[0], mask=dm), imghist.histogram(b[0], mask=m))
@@ -186,8 +186,8 @@ def test_histogram_batch_channels_masks(xp, rng):
     same(xp, imghist.histogram(db, 16, (0, 128), mask=dmb),
          imghist.histogram(b, 16, (0, 128), mask=mb))
     mc = rng.random((4, 30, 20)) < 0.5
-    same(xp, imghist.histogram(xp.dev(c), channels=True, mask=xp.dev(mc.astype(np.uint8))),
-         imghist.histogram(c, channels=True, mask=mc))
+    same(xp, imghist.histogram(xp.dev(c), channel_axis=-1, mask=xp.dev(mc.astype(np.uint8))),
+         imghist.histogram(c, channel_axis=-1, mask=mc))
     f = rng.random((6, 40, 40), dtype=np.float32)
     mf = rng.random((6, 40, 40)) < 0.5
     same(xp, imghist.histogram(xp.dev(f), 32, (0, 1), mask=xp.dev(mf.astype(np.uint8))),

@@ -303,7 +303,7 @@ static int set_clip(parse_state *st, const char *v, char *err, size_t errlen)
     return 0;
 }
 
-/* "C" or "CxR", each 1 to 256. */
+/* "C" or "CxR", each 1 to 2^31 - 1 (the library's, as OpenCV's int sides). */
 static int set_tiles(parse_state *st, const char *v, char *err, size_t errlen)
 {
     char *end = NULL;
@@ -316,8 +316,10 @@ static int set_tiles(parse_state *st, const char *v, char *err, size_t errlen)
             end = (char *)v;
         }
     }
-    if (end == v || *end != '\0' || v[0] == '-' || tx < 1 || ty < 1 || tx > 256 || ty > 256) {
-        snprintf(err, errlen, "--tiles needs COLSxROWS, each 1 to 256 (e.g. 8x8), not '%s'", v);
+    if (end == v || *end != '\0' || v[0] == '-' || tx < 1 || ty < 1 || tx > INT32_MAX ||
+        ty > INT32_MAX) {
+        snprintf(err, errlen, "--tiles needs COLSxROWS, each 1 to 2147483647 (e.g. 8x8), not '%s'",
+                 v);
         return -1;
     }
     st->out->tiles_x = (uint32_t)tx;

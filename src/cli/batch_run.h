@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "args.h"
+#include "file_pool.h" /* IH_GPU_MIN_BYTES */
 #include "mpi_run.h"
 #include "outputs.h"
 #include "progress.h"
@@ -19,7 +20,6 @@
 
 /* One image's result, from its worker to the records. */
 typedef struct ih_result {
-    int done;
     imghist_status status;
     uint32_t width, height;
     ih_hist_out hist; /* counts malloc'd by the worker, freed once written */
@@ -38,15 +38,6 @@ typedef struct ih_worker {
     int ready;             /* ctx is made (atomic: its maker sets it) */
     size_t on_cpu, on_ctx; /* images counted with each */
 } ih_worker;
-
-/*
- * An auto run's images with fewer bytes of samples than this are counted on
- * the CPU even once the worker's GPU is up. For a small image the GPU's path
- * (a copy into pinned memory, a launch, a wait among many workers) costs the
- * worker more than counting it, while large images are counted faster on
- * the GPU (bench/ has the numbers).
- */
-#define IH_GPU_MIN_BYTES ((size_t)4 << 20)
 
 /* An auto run without --gpus starts CUDA only once the run has gone on
  * this long (batch_plan.c says why). */

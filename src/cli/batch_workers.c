@@ -1,8 +1,8 @@
 /*
- * The workers of a batch run: each takes the next image of the list, decodes
- * it, counts or equalizes it, writes its PNG or plot, and puts its result in
- * a window of slots. Whichever worker finds the oldest result done writes
- * the records, in list order, so that a worker may run at most `window`
+ * The workers of a batch run, on the file pool (common/file_pool.h): each
+ * takes the next image of the list, decodes it, counts or equalizes it,
+ * writes its PNG or plot, and puts its result in a window of slots. The
+ * records are written in list order, and a worker runs at most `window`
  * images ahead of what has been written: memory stays bounded (a decoded
  * image and its PNG per worker, a small record per slot) whatever the
  * folder's size.
@@ -11,16 +11,15 @@
 #include "batch_run.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli_context.h"
+#include "file_pool.h"
 #include "measure.h"
 #include "output_file.h"
-#include "parallel.h"
 #include "plot.h"
 #include "signals.h"
 
@@ -155,85 +154,45 @@ static void process(ih_worker *w, const ih_cli_args *a, const ih_file *f, ih_res
     imghist_image_free(img);
 }
 
-typedef struct queue {
+/* The pool's items are the list's files; its slots ih_results. */
+typedef struct run {
     ih_batch_plan *plan;
     const ih_file_list *files;
     ih_records *records;
-    size_t window;
-    ih_result *slots;
-    size_t next_take, next_emit;
-    int emitting; /* a worker is writing records */
-    pthread_mutex_t mu;
-    pthread_cond_t space_cv;
-} queue;
+} run;
 
-/* Writes the records of the done results at the head of the window, unless
- * another worker is at it; called and returns with q->mu held. */
-static void emit_ready(queue *q)
+static void process_item(void *user, unsigned worker, size_t item, void *slot)
 {
-    while (!q->emitting && q->next_emit < q->next_take &&
-           q->slots[q->next_emit % q->window].done) {
-        const size_t e = q->next_emit++;
-        ih_result r = q->slots[e % q->window];
-        q->slots[e % q->window].done = 0;
-        q->slots[e % q->window].hist.counts = NULL; /* now r's */
-        q->emitting = 1;
-        pthread_cond_broadcast(&q->space_cv);
-        pthread_mutex_unlock(&q->mu);
-        ih_records_put(q->records, e, &r);
-        pthread_mutex_lock(&q->mu);
-        q->emitting = 0;
-    }
+    run *r = user;
+    process(&r->plan->workers[worker], r->plan->a, &r->files->files[item], slot);
 }
 
-/* One worker: images in list order until there are none or the run is
- * stopped. */
-static void work(void *arg, size_t task)
+static void emit_item(void *user, size_t item, void *slot)
 {
-    queue *q = arg;
-    ih_worker *w = &q->plan->workers[task];
-    ih_result r;
-    for (;;) {
-        pthread_mutex_lock(&q->mu);
-        while (q->next_take < q->files->count && q->next_take >= q->next_emit + q->window &&
-               ih_stop_signal() == 0) {
-            pthread_cond_wait(&q->space_cv, &q->mu);
-        }
-        if (ih_stop_signal() != 0 || q->next_take >= q->files->count) {
-            pthread_mutex_unlock(&q->mu);
-            break;
-        }
-        const size_t k = q->next_take++;
-        pthread_mutex_unlock(&q->mu);
+    run *r = user;
+    ih_records_put(r->records, item, slot); /* takes the slot's counts */
+}
 
-        memset(&r, 0, sizeof r);
-        process(w, q->plan->a, &q->files->files[k], &r);
-        r.done = 1;
-        pthread_mutex_lock(&q->mu);
-        q->slots[k % q->window] = r;
-        emit_ready(q);
-        pthread_mutex_unlock(&q->mu);
-    }
+static int stop_signal(void *user)
+{
+    (void)user;
+    return ih_stop_signal() != 0;
 }
 
 void ih_run_workers(ih_batch_plan *p, const ih_file_list *files, ih_records *records)
 {
-    queue q;
-    memset(&q, 0, sizeof q);
-    q.plan = p;
-    q.files = files;
-    q.records = records;
-    q.window = 4 * (size_t)p->n_workers + 16;
-    q.slots = calloc(q.window, sizeof *q.slots);
-    if (q.slots == NULL) {
+    run r = {p, files, records};
+    const ih_pool_job job = {.items = files->count,
+                             .workers = p->n_workers,
+                             .window = 4 * (size_t)p->n_workers + 16,
+                             .slot_size = sizeof(ih_result),
+                             .user = &r,
+                             .process = process_item,
+                             .emit = emit_item,
+                             .stop = stop_signal};
+    size_t taken = 0;
+    if (ih_pool_run(&job, &taken) != 0) {
         ih_say("out of memory");
         records->write_failed = 1;
-        return;
     }
-    pthread_mutex_init(&q.mu, NULL);
-    pthread_cond_init(&q.space_cv, NULL);
-    (void)ih_parallel_for(p->n_workers, p->n_workers, work, &q);
-    pthread_cond_destroy(&q.space_cv);
-    pthread_mutex_destroy(&q.mu);
-    free(q.slots);
 }

@@ -1,6 +1,7 @@
-/* The one place threads are started: a fork-join over numbered tasks, used by
- * the CPU backend, CLAHE, a long list's checks, the PNG writer's bands and the
- * CLI's workers. The threads are kept for the next call. */
+/* The one place threads are started but for the file pool's workers
+ * (file_pool.c, whose calling thread watches them): a fork-join over
+ * numbered tasks, used by the CPU backend, CLAHE, a long list's checks and
+ * the PNG writer's bands. The threads are kept for the next call. */
 #ifndef IMGHIST_PARALLEL_H
 #define IMGHIST_PARALLEL_H
 

@@ -70,9 +70,10 @@ struct ih_backend_ops {
      * NULL or count * levels counters. No overlap but dst[i] == src[i]. */
     imghist_status (*equalize)(imghist_ctx *ctx, const ih_batch *b, const imghist_counts *hists,
                                size_t levels);
-    /* CLAHE of one one-channel U8 or U16 image src into dst (same size and
-     * type; dst == src allowed), geometry from ih_clahe_geometry. */
-    imghist_status (*clahe)(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+    /* CLAHE of b's one-channel U8 or U16 images, all of geom's size and one
+     * type (dst[i] == src[i] allowed, no other overlap), geometry from
+     * ih_clahe_geometry. Tensors in device memory only. */
+    imghist_status (*clahe)(imghist_ctx *ctx, const ih_batch *b,
                             const struct ih_clahe_geom *geom);
     /* dst = lut[src] for one-channel U8 views of one size (dst may be src);
      * lut is 256 host bytes. */

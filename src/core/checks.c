@@ -162,7 +162,8 @@ imghist_status ih_resolve_spec(imghist_ctx *ctx, const imghist_histspec *spec,
                        job->channels, IMGHIST_MAX_CHANNELS);
     }
     const uint32_t flags = spec != NULL ? spec->flags : 0;
-    if ((flags & ~(IMGHIST_ACCUMULATE | IMGHIST_OUTLIERS | IMGHIST_CLOSED)) != 0) {
+    if ((flags & ~(IMGHIST_ACCUMULATE | IMGHIST_OUTLIERS | IMGHIST_CLOSED |
+                   IMGHIST_FLOAT_EDGES | IMGHIST_FLOAT_STEP_EDGES)) != 0) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "unknown histogram flags 0x%x", flags);
     }
     job->accumulate = (flags & IMGHIST_ACCUMULATE) != 0;
@@ -202,6 +203,33 @@ imghist_status ih_resolve_spec(imghist_ctx *ctx, const imghist_histspec *spec,
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
                        "%u bins over [%g, %g) are narrower than a double can tell apart",
                        b->bins, b->lo, b->hi);
+    }
+    b->e0 = b->lo;
+    const uint32_t fe = flags & (IMGHIST_FLOAT_EDGES | IMGHIST_FLOAT_STEP_EDGES);
+    if (fe == (IMGHIST_FLOAT_EDGES | IMGHIST_FLOAT_STEP_EDGES)) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                       "IMGHIST_FLOAT_EDGES and IMGHIST_FLOAT_STEP_EDGES together");
+    }
+    if (fe != 0 && spec != NULL && spec->bins != 0) {
+        /* The same four units, of a float: rounded edges stay increasing and
+         * the kernels' estimates within their bounds. */
+        const float mf = (float)m;
+        if (!(mf <= FLT_MAX && b->w >= 4.0 * ((double)nextafterf(mf, INFINITY) - (double)mf))) {
+            return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                           "%u bins over [%g, %g) are narrower than a float can tell apart",
+                           b->bins, b->lo, b->hi);
+        }
+        b->float_edges = fe == IMGHIST_FLOAT_EDGES ? IH_EDGES_ROUNDED : IH_EDGES_FLOAT_STEP;
+        b->lo = ih_round_float(b->lo);
+        b->hi = ih_round_float(b->hi);
+        if (b->float_edges == IH_EDGES_FLOAT_STEP) {
+            volatile float span = (float)b->hi - (float)b->lo; /* each step rounded */
+            b->step_f = span / (float)b->bins;
+            if (!isfinite(b->step_f)) {
+                return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
+                               "the range [%g, %g] is wider than a float holds", b->lo, b->hi);
+            }
+        }
     }
     integer_fast_path(job);
     const uint32_t maxv = type_max(dtype);

@@ -3,13 +3,17 @@
  * OpenCV's createCLAHE(clip, Size(tiles_x, tiles_y))->apply() on CV_8UC1 and
  * CV_16UC1 (imgproc/src/clahe.cpp, its CPU path):
  *
- *  - Tiles. When the width and the height are both multiples of the grid,
- *    tile = size / grid. Otherwise the image is thought of as extended at the
- *    right by tiles_x - (w % tiles_x) columns and at the bottom by
+ *  - Tiles. Any grid of 1 to 2^31 - 1 tiles a side. When the width and the
+ *    height are both multiples of the grid, tile = size / grid. Otherwise
+ *    the image is thought of as extended at the right by
+ *    tiles_x - (w % tiles_x) columns and at the bottom by
  *    tiles_y - (h % tiles_y) rows (a full grid's worth when the side is
  *    already a multiple), mirrored without repeating the edge
- *    (BORDER_REFLECT_101), and tile = extended size / grid. Only the tile
- *    histograms see the extension.
+ *    (BORDER_REFLECT_101), and tile = extended size / grid. A side with
+ *    more tiles than pixels thus has tiles one pixel wide. Only the tile
+ *    histograms see the extension, and only the tiles the blend reads are
+ *    computed: the first used_x columns and used_y rows, up to those of the
+ *    last pixel's neighbours (never more than the pixels of a side).
  *  - Clip limit. n = tile_w * tile_h pixels, L = 256 or 65536 levels:
  *    limit = max(1, (int)(clip * n / L)) in double when clip > 0, else none.
  *    Counts above it are cut to it; the cut total c is spread as c / L to
@@ -56,8 +60,8 @@ void ih_clahe_geometry(uint32_t w, uint32_t h, uint32_t tiles_x, uint32_t tiles_
         g->tile_w = w / tiles_x;
         g->tile_h = h / tiles_y;
     } else {
-        g->tile_w = (w + tiles_x - w % tiles_x) / tiles_x;
-        g->tile_h = (h + tiles_y - h % tiles_y) / tiles_y;
+        g->tile_w = (uint32_t)(((uint64_t)w + tiles_x - w % tiles_x) / tiles_x);
+        g->tile_h = (uint32_t)(((uint64_t)h + tiles_y - h % tiles_y) / tiles_y);
     }
     const int64_t total = (int64_t)g->tile_w * g->tile_h;
     g->lut_scale = (float)(levels - 1) / (float)total;
@@ -69,6 +73,20 @@ void ih_clahe_geometry(uint32_t w, uint32_t h, uint32_t tiles_x, uint32_t tiles_
             g->clip = 1;
         }
     }
+    /* The blend's tile index grows with the coordinate: the last pixel's
+     * second tile is the last one read. */
+    int32_t t1, t2;
+    float weight;
+    ih_clahe_columns(g, w - 1, &t1, &t2, &weight);
+    g->used_x = (uint32_t)t2 + 1;
+    ih_clahe_rows(g, h - 1, &t1, &t2, &weight);
+    g->used_y = (uint32_t)t2 + 1;
+}
+
+uint64_t ih_clahe_used_tiles(const ih_clahe_geom *g)
+{
+    uint64_t n;
+    return __builtin_mul_overflow((uint64_t)g->used_x, (uint64_t)g->used_y, &n) ? 0 : n;
 }
 
 void ih_clahe_clip_lut(const ih_clahe_geom *g, int32_t *hist, void *lut)
@@ -128,4 +146,17 @@ void ih_clahe_rows(const ih_clahe_geom *g, uint32_t y, int32_t *t1, int32_t *t2,
     *t2 = r1 + 1 > (int32_t)g->tiles_y - 1 ? (int32_t)g->tiles_y - 1 : r1 + 1;
 }
 
-/* ---- the host implementation ---- */
+
+void ih_clahe_batch_image(const ih_batch *b, size_t i, imghist_view *src, imghist_view *dst)
+{
+    if (b->kind == IH_TENSOR) {
+        *src = b->src[0];
+        *dst = b->dst[0];
+        src->data = (uint8_t *)src->data + (ptrdiff_t)i * b->src_stride;
+        dst->data = (uint8_t *)dst->data + (ptrdiff_t)i * b->dst_stride;
+        src->count = dst->count = 1;
+    } else {
+        *src = b->src[i];
+        *dst = b->dst[i];
+    }
+}

@@ -31,6 +31,7 @@ const char *imghist_strerror(imghist_status status)
     case IMGHIST_E_UNSUPPORTED: return "not supported";
     case IMGHIST_E_BUFSIZE: return "output buffer too small";
     case IMGHIST_E_FAULTED: return "the GPU faulted; the context is unusable";
+    case IMGHIST_E_CANCELED: return "canceled";
     }
     return "unknown status";
 }

@@ -536,9 +536,10 @@ imghist_status ih_op_equalize_tensor(imghist_ctx *ctx, const imghist_view *src,
 static imghist_status check_clahe_args(imghist_ctx *ctx, double clip_limit, uint32_t tiles_x,
                                        uint32_t tiles_y)
 {
-    if (tiles_x < 1 || tiles_y < 1 || tiles_x > 256 || tiles_y > 256) {
+    if (tiles_x < 1 || tiles_y < 1 || tiles_x > INT32_MAX || tiles_y > INT32_MAX) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG,
-                       "CLAHE tile grid %ux%u: each side must be 1 to 256", tiles_x, tiles_y);
+                       "CLAHE tile grid %ux%u: each side must be 1 to %d", tiles_x, tiles_y,
+                       INT32_MAX);
     }
     if (!(clip_limit == clip_limit)) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "CLAHE clip limit is NaN");
@@ -546,16 +547,18 @@ static imghist_status check_clahe_args(imghist_ctx *ctx, double clip_limit, uint
     return IMGHIST_OK;
 }
 
-static imghist_status clahe_one(imghist_ctx *ctx, const imghist_view *src,
-                                const imghist_view *dst, double clip_limit, uint32_t tiles_x,
-                                uint32_t tiles_y)
+/* CLAHE of b's images, all of one size, on the context's backend, or on the
+ * fallback when it names one (before any image was written). */
+static imghist_status clahe_run(imghist_ctx *ctx, const ih_batch *b, double clip_limit,
+                                uint32_t tiles_x, uint32_t tiles_y)
 {
+    const imghist_view *src = &b->src[0];
     ih_clahe_geom g;
     ih_clahe_geometry(src->width, src->height, tiles_x, tiles_y, clip_limit,
                       src->dtype == IMGHIST_U8 ? IH_U8_BINS : IH_U16_LEVELS, &g);
-    imghist_status st = ctx->ops->clahe(ctx, src, dst, &g);
+    imghist_status st = ctx->ops->clahe(ctx, b, &g);
     const ih_backend_ops *cpu = ih_fallback_for(ctx, &st, src, NULL);
-    return cpu != NULL ? cpu->clahe(ctx, src, dst, &g) : st;
+    return cpu != NULL ? cpu->clahe(ctx, b, &g) : st;
 }
 
 /* Checks of one source / destination pair of a CLAHE call. */
@@ -581,9 +584,14 @@ imghist_status ih_op_clahe(imghist_ctx *ctx, const imghist_view *src, const imgh
     if (st != IMGHIST_OK) {
         return st;
     }
-    return clahe_one(ctx, src, dst, clip_limit, tiles_x, tiles_y);
+    const ih_batch one = {.kind = IH_ONE, .count = 1, .src = src, .dst = dst};
+    return clahe_run(ctx, &one, clip_limit, tiles_x, tiles_y);
 }
 
+/* Every source is read before any destination is written (the backends
+ * count all tile histograms of a group of images first), so destinations
+ * may be their own sources only. Consecutive images of one size go to the
+ * backend together. */
 imghist_status ih_op_clahe_views(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_view *dst, size_t count, double clip_limit,
                                  uint32_t tiles_x, uint32_t tiles_y)
@@ -596,6 +604,9 @@ imghist_status ih_op_clahe_views(imghist_ctx *ctx, const imghist_view *src,
     if (src == NULL || dst == NULL || count == 0) {
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "CLAHE batch: no images");
     }
+    ih_layout_scan sl, dl;
+    ih_layout_begin(&sl, src, count);
+    ih_layout_begin(&dl, dst, count);
     for (size_t i = 0; i < count; i++) {
         st = check_clahe_pair(ctx, &src[i], &dst[i]);
         if (st == IMGHIST_OK && (src[i].mem != src[0].mem || src[i].dtype != src[0].dtype)) {
@@ -605,9 +616,21 @@ imghist_status ih_op_clahe_views(imghist_ctx *ctx, const imghist_view *src,
         if (st != IMGHIST_OK) {
             return st;
         }
+        ih_layout_step(&sl, src, i, i == 0 || ih_same_shape(&src[i], &src[0]));
+        ih_layout_step(&dl, dst, i, i == 0 || ih_same_shape(&dst[i], &dst[0]));
     }
-    for (size_t i = 0; i < count && st == IMGHIST_OK; i++) {
-        st = clahe_one(ctx, &src[i], &dst[i], clip_limit, tiles_x, tiles_y);
+    ih_set_layout(ctx, src, dst, count, &sl, &dl);
+    if (count > 1) {
+        st = check_batch_overlap(ctx, src, dst, count);
+    }
+    for (size_t i = 0, end; i < count && st == IMGHIST_OK; i = end) {
+        for (end = i + 1; end < count && src[end].width == src[i].width &&
+                          src[end].height == src[i].height;
+             end++) {
+        }
+        const ih_batch run = {.kind = end - i == 1 ? IH_ONE : IH_LIST, .count = end - i,
+                              .src = &src[i], .dst = &dst[i]};
+        st = clahe_run(ctx, &run, clip_limit, tiles_x, tiles_y);
     }
     return st;
 }

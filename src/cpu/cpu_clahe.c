@@ -24,7 +24,7 @@ typedef struct clahe_job {
     const imghist_view *src, *dst;
     uint8_t *luts;             /* tiles * levels entries of 1 or 2 bytes */
     float *fluts;              /* 8-bit: the LUTs as floats */
-    int32_t *cols;             /* per column: offsets of tile 1's and tile 2's LUT */
+    size_t *cols;              /* per column: offsets of tile 1's and tile 2's LUT */
     float *col_a, *col_a1;     /* per column: weights of tile 2 and tile 1 */
     uint32_t tiles, bands, band_rows;
     size_t next;               /* the next tile nobody has taken (atomic) */
@@ -40,11 +40,11 @@ static uint32_t sample_at(const imghist_view *v, uint32_t x, uint32_t y)
 static void tile_lut(clahe_job *j, uint32_t t, int32_t *hist)
 {
     const ih_clahe_geom *g = j->g;
-    const uint32_t tx = t % g->tiles_x, ty = t / g->tiles_x;
+    const uint32_t tx = t % g->used_x, ty = t / g->used_x;
     memset(hist, 0, g->levels * sizeof *hist);
-    const uint32_t x0 = tx * g->tile_w, y0 = ty * g->tile_h;
+    const uint64_t x0 = (uint64_t)tx * g->tile_w, y0 = (uint64_t)ty * g->tile_h;
     for (uint32_t r = 0; r < g->tile_h; r++) {
-        const uint32_t y = ih_clahe_reflect101((int64_t)y0 + r, g->height);
+        const uint32_t y = ih_clahe_reflect101((int64_t)(y0 + r), g->height);
         const uint8_t *row = (const uint8_t *)j->src->data + (size_t)y * j->src->pitch;
         if (x0 + g->tile_w <= g->width) { /* all inside: the plain loop */
             if (j->src->dtype == IMGHIST_U8) {
@@ -59,7 +59,7 @@ static void tile_lut(clahe_job *j, uint32_t t, int32_t *hist)
             }
         } else {
             for (uint32_t c = 0; c < g->tile_w; c++) {
-                hist[sample_at(j->src, ih_clahe_reflect101((int64_t)x0 + c, g->width), y)]++;
+                hist[sample_at(j->src, ih_clahe_reflect101((int64_t)(x0 + c), g->width), y)]++;
             }
         }
     }
@@ -89,24 +89,24 @@ static void band(clahe_job *j, uint32_t k)
         if (L == 256) {
             /* The LUTs as floats (exact), the columns' offsets premultiplied:
              * four loads, six multiplies, three adds and a rounding a pixel. */
-            const float *p1 = j->fluts + (size_t)r1 * g->tiles_x * L;
-            const float *p2 = j->fluts + (size_t)r2 * g->tiles_x * L;
+            const float *p1 = j->fluts + (size_t)r1 * g->used_x * L;
+            const float *p2 = j->fluts + (size_t)r2 * g->used_x * L;
             for (uint32_t x = 0; x < g->width; x++) {
                 const size_t v = srow[x];
-                const size_t i1 = (size_t)j->cols[2 * x] + v, i2 = (size_t)j->cols[2 * x + 1] + v;
+                const size_t i1 = j->cols[2 * x] + v, i2 = j->cols[2 * x + 1] + v;
                 const float a = j->col_a[x], a1 = j->col_a1[x];
                 const float res = (p1[i1] * a1 + p1[i2] * a) * b1 + (p2[i1] * a1 + p2[i2] * a) * b;
                 /* A blend of values in [0, 255] stays there: no clamp. */
                 drow[x] = (uint8_t)round_even(res);
             }
         } else {
-            const uint16_t *p1 = (const uint16_t *)j->luts + (size_t)r1 * g->tiles_x * L;
-            const uint16_t *p2 = (const uint16_t *)j->luts + (size_t)r2 * g->tiles_x * L;
+            const uint16_t *p1 = (const uint16_t *)j->luts + (size_t)r1 * g->used_x * L;
+            const uint16_t *p2 = (const uint16_t *)j->luts + (size_t)r2 * g->used_x * L;
             const uint16_t *s16 = (const uint16_t *)srow;
             uint16_t *d16 = (uint16_t *)drow;
             for (uint32_t x = 0; x < g->width; x++) {
                 const size_t v = s16[x];
-                const size_t i1 = (size_t)j->cols[2 * x] + v, i2 = (size_t)j->cols[2 * x + 1] + v;
+                const size_t i1 = j->cols[2 * x] + v, i2 = j->cols[2 * x + 1] + v;
                 const float a = j->col_a[x], a1 = j->col_a1[x];
                 const float res = ((float)p1[i1] * a1 + (float)p1[i2] * a) * b1 +
                                   ((float)p2[i1] * a1 + (float)p2[i2] * a) * b;
@@ -140,16 +140,22 @@ static void band_task(void *arg, size_t k)
     band(arg, (uint32_t)k);
 }
 
-imghist_status ih_cpu_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
-                            const ih_clahe_geom *g)
+static imghist_status clahe_image(imghist_ctx *ctx, const imghist_view *src,
+                                  const imghist_view *dst, const ih_clahe_geom *g)
 {
     const size_t entry = g->levels == 256 ? 1 : 2;
-    const uint32_t tiles = g->tiles_x * g->tiles_y;
+    /* Bytes a tile: its LUT, and for 8 bits the LUT as floats too. */
+    const size_t per_tile = g->levels * entry + (g->levels == 256 ? 256 * sizeof(float) : 0);
+    const uint64_t tiles = ih_clahe_used_tiles(g);
+    if (tiles == 0 || tiles > UINT32_MAX || tiles > SIZE_MAX / per_tile) {
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "CLAHE's %ux%u tile tables do not fit in memory",
+                       g->used_x, g->used_y);
+    }
     clahe_job j = {0};
     j.g = g;
     j.src = src;
     j.dst = dst;
-    j.tiles = tiles;
+    j.tiles = (uint32_t)tiles;
     j.luts = malloc((size_t)tiles * g->levels * entry);
     j.fluts = g->levels == 256 ? malloc((size_t)tiles * 256 * sizeof *j.fluts) : NULL;
     j.cols = malloc((size_t)g->width * 2 * sizeof *j.cols);
@@ -160,13 +166,15 @@ imghist_status ih_cpu_clahe(imghist_ctx *ctx, const imghist_view *src, const img
         free(j.fluts);
         free(j.cols);
         free(j.col_a);
-        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for CLAHE's %u tile tables", tiles);
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for CLAHE's %ux%u tile tables",
+                       g->used_x, g->used_y);
     }
     j.col_a1 = j.col_a + g->width;
     for (uint32_t x = 0; x < g->width; x++) {
-        ih_clahe_columns(g, x, &j.cols[2 * x], &j.cols[2 * x + 1], &j.col_a[x]);
-        j.cols[2 * x] *= (int32_t)g->levels;
-        j.cols[2 * x + 1] *= (int32_t)g->levels;
+        int32_t t1, t2;
+        ih_clahe_columns(g, x, &t1, &t2, &j.col_a[x]);
+        j.cols[2 * x] = (size_t)t1 * g->levels;
+        j.cols[2 * x + 1] = (size_t)t2 * g->levels;
         j.col_a1[x] = 1.0f - j.col_a[x];
     }
     /* Threads: about 64 K pixels of work each at least. */
@@ -182,7 +190,7 @@ imghist_status ih_cpu_clahe(imghist_ctx *ctx, const imghist_view *src, const img
     j.bands = (g->height + j.band_rows - 1) / j.band_rows;
     /* Tiles first, each worker with a histogram of its own; then bands of
      * rows, which read every tile's table. */
-    const unsigned workers = (unsigned)(n < tiles ? n : tiles);
+    const unsigned workers = (unsigned)(n < j.tiles ? n : j.tiles);
     ih_parallel_for(workers, workers, tiles_work, &j);
     if (!j.failed) {
         ih_parallel_for(j.bands, (unsigned)n, band_task, &j);
@@ -195,4 +203,15 @@ imghist_status ih_cpu_clahe(imghist_ctx *ctx, const imghist_view *src, const img
         return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for CLAHE's tile histograms");
     }
     return IMGHIST_OK;
+}
+
+imghist_status ih_cpu_clahe(imghist_ctx *ctx, const ih_batch *b, const ih_clahe_geom *g)
+{
+    imghist_status st = IMGHIST_OK;
+    for (size_t i = 0; i < b->count && st == IMGHIST_OK; i++) {
+        imghist_view src, dst;
+        ih_clahe_batch_image(b, i, &src, &dst);
+        st = clahe_image(ctx, &src, &dst, g);
+    }
+    return st;
 }

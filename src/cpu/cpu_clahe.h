@@ -4,8 +4,8 @@
 
 #include "clahe.h"
 
-/* CLAHE of a one-channel U8 or U16 host view into dst (dst may be src). */
-imghist_status ih_cpu_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
-                            const ih_clahe_geom *g);
+/* CLAHE of b's one-channel U8 or U16 host images of g's size, image by
+ * image (dst[i] may be src[i]). */
+imghist_status ih_cpu_clahe(imghist_ctx *ctx, const ih_batch *b, const ih_clahe_geom *g);
 
 #endif

@@ -332,11 +332,10 @@ static imghist_status cuda_mutual_information(imghist_ctx *ctx, const imghist_co
     return ih_cuda_mutual_information(ctx, joint, bins_a, bins_b, result, result_mem);
 }
 
-static imghist_status cuda_clahe(imghist_ctx *ctx, const imghist_view *src,
-                                 const imghist_view *dst, const ih_clahe_geom *g)
+static imghist_status cuda_clahe(imghist_ctx *ctx, const ih_batch *b, const ih_clahe_geom *g)
 {
     IH_ON_DEVICE(ctx);
-    return ih_cuda_clahe(ctx, src, dst, g);
+    return ih_cuda_clahe(ctx, b, g);
 }
 
 /* A caller's LUT on a device image: into the context's LUT buffer (a

@@ -292,9 +292,10 @@ imghist_status ih_cuda_hist_strided(imghist_ctx *ctx, const imghist_view *first,
                                     const imghist_counts *out);
 imghist_status ih_cuda_equalize_device(imghist_ctx *ctx, const imghist_view *src,
                                        const imghist_view *dst, const imghist_counts *hist);
-/* cuda_clahe_ops.cu: CLAHE of a device view, or of a host view through a
- * device copy (synchronised before it returns). */
-imghist_status ih_cuda_clahe(imghist_ctx *ctx, const imghist_view *src, const imghist_view *dst,
+/* cuda_clahe_ops.cu: CLAHE of a batch of device images of one shape (a
+ * tensor in one set of launches), or of host images through device copies
+ * (synchronised before it returns). */
+imghist_status ih_cuda_clahe(imghist_ctx *ctx, const struct ih_batch *b,
                              const struct ih_clahe_geom *g);
 /* Grow a stream-ordered device buffer to `need` bytes (contents lost); no
  * host synchronisation. With oom_ok, a GPU out of memory is IH_E_GPU_OOM

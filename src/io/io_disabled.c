@@ -63,3 +63,32 @@ const char *imghist_detect_format(const void *head, size_t size)
     (void)size;
     return NULL;
 }
+
+imghist_status imghist_list_files(imghist_ctx *ctx, const char *const *inputs, size_t n_inputs,
+                                  int recursive, imghist_file_list **out)
+{
+    (void)inputs; (void)n_inputs; (void)recursive;
+    if (out != NULL) *out = NULL;
+    return no_io(ctx);
+}
+
+void imghist_file_list_free(imghist_file_list *list)
+{
+    (void)list; /* no call of this build makes one */
+}
+
+size_t imghist_files_counts_len(const imghist_ctx *ctx, const imghist_histspec *spec)
+{
+    (void)ctx; (void)spec;
+    return 0;
+}
+
+imghist_status imghist_histogram_files(imghist_ctx *ctx, const char *const *paths, size_t n,
+                                       unsigned threads, const imghist_histspec *spec,
+                                       const imghist_counts *out, imghist_file_result *results,
+                                       imghist_progress_fn progress, void *user)
+{
+    (void)paths; (void)n; (void)threads; (void)spec; (void)out; (void)results;
+    (void)progress; (void)user;
+    return no_io(ctx);
+}

@@ -2,16 +2,14 @@
 that NumPy's own histogram tests (and scikit-image's, which call
 np.histogram) check imghist's counts.
 
-Every call whose arguments imghist takes is counted by imghist, and
-NumPy's own counts of it are compared (a difference fails the test that
-made the call): an integer
-number of bins, no weights, real data whose values (and range) float32 or
-uint16 holds exactly, finite data or an explicit range. The edges are
-NumPy's (linspace over the range, computed here as NumPy computes them), the
-counts imghist's, and density follows from them. Any other call (bins as
-edges or a rule name, weights, float64 values float32 cannot hold, objects,
-complex numbers) goes to NumPy itself, and so do the errors NumPy raises for
-bad arguments. At the end the plugin says how many calls imghist counted; a
+Every call whose arguments imghist takes is counted by
+imghist.numpy.histogram, and NumPy's own counts and edges of it are compared
+(a difference fails the test that made the call): an integer number of
+bins, no weights, float32 data, or data whose values (and range) float32 or
+uint16 holds exactly, finite data or an explicit range. Density follows
+from the counts and edges. Any other call (bins as edges or a rule name,
+weights, float64 values float32 cannot hold, objects, complex numbers) goes
+to NumPy itself, and so do the errors NumPy raises for bad arguments. At the end the plugin says how many calls imghist counted; a
 session in which it counted none fails, so that the shim cannot pass by
 handing everything back to NumPy.
 """
@@ -22,6 +20,7 @@ import numpy.lib.histograms as nh
 import pytest
 
 import imghist
+import imghist.numpy
 
 _numpy_histogram = nh.histogram
 _calls = {"imghist": 0, "numpy": 0}
@@ -33,18 +32,15 @@ def _exact(values, dtype):
 
 
 def _samples(a):
-    """a as an imghist dtype holding exactly its values, or None. Float data
-    other than float64 goes to NumPy: it computes float32 data in float32,
-    where imghist's documented rule is NumPy's on float64 copies."""
+    """Whether imghist counts a's values as they are: integers uint16 holds,
+    float32 data, float64 data float32 holds exactly (finite, all three)."""
     if a.dtype == np.bool_ or a.dtype.kind not in "uif" or a.size == 0:
-        return None
+        return False
     if a.dtype.kind in "ui":
-        if a.min() >= 0 and a.max() <= 65535:
-            return a.astype(np.uint8 if a.max() <= 255 else np.uint16)
-        return None
-    if a.dtype != np.float64 or not np.isfinite(a).all() or not _exact(a, np.float32):
-        return None
-    return a.astype(np.float32)
+        return bool(a.min() >= 0 and a.max() <= 65535)
+    if a.dtype not in (np.float32, np.float64) or not np.isfinite(a).all():
+        return False
+    return a.dtype == np.float32 or _exact(a, np.float32)
 
 
 def _edges(a, n, range_):
@@ -70,19 +66,21 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
     except TypeError:
         n = None
     flat = np.asarray(a).ravel()
-    s = _samples(flat) if n is not None and n >= 1 and weights is None else None
-    edges = _edges(flat, n, range) if s is not None else None
+    ok = _samples(flat) if n is not None and n >= 1 and weights is None else False
+    edges = _edges(flat, n, range) if ok else None
     if edges is not None and _exact(edges[[0, -1]].astype(np.float64), np.float32):
-        counts = imghist.histogram(s.reshape(1, -1), bins=n,
-                                   range=(float(edges[0]), float(edges[-1])), closed=True,
-                                   backend="cpu")
+        counts, got_edges = imghist.numpy.histogram(flat, n, range)
         _calls["imghist"] += 1
-        # NumPy's counts too: a test that checks only shapes still compares.
-        want, _ = _numpy_histogram(a, bins=bins, range=range)
+        # NumPy's counts and edges too: a test that checks only shapes still compares.
+        want, want_edges = _numpy_histogram(a, bins=bins, range=range)
         if not np.array_equal(counts, want):
             diff = np.flatnonzero(counts != want)
             raise AssertionError(f"imghist and NumPy count differently: bins {diff[:8]}, "
                                  f"imghist {counts[diff[:8]]}, NumPy {want[diff[:8]]}")
+        if got_edges.dtype != want_edges.dtype or not np.array_equal(got_edges, want_edges):
+            raise AssertionError(f"imghist's edges differ from NumPy's: {got_edges[:4]} "
+                                 f"({got_edges.dtype}), NumPy {want_edges[:4]} "
+                                 f"({want_edges.dtype})")
         if density:
             db = np.array(np.diff(edges), float)
             return counts / db / counts.sum(), edges

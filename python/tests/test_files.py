@@ -1,0 +1,90 @@
+"""imghist.histogram_files and total_files: a folder of real photographs and
+bad files against load + histogram file by file, on the library's threads."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import imghist
+
+
+@pytest.fixture
+def folder(tmp_path, samples):
+    d = tmp_path / "photos"
+    sub = d / "sub"
+    sub.mkdir(parents=True)
+    names = sorted(n for n in os.listdir(samples) if n.endswith((".png", ".jpg", ".tif", ".bmp")))
+    assert names, samples
+    for n in names[:6]:
+        shutil.copy(os.path.join(samples, n), d / n)
+    shutil.copy(os.path.join(samples, names[0]), sub / ("deep " + names[0]))
+    shutil.copy(os.path.join(samples, names[0]), d / ".hidden.png")
+    (d / "text.png").write_bytes(b"\x89PNG\r\n\x1a\n not really a PNG after all")
+    jpgs = [n for n in names if n.endswith(".jpg")]
+    if jpgs:
+        data = open(os.path.join(samples, jpgs[0]), "rb").read()
+        (d / "cut.jpg").write_bytes(data[: len(data) // 2])
+    (d / "notes.txt").write_text("not an image")
+    return d
+
+
+def test_folder_against_load(folder):
+    r = imghist.histogram_files(folder)
+    assert r.counts.dtype == np.uint64 and r.counts.shape == (len(r.files), 256)
+    assert r.files == sorted(r.files)
+    assert not any("/sub/" in f for f in r.files)  # not recursive
+    assert any(f.endswith(".hidden.png") for f in r.files)
+    for f, row in zip(r.files, r.counts):
+        np.testing.assert_array_equal(row, imghist.histogram(imghist.load(f)))
+    bad = dict(r.failures)
+    assert str(folder / "text.png") in bad and "text.png" in bad[str(folder / "text.png")]
+    if (folder / "cut.jpg").exists():
+        assert str(folder / "cut.jpg") in bad
+    assert not any(f.endswith("notes.txt") for f in r.files) and str(folder / "notes.txt") not in bad
+    deep = imghist.histogram_files(folder, recursive=True)
+    assert len(deep.files) == len(r.files) + 1
+    total = imghist.total_files(folder, recursive=True)
+    np.testing.assert_array_equal(total.counts, deep.counts.sum(axis=0))
+    assert total.files == deep.files and total.failures == deep.failures
+
+
+def test_options_and_threads(folder):
+    one = imghist.histogram_files(folder, threads=1, bins=16, range=(0, 256), gray="luma")
+    four = imghist.histogram_files([folder], threads=4, bins=16, range=(0, 256), gray="luma")
+    np.testing.assert_array_equal(one.counts, four.counts)
+    assert one.files == four.files and one.counts.shape[1] == 16
+    for f, row in zip(one.files, one.counts):
+        np.testing.assert_array_equal(row, imghist.histogram(imghist.load(f, gray="luma"), 16,
+                                                             (0, 256)))
+    with pytest.raises(ValueError, match="bins"):
+        imghist.histogram_files(folder, depth="native")
+    nat = imghist.histogram_files(folder, depth="native", bins=64, range=(0, 65536))
+    assert nat.counts.shape == (len(one.files), 64)
+    with pytest.raises(ValueError, match="gray"):
+        imghist.histogram_files(folder, gray="green")
+    with pytest.raises(imghist.ImghistIOError):
+        imghist.histogram_files(folder / "missing")
+
+
+def test_progress_and_interrupt(folder):
+    seen = []
+    r = imghist.histogram_files(folder, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1] == len(r.files) + len(r.failures)
+
+    def stop(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        imghist.histogram_files(folder, progress=stop)
+    r2 = imghist.histogram_files(folder, progress=True)  # a bar or nothing, never an error
+    assert r2.files == r.files
+
+
+def test_single_file_and_empty_folder(tmp_path, samples):
+    r = imghist.histogram_files(os.path.join(samples, "moon.png"))
+    assert r.counts.shape == (1, 256) and r.failures == []
+    (tmp_path / "empty").mkdir()
+    e = imghist.histogram_files(tmp_path / "empty")
+    assert e.counts.shape == (0, 256) and e.files == [] and e.failures == []
+    assert imghist.total_files(tmp_path / "empty").counts.sum() == 0
