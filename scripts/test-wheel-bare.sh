@@ -3,8 +3,8 @@
 # package's CPU tests there: a debootstrap'ed bookworm root (minbase, plus
 # python3 and python3-venv only: no -dev package, no codec library), a fresh
 # venv in it with the wheel, and numpy, pytest and Pillow (for the
-# references of some tests) from PyPI, and pytest over
-# python/tests. It passes only when the package imports, loads the codec
+# references of some tests) from PyPI, and pytest over python/tests and
+# the installed package's docstring examples. It passes only when the package imports, loads the codec
 # libraries from the wheel itself, and passes its tests.
 #
 #   scripts/test-wheel-bare.sh WHEEL
@@ -124,7 +124,10 @@ print("its libraries:", " ".join(os.path.basename(l) for l in ours))
 assert any("imghist.libs/libpng16" in l for l in libs), libs
 assert not foreign, foreign
 PY
-IMGHIST_SAMPLES=/t/samples /opt/venv/bin/python /t/tests/run_pytest.py
+# The tests, and the installed package's docstring examples.
+cd /t/tests
+IMGHIST_SAMPLES=/t/samples /opt/venv/bin/python -m pytest -q -rs -p no:cacheprovider \
+    --doctest-modules --import-mode=append /t/tests --pyargs imghist
 EOF
 chmod +x "$bare/t/run.sh"
 

