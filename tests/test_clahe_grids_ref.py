@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The library's CLAHE (through the Python package) against OpenCV's
-createCLAHE(clip, tiles).apply(), bit for bit, on the grids the CLI does not
-take: sides above 256, grids with more tiles than the image has pixels (a
+createCLAHE(clip, tiles).apply(), bit for bit, on large grids: sides above
+256, grids with more tiles than the image has pixels (a
 side, or both), grids one tile short or past the size, 1x1 and thin images,
 8-bit and 16-bit; and batches (N, H, W), in place and not, against OpenCV
 image by image. On the cpu backend, and on CUDA (host arrays through a CUDA
