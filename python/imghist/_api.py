@@ -12,7 +12,6 @@ import numpy as np
 
 from . import _arrays as A
 from . import _lib as L
-from ._lib import ImghistError
 
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)

@@ -209,13 +209,6 @@ public:
         stream_set = true;
     }
     void set_param(int p, int64_t v) { check(imghist_set_param(ctx, (imghist_param)p, v)); }
-    int64_t get_param(int p) const
-    {
-        int64_t v = 0;
-        check(imghist_get_param(ctx, (imghist_param)p, &v));
-        return v;
-    }
-
     void histogram(nb::handle src, nb::handle spec, nb::handle counts)
     {
         imghist_view v, m;
@@ -337,19 +330,6 @@ public:
         {
             nb::gil_scoped_release r;
             st = imghist_clahe_list(ctx, s.v.data(), d.v.data(), s.v.size(), clip, tx, ty);
-        }
-        check(st);
-    }
-    void apply_lut(nb::handle src, nb::handle dst,
-                   nb::ndarray<const uint8_t, nb::shape<256>, nb::c_contig, nb::device::cpu> lut)
-    {
-        imghist_view v, m, d, dm;
-        read_view(src, &v, &m);
-        read_view(dst, &d, &dm);
-        imghist_status st;
-        {
-            nb::gil_scoped_release r;
-            st = imghist_apply_lut(ctx, &v, &d, lut.data());
         }
         check(st);
     }
@@ -488,7 +468,6 @@ public:
         return nb::make_tuple(out_list, (int)st);
     }
     std::string last_error() const { return imghist_last_error(ctx); }
-    std::string last_note() const { return imghist_last_note(ctx); }
 };
 
 // ---- histogram statistics (host counts) ----
@@ -900,7 +879,6 @@ NB_MODULE(_imghist, m)
         .def_ro("device", &Context::device)
         .def("set_stream", &Context::set_stream)
         .def("set_param", &Context::set_param)
-        .def("get_param", &Context::get_param)
         .def("histogram", &Context::histogram, "src"_a, "spec"_a.none(), "counts"_a)
         .def("histogram_list", &Context::histogram_list, "srcs"_a, "spec"_a.none(), "counts"_a)
         .def("range", &Context::range)
@@ -911,12 +889,10 @@ NB_MODULE(_imghist, m)
         .def("equalize_list", &Context::equalize_list)
         .def("clahe", &Context::clahe)
         .def("clahe_list", &Context::clahe_list)
-        .def("apply_lut", &Context::apply_lut)
         .def("load", &Context::load, "path"_a.none(), "data"_a.none(), "name"_a)
         .def("list_files", &Context::list_files)
         .def("files_counts_len", &Context::files_counts_len, "spec"_a.none())
         .def("histogram_files", &Context::histogram_files, "files"_a, "threads"_a,
              "spec"_a.none(), "out"_a, "len"_a, "progress"_a.none())
-        .def("last_error", &Context::last_error)
-        .def("last_note", &Context::last_note);
+        .def("last_error", &Context::last_error);
 }

@@ -118,11 +118,6 @@ ERRORS = [ImghistError, ImghistArgumentError, ImghistBufferError, ImghistMemoryE
 N.set_errors([_BY_STATUS.get(st, ImghistError) for st in range(STATUS_COUNT)])
 
 
-def error(st: int, message: str) -> ImghistError:
-    name = N.strerror(st)
-    return _BY_STATUS.get(st, ImghistError)(message or name, st, name)
-
-
 def cpu_threads() -> int:
     try:
         n = len(os.sched_getaffinity(0))
