@@ -88,6 +88,7 @@ typedef struct ih_records {
     ih_hist_out total; /* the first image's binning; every later one must match */
     size_t processed, failed, emitted;
     int write_failed;
+    int summaries;     /* no output asked for: each image's summary on stdout */
     ih_progress progress;
 } ih_records;
 

@@ -611,10 +611,12 @@ static int run_one(const ih_cli_args *a)
         return rc;
     }
     if (ih_verbosity > 0) {
+        /* A build without CUDA has no GPU to suggest. */
         ih_say("backend: %s%s", imghist_backend_name(imghist_get_backend(o.ctx)),
-               ih_one_image_on_cpu(a) ? " (auto: one image is done before CUDA would have "
-                                        "started; --backend cuda or --gpus for a GPU)"
-                                      : "");
+               !ih_one_image_on_cpu(a) ? ""
+               : IMGHIST_WITH_CUDA     ? " (auto: one image is done before CUDA would have "
+                                         "started; --backend cuda or --gpus for a GPU)"
+                                       : " (this build has no CUDA backend)");
     }
     rc = load_inputs(&o);
     if (rc == IH_EXIT_OK && a->joint != NULL) {
@@ -629,6 +631,44 @@ static int run_one(const ih_cli_args *a)
     imghist_image_free(o.img);
     imghist_destroy(o.ctx);
     return rc;
+}
+
+/* How the options combine with what the inputs are (a folder or several
+ * inputs make a batch run): 0, or -1 with a usage error in err. */
+static int check_run(const ih_cli_args *a, char *err, size_t errlen)
+{
+    const int batch = ih_is_batch(a);
+    if (batch && a->plot != NULL && a->total_out == NULL) {
+        snprintf(err, errlen, "--plot draws the histogram of one image, or of a batch run's "
+                              "--total; for each image of a batch, give --plot-dir DIR");
+    } else if (!batch && a->plot_dir != NULL) {
+        snprintf(err, errlen, "--plot-dir is for a batch run (a folder or several inputs); for "
+                              "one image give --plot FILE");
+    } else if (batch && a->match != NULL) {
+        snprintf(err, errlen, "--match maps one image; a folder is a batch run");
+    } else if (batch && a->clahe) {
+        snprintf(err, errlen, "--clahe transforms one image; a folder is a batch run (use the "
+                              "library's imghist_clahe on a view of several images, or "
+                              "imghist.clahe on a stack)");
+    } else if (!batch && a->equalize_out != NULL && !ih_equalize_extension_ok(a->equalize_out)) {
+        snprintf(err, errlen, "--equalize %s: the image is written as PNG; name it %s",
+                 a->equalize_out, ih_equalize_extensions);
+    }
+    return err[0] != '\0' ? -1 : 0;
+}
+
+/* --version: the version and what was built in. */
+static void print_version(void)
+{
+    printf("imghist %s\n", imghist_version_string());
+    printf("CUDA backend: %s\n", IMGHIST_WITH_CUDA ? "yes" : "no");
+    printf("MPI (mpirun): %s\n", ih_mpi_built() ? "yes" : "no");
+    printf("plots (cairo, --plot): %s\n", ih_plot_available() ? "yes" : "no");
+    printf("formats read: PNG JPEG TIFF BMP GIF PNM TGA PSD HDR PFM; written: PNG\n");
+    if (imghist_version() != IMGHIST_VERSION_NUMBER) {
+        fprintf(stderr, "imghist: warning: built against %s, running with library %s\n",
+                IMGHIST_VERSION_STRING, imghist_version_string());
+    }
 }
 
 int main(int argc, char **argv)
@@ -657,13 +697,9 @@ int main(int argc, char **argv)
     if (ih_mpi.rank != 0 && (a.help || a.version)) {
         /* rank 0 answers */
     } else if (a.help) {
-        fputs(ih_usage_text, stdout);
+        fputs(a.short_help ? ih_short_help_text : ih_usage_text, stdout);
     } else if (a.version) {
-        printf("imghist %s\n", imghist_version_string());
-        if (imghist_version() != IMGHIST_VERSION_NUMBER) {
-            fprintf(stderr, "imghist: warning: built against %s, running with library %s\n",
-                    IMGHIST_VERSION_STRING, imghist_version_string());
-        }
+        print_version();
     } else {
         ih_verbosity = a.verbosity;
         ih_catch_signals();
@@ -674,17 +710,9 @@ int main(int argc, char **argv)
                            sizeof err) != 0) {
             ih_say("%s (see imghist --help)", err);
             rc = IH_EXIT_USAGE;
-        } else if (ih_is_batch(&a) && a.plot != NULL && a.total_out == NULL) {
-            rc = fail("--plot draws the histogram of one image, or of a batch run's --total; "
-                      "for each image of a batch, give --plot-dir DIR");
-        } else if (!ih_is_batch(&a) && a.plot_dir != NULL) {
-            rc = fail("--plot-dir is for a batch run (a folder or several inputs); for one "
-                      "image give --plot FILE");
-        } else if (ih_is_batch(&a) && a.match != NULL) {
-            rc = fail("--match maps one image; a folder is a batch run");
-        } else if (ih_is_batch(&a) && a.clahe) {
-            rc = fail("--clahe transforms one image; a folder is a batch run (use the library's "
-                      "imghist_clahe on a view of several images, or imghist.clahe on a stack)");
+        } else if ((err[0] = '\0', check_run(&a, err, sizeof err)) != 0) {
+            ih_say("%s (see imghist --help)", err);
+            rc = IH_EXIT_USAGE;
         } else {
             rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
         }
