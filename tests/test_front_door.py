@@ -17,21 +17,12 @@ import subprocess
 import sys
 import tempfile
 
+from refcheck import check, finish
+
 EXE, ROOT = sys.argv[1], sys.argv[2]
 SAMPLES = os.path.join(ROOT, "samples")
 MOON = os.path.join(SAMPLES, "moon.png")
 CAMERA = os.path.join(SAMPLES, "camera.png")
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
-
-
-def check(ok, msg):
-    if not ok:
-        fail(msg)
 
 
 def run(*args, env=None):
@@ -222,8 +213,7 @@ def main():
             part(sub)
     version()
     help_widths()
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish("front door")
 
 
 if __name__ == "__main__":
