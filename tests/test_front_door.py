@@ -124,6 +124,18 @@ def merge_guards(tmp):
     check(r.returncode == 0, f"merge of two shards: exit {r.returncode} {r.stderr!r}")
     whole = run(d, "--total", "-", "-q").stdout
     check(open(out).read() == whole, "the merged total is not the whole run's")
+    # More shards than images: the empty shards' totals are empty files.
+    e = [os.path.join(tmp, f"e{k}.csv") for k in (1, 2, 3)]
+    for k in (1, 2, 3):
+        run(MOON, "--shard", f"{k}/3", "--total", e[k - 1], "-q")
+    r = run("merge", "--total", "-", *e)
+    check(r.returncode == 0 and r.stdout == run(MOON, "--total", "-", "-q").stdout,
+          f"merge with empty shards: exit {r.returncode} {r.stderr!r}")
+    empty = [p for p in e if os.path.getsize(p) == 0]
+    none = os.path.join(tmp, "none.csv")
+    r = run("merge", "--total", none, *empty)
+    check(len(empty) == 2 and one_line_error(r, 1, "empty") and not os.path.exists(none),
+          f"merge of empty shards only: exit {r.returncode} {r.stderr!r}")
 
 
 def usage_exit_2(tmp):

@@ -67,7 +67,9 @@ static void say_no_image(const ih_cli_args *a)
         subfolders = has_subfolder(a->inputs[k]);
     }
     char more[64] = "";
-    if (a->n_inputs > 1) {
+    if (a->n_inputs == 2) {
+        snprintf(more, sizeof more, " (nor in the other input)");
+    } else if (a->n_inputs > 2) {
         snprintf(more, sizeof more, " (nor in the %zu other inputs)", a->n_inputs - 1);
     }
     ih_say("%s: no image found%s%s", a->inputs[0], more,

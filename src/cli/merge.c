@@ -17,7 +17,8 @@ const char ih_merge_usage_text[] =
     "Joins the outputs of runs over shards (imghist --shard K/N) into what one\n"
     "run over everything writes:\n"
     "  --total OUT   adds the shards' --total CSVs (bin,lower,upper,count; their\n"
-    "                bins must be the same)\n"
+    "                bins must be the same; the empty file of a shard that got\n"
+    "                no image adds nothing)\n"
     "  --csv OUT     the shards' per-image CSVs (file,bin,lower,upper,count), the\n"
     "                images in sorted path order as one run writes them\n"
     "  --json OUT    the shards' JSON Lines, likewise\n"
@@ -101,16 +102,19 @@ static int merge_total(input *ins, size_t n, FILE *out)
     for (size_t k = 0; k < n && rc == 0; k++) {
         input *in = &ins[k];
         if (next_line(in) < 0) {
-            rc = ferror(in->fp) ? read_error(in) : bad(in, "empty: not a --total CSV");
-            break;
+            if (ferror(in->fp)) {
+                rc = read_error(in);
+            }
+            continue; /* a shard that got no image writes an empty --total */
         }
+        const int first = header == NULL;
         if (strncmp(in->line, "file,", 5) == 0) {
             /* Its rows would be copied through as a total. */
             rc = bad(in, "a per-image CSV (imghist --csv), not a --total CSV: merge it with "
                          "--csv");
             break;
         }
-        if (k == 0) {
+        if (first) {
             const size_t len = strlen(in->line);
             if (len < 6 || strcmp(in->line + len - 6, ",count") != 0 ||
                 (header = strdup(in->line)) == NULL) {
@@ -130,7 +134,7 @@ static int merge_total(input *ins, size_t n, FILE *out)
                 break;
             }
             *comma = '\0';
-            if (k == 0) {
+            if (first) {
                 if (n_rows == cap) {
                     cap = cap ? 2 * cap : 256;
                     total_row *more = realloc(rows, cap * sizeof *rows);
@@ -157,9 +161,13 @@ static int merge_total(input *ins, size_t n, FILE *out)
         if (rc == 0 && ferror(in->fp)) {
             rc = read_error(in);
         }
-        if (rc == 0 && k > 0 && r != n_rows) {
+        if (rc == 0 && !first && r != n_rows) {
             rc = bad(in, "it has fewer bins than the first input");
         }
+    }
+    if (rc == 0 && header == NULL) {
+        ih_say("merge: every input is empty: no shard counted an image");
+        rc = -1;
     }
     if (rc == 0) {
         fprintf(out, "%s\n", header);
