@@ -2,8 +2,9 @@
 # The Debian 12 packages imghist needs: the one list of them. Installs those
 # that are missing, saying which and showing apt's progress.
 #
-# usage: scripts/deps.sh [--test] [--list] [extra-package ...]
+# usage: scripts/deps.sh [--test] [--fuzz] [--list] [extra-package ...]
 #   --test   also the packages the test suites use (scripts/test.sh)
+#   --fuzz   also clang and libFuzzer (fuzz/build.sh)
 #   --list   print the packages, one per line, and install nothing
 # As root it runs apt-get itself, otherwise through sudo; where neither can
 # work it prints the command to run as root and exits 1.
@@ -18,21 +19,26 @@ libopenmpi-dev openmpi-bin libcairo2-dev scdoc bash-completion"
 # root (debootstrap), and the shells whose completions are checked.
 tests="python3 python3-opencv python3-numpy valgrind python3-pytest python3-pil python3-skimage
 python3-venv strace debootstrap zsh fish"
+# The fuzz targets: libFuzzer ships in clang's runtime package.
+fuzz="clang libclang-rt-14-dev"
 
 list=0
 with_tests=0
+with_fuzz=0
 extra=""
 for a in "$@"; do
     case $a in
     --list) list=1 ;;
     --test) with_tests=1 ;;
-    -h | --help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --fuzz) with_fuzz=1 ;;
+    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "scripts/deps.sh: unknown option $a (see --help)" >&2; exit 2 ;;
     *) extra="$extra $a" ;;
     esac
 done
 pkgs="$build"
 [ $with_tests = 1 ] && pkgs="$pkgs $tests"
+[ $with_fuzz = 1 ] && pkgs="$pkgs $fuzz"
 pkgs="$pkgs $extra"
 
 if [ $list = 1 ]; then

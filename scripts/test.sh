@@ -50,25 +50,6 @@ echo "wheel: $r in $(($(date +%s) - t0)) s"
 why=$(tail -n 1 build-wheel/bare.log 2>/dev/null || tail -n 1 build-wheel/ci.log)
 python3 -c 'import json, sys; print(json.dumps({"name": "wheel", "result": sys.argv[1],
     "stdout": sys.argv[2]}))' "$r" "$why" >"$wheellog"
-python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json "$wheellog" <<'PY'
-import json, os, sys
-counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
-skipped = []
-for path in sys.argv[1:]:
-    if not os.path.exists(path):
-        counts["FAIL"] += 1
-        continue
-    build = os.path.dirname(os.path.dirname(path)) if "meson-logs" in path else "wheel"
-    for line in open(path):
-        r = json.loads(line)
-        kind = {"OK": "OK", "SKIP": "SKIP", "EXPECTEDFAIL": "OK"}.get(r["result"], "FAIL")
-        counts[kind] += 1
-        if kind == "SKIP":
-            # A skipping test says why on its last line of output.
-            out = [l.strip() for l in (r.get("stdout") or "").splitlines() if l.strip()]
-            skipped.append((build, r["name"], out[-1] if out else "no reason given"))
-for build, name, why in skipped:
-    print(f"skipped: {build}: {name}: {why}")
-print(f"{counts['OK']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
-PY
+python3 scripts/test-summary.py build/meson-logs/testlog.json \
+    build-asan/meson-logs/testlog.json "$wheellog"
 exit $status
