@@ -638,6 +638,7 @@ static int run_one(const ih_cli_args *a)
 static int check_run(const ih_cli_args *a, char *err, size_t errlen)
 {
     const int batch = ih_is_batch(a);
+    err[0] = '\0';
     if (batch && a->plot != NULL && a->total_out == NULL) {
         snprintf(err, errlen, "--plot draws the histogram of one image, or of a batch run's "
                               "--total; for each image of a batch, give --plot-dir DIR");
@@ -710,8 +711,8 @@ int main(int argc, char **argv)
                            sizeof err) != 0) {
             ih_say("%s (see imghist --help)", err);
             rc = IH_EXIT_USAGE;
-        } else if ((err[0] = '\0', check_run(&a, err, sizeof err)) != 0) {
-            ih_say("%s (see imghist --help)", err);
+        } else if (check_run(&a, err, sizeof err) != 0) {
+            if (ih_mpi.rank == 0) ih_say("%s (see imghist --help)", err);
             rc = IH_EXIT_USAGE;
         } else {
             rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
