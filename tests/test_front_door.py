@@ -178,6 +178,15 @@ def backend_messages(tmp):
     r = run(MOON, "--backend", "cuda")
     if r.returncode != 0:
         check(one_line_error(r, 1, "--backend cuda"), f"--backend cuda failing: {r.stderr!r}")
+    # A second file's failure names the option that gave it.
+    missing = os.path.join(tmp, "missing.png")
+    for opt, extra in (("--mask", []), ("--joint", []),
+                       ("--match", ["--equalize", os.path.join(tmp, "eq.png")])):
+        for other in (missing, os.path.join(SAMPLES, "coffee.png")):
+            if opt == "--match" and other != missing:
+                continue  # any size matches
+            r = run(MOON, opt, other, *extra)
+            check(one_line_error(r, 1, f"{opt} {other}:"), f"{opt} {other}: {r.stderr!r}")
     r = run(MOON, env={"IMGHIST_BACKEND": "gpu"})
     check(one_line_error(r, 1, "IMGHIST_BACKEND=gpu") and r.stderr.count("IMGHIST_BACKEND") == 1,
           f"IMGHIST_BACKEND=gpu: {r.stderr!r}")

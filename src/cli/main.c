@@ -31,15 +31,25 @@ static int fail(const char *msg)
     return IH_EXIT_FILE;
 }
 
-/* A library failure, with the option that moves the limit it hit. */
-static int fail_lib(const imghist_ctx *ctx, imghist_status st)
+/* A library failure, after the option that named the file (NULL: the
+ * input), with the option that moves the limit it hit. */
+static int fail_lib_for(const imghist_ctx *ctx, imghist_status st, const char *option)
 {
     const char *msg = imghist_last_error(ctx);
+    const char *sep = option != NULL ? " " : "";
+    option = option != NULL ? option : "";
     if (st == IMGHIST_E_LIMIT) {
-        ih_say("%s (see %s)", msg, strstr(msg, " pixels") != NULL ? "--max-pixels" : "--max-bytes");
+        ih_say("%s%s%s (see %s)", option, sep, msg,
+               strstr(msg, " pixels") != NULL ? "--max-pixels" : "--max-bytes");
         return IH_EXIT_FILE;
     }
-    return fail(msg[0] != '\0' ? msg : imghist_strerror(st));
+    ih_say("%s%s%s", option, sep, msg[0] != '\0' ? msg : imghist_strerror(st));
+    return IH_EXIT_FILE;
+}
+
+static int fail_lib(const imghist_ctx *ctx, imghist_status st)
+{
+    return fail_lib_for(ctx, st, NULL);
 }
 
 /* Refuse an output that names the input file (same device and inode). */
@@ -264,11 +274,11 @@ static int run_joint(imghist_ctx *ctx, const ih_cli_args *a, const char *name,
     int rc = IH_EXIT_OK;
     imghist_status st = load_second(ctx, a->joint, a->native_depth, &other);
     if (st != IMGHIST_OK) {
-        return fail_lib(ctx, st);
+        return fail_lib_for(ctx, st, "--joint");
     }
     if (other->view.width != img->view.width || other->view.height != img->view.height) {
-        snprintf(msg, sizeof msg, "%s: %ux%u, but %s is %ux%u", a->joint, other->view.width,
-                 other->view.height, name, img->view.width, img->view.height);
+        snprintf(msg, sizeof msg, "--joint %s: %ux%u, but %s is %ux%u", a->joint,
+                 other->view.width, other->view.height, name, img->view.width, img->view.height);
         rc = fail(msg);
         goto done;
     }
@@ -378,13 +388,14 @@ static int match_reference(imghist_ctx *ctx, const char *path, uint64_t ref[256]
     const size_t n = strlen(path);
     if (n >= 4 && strcasecmp(path + n - 4, ".csv") == 0) {
         if (read_hist_csv(path, ref, msg, sizeof msg) != 0) {
-            return fail(msg);
+            ih_say("--match %s", msg);
+            return IH_EXIT_FILE;
         }
     } else {
         imghist_image *img = NULL;
         imghist_status st = load_second(ctx, path, 0, &img);
         if (st != IMGHIST_OK) {
-            return fail_lib(ctx, st);
+            return fail_lib_for(ctx, st, "--match");
         }
         const imghist_counts c = {.data = ref, .len = 256, .mem = IMGHIST_MEM_HOST};
         st = imghist_histogram(ctx, &img->view, NULL, &c);
@@ -398,7 +409,7 @@ static int match_reference(imghist_ctx *ctx, const char *path, uint64_t ref[256]
         total += ref[v];
     }
     if (total == 0) {
-        snprintf(msg, sizeof msg, "%s: the reference histogram is empty", path);
+        snprintf(msg, sizeof msg, "--match %s: the reference histogram is empty", path);
         return fail(msg);
     }
     return IH_EXIT_OK;
@@ -452,11 +463,11 @@ static int load_inputs(one_run *o)
     }
     st = load_second(o->ctx, a->mask, 0, &o->mask_img);
     if (st != IMGHIST_OK) {
-        return fail_lib(o->ctx, st);
+        return fail_lib_for(o->ctx, st, "--mask");
     }
     if (o->mask_img->view.width != o->img->view.width ||
         o->mask_img->view.height != o->img->view.height) {
-        snprintf(msg, sizeof msg, "%s: the mask is %ux%u, %s is %ux%u", a->mask,
+        snprintf(msg, sizeof msg, "--mask %s: the mask is %ux%u, %s is %ux%u", a->mask,
                  o->mask_img->view.width, o->mask_img->view.height, o->name,
                  o->img->view.width, o->img->view.height);
         return fail(msg);
