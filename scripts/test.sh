@@ -7,7 +7,10 @@
 # Python binding too (nanobind from PyPI, scripts/nanobind.sh). Then the CPU
 # wheel is built and tested on a bare Debian 12 (scripts/wheel.sh,
 # scripts/test-wheel-bare.sh), counted as one test.
-# Ends with the line "N passed, N failed, N skipped" over all of them.
+# Builds use scripts/setup-build.sh's build type, as scripts/demo.sh does.
+# Ends with a line per skipped test ("skipped: BUILD: NAME: reason") and
+# then the line "N passed, N failed, N skipped" over all of them, always
+# last (scripts/test-summary.py).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test
