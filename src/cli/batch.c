@@ -76,8 +76,7 @@ static void say_no_image(const ih_cli_args *a)
            subfolders ? "; its sub-folders were not searched (add -r)" : "");
 }
 
-/* Whether the run writes anything but its summaries. */
-static int has_outputs(const ih_cli_args *a)
+int ih_batch_has_outputs(const ih_cli_args *a)
 {
     return a->equalize_out != NULL || a->csv_out != NULL || a->json_out != NULL ||
            a->total_out != NULL || a->plot != NULL || a->plot_dir != NULL;
@@ -85,7 +84,7 @@ static int has_outputs(const ih_cli_args *a)
 
 int ih_run_batch(const ih_cli_args *a)
 {
-    if (ih_mpi.active && !has_outputs(a)) {
+    if (ih_mpi.active && !ih_batch_has_outputs(a)) {
         if (ih_mpi.rank == 0) {
             ih_say("under mpirun give an output: --csv, --json, --total, --equalize or "
                    "--plot-dir (see imghist --help)");

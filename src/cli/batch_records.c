@@ -123,9 +123,7 @@ int ih_records_open(ih_records *r, const ih_cli_args *a, const ih_file_list *fil
         ih_write_csv_header_with_file(r->csv, a->channels);
     }
     /* No output asked for: each image's summary, as for one image. */
-    r->summaries = !ih_mpi.active && ih_verbosity >= 0 && a->equalize_out == NULL &&
-                   a->csv_out == NULL && a->json_out == NULL && a->total_out == NULL &&
-                   a->plot == NULL && a->plot_dir == NULL;
+    r->summaries = !ih_mpi.active && ih_verbosity >= 0 && !ih_batch_has_outputs(a);
     ih_progress_start(&r->progress, ih_verbosity >= 0 && !ih_mpi.active);
     return IH_EXIT_OK;
 }

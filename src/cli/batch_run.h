@@ -92,6 +92,9 @@ typedef struct ih_records {
     ih_progress progress;
 } ih_records;
 
+/* Whether the run writes an output; with none, each image's summary. */
+int ih_batch_has_outputs(const ih_cli_args *a);
+
 /* Opens the outputs (rank 0) and the gather (MPI); an exit status, the
  * same on every rank. */
 int ih_records_open(ih_records *r, const ih_cli_args *a, const ih_file_list *files);
