@@ -1,9 +1,9 @@
 #!/bin/sh
 # The README's examples, run as printed (tests/readme_examples.py: every
-# shell, C and CPU Python block of its "Examples" section, against this
-# build's tool, uninstalled imghist.pc and Python binding). Then `meson
-# install` into a scratch root: the library and imghist.pc must land where
-# Debian's loader and pkg-config look (not lib64).
+# shell, C and CPU Python block of its "Examples" section, and the shell
+# blocks of docs/cli.md, against this build's tool, uninstalled imghist.pc and
+# Python binding). Then `meson install` into a scratch root: the library and
+# imghist.pc must land where Debian's loader and pkg-config look (not lib64).
 # usage: readme_example.sh SOURCE_ROOT BUILD_ROOT [PYTHON_BINDING]
 set -eu
 src=$1

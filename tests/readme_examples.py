@@ -10,6 +10,7 @@ build's tool, library and Python binding, on the CPU backend:
   for the shell blocks after them to compile;
 - ```python blocks run with this interpreter, except those that need PyTorch
   or CuPy (a GPU), which are only compiled.
+The shell blocks of docs/cli.md, the tool's guide, run the same way.
 Any block that fails fails the test, with the block and its output.
 The quick start must give the two commands ./scripts/demo.sh and
 ./scripts/test.sh, and every scripts/ or samples/ path a block names must exist.
@@ -25,9 +26,11 @@ import tempfile
 GPU_MODULES = re.compile(r"^\s*import\s+(torch|cupy)\b|^\s*from\s+(torch|cupy)\b", re.M)
 
 
-def blocks(text, section):
-    """The fenced blocks of one `## section`, as (language, body, line)."""
-    m = re.search(r"^## " + re.escape(section) + r"\s*$(.*?)(?=^## |\Z)", text, re.M | re.S)
+def blocks(text, section=None):
+    """The fenced blocks of one `## section` (or of the whole text), as
+    (language, body, line)."""
+    m = re.search(r"^## " + re.escape(section) + r"\s*$(.*?)(?=^## |\Z)", text, re.M | re.S) \
+        if section else re.match(r"(.*)", text, re.S)
     if not m:
         sys.exit(f"README.md has no '## {section}' section")
     first = text[:m.start(1)].count("\n") + 1
@@ -37,8 +40,8 @@ def blocks(text, section):
     return out
 
 
-def fail(lang, line, body, why, output=""):
-    print(f"README.md:{line}: the ```{lang} block {why}:\n{body}{output}")
+def fail(lang, line, body, why, output="", doc="README.md"):
+    print(f"{doc}:{line}: the ```{lang} block {why}:\n{body}{output}")
     sys.exit(1)
 
 
@@ -102,6 +105,20 @@ def main():
             print(f"README.md:{line}: ```{lang} ok" + (" (compiled only: needs a GPU)"
                                                        if cmd[1:3] == ["-m", "py_compile"] else ""))
             print(shown, end="")
+
+        guide = open(os.path.join(src, "docs", "cli.md"), encoding="utf-8").read()
+        os.mkdir(os.path.join(tmp, "cli"))
+        os.symlink(os.path.join(src, "samples"), os.path.join(tmp, "cli", "samples"))
+        for lang, body, line in blocks(guide):
+            if lang != "sh":
+                continue
+            r = subprocess.run(["sh", "-e", "-c", body], cwd=os.path.join(tmp, "cli"), env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               timeout=120)
+            if r.returncode != 0:
+                fail(lang, line, body, f"exited {r.returncode}", "--- output:\n" + r.stdout[:4000],
+                     doc="docs/cli.md")
+            print(f"docs/cli.md:{line}: ```sh ok")
 
         # What the C example promises: a PNG, a line naming the backend, and a
         # one-line error and exit 1 for a missing file.
