@@ -50,8 +50,10 @@ def main():
     binding = sys.argv[3] if len(sys.argv) > 3 else ""
     text = open(os.path.join(src, "README.md"), encoding="utf-8").read()
 
-    quick = [b for lang, b, _ in blocks(text, "Quick start") if lang == "sh"]
-    if [b.strip() for b in quick] != ["./scripts/demo.sh", "./scripts/test.sh"]:
+    quick = [re.sub(r"\s*#.*", "", cmd).strip()
+             for lang, b, _ in blocks(text, "Quick start") if lang == "sh"
+             for cmd in b.splitlines() if cmd.strip()]
+    if quick != ["./scripts/demo.sh", "./scripts/test.sh"]:
         sys.exit(f"the quick start's commands are {quick}, not ./scripts/demo.sh and ./scripts/test.sh")
     for path in sorted(set(re.findall(r"\b((?:scripts|samples)/[\w./-]*\w)", text))):
         if not os.path.exists(os.path.join(src, path)):
