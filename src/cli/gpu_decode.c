@@ -44,15 +44,7 @@ int ih_gpu_decode_fits(const ih_cli_args *a, const char **why)
     return no == NULL;
 }
 
-/*
- * Whether data is a JPEG the GPU may decode to libjpeg-turbo's luma: SOF0 or
- * SOF1 (Huffman, sequential), 8-bit, 1 or 3 components that libjpeg takes as
- * gray or YCbCr (not RGB: its gray is then converted), and whole: every
- * segment inside the file, the scans ending in a marker, an EOI at the end.
- * libjpeg-turbo refuses a file that ends early; nvJPEG may not, so such
- * files go to the CPU, which says why.
- */
-static int jpeg_fits_gpu(const uint8_t *p, size_t n)
+int ih_jpeg_fits_gpu(const uint8_t *p, size_t n)
 {
     if (n < 4 || p[0] != 0xFF || p[1] != 0xD8) {
         return 0;
@@ -583,7 +575,7 @@ int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_
     size_t size = 0;
     uint8_t *data = read_jpeg(f->path, d->max_bytes, &size);
     /* Checked here, on the worker's thread: the scan reads the whole file. */
-    const int fits = data != NULL && jpeg_fits_gpu(data, size);
+    const int fits = data != NULL && ih_jpeg_fits_gpu(data, size);
     uint64_t *counts = fits ? malloc(d->counters_each * sizeof *counts) : NULL;
     if (counts == NULL) {
         if (data != NULL) {
@@ -777,8 +769,7 @@ int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_
                        ih_hist_out *hist)
 {
     (void)d, (void)f, (void)w, (void)h, (void)hist;
-    (void)jpeg_fits_gpu;
-    return 0;
+        return 0;
 }
 
 void ih_gpu_cpu_enter(ih_gpu_decoder *d)

@@ -12,6 +12,7 @@
 #define IMGHIST_CLI_GPU_DECODE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "args.h"
 #include "report.h"
@@ -24,6 +25,16 @@ typedef struct ih_gpu_decoder ih_gpu_decoder;
 /* Whether the run's options let the GPU decode (the modes where its output
  * is libjpeg-turbo's); when not, why, for --decode gpu's usage error. */
 int ih_gpu_decode_fits(const ih_cli_args *a, const char **why);
+
+/*
+ * Whether data is a JPEG the GPU may decode to libjpeg-turbo's luma: SOF0 or
+ * SOF1 (Huffman, sequential), 8-bit, 1 or 3 components that libjpeg takes as
+ * gray or YCbCr (not RGB: its gray is then converted), and whole: every
+ * segment inside the file, the scans ending in a marker, an EOI at the end.
+ * libjpeg-turbo refuses a file that ends early; nvJPEG may not, so such
+ * files go to the CPU, which says why.
+ */
+int ih_jpeg_fits_gpu(const uint8_t *data, size_t size);
 
 /*
  * The decoder of a batch run over n_files files, or NULL (the CPU decodes
