@@ -81,6 +81,7 @@ def usage_errors(tmp, src):
                        (["--decode", "gpu", "--gray", "luma", "--equalize", tmp + "/eq"],
                         "--equalize"),
                        (["--decode", "gpu", "--gray", "luma", "--channels"], "--channels"),
+                       (["--decode", "gpu", "--gray", "luma", "--backend", "cpu"], "--backend"),
                        (["--decode", "quick"], "--decode")]:
         p = run(*args, "--total", os.path.join(tmp, "u.csv"), src)
         check(p.returncode == 2 and word in p.stderr and "--decode" in p.stderr,

@@ -584,6 +584,10 @@ static int check_transforms(const ih_cli_args *out, char *err, size_t errlen)
         snprintf(err, errlen, "--decode gpu: %s", why);
         return -1;
     }
+    if (out->decode == IH_DECODE_GPU && out->backend == IMGHIST_BACKEND_CPU) {
+        snprintf(err, errlen, "--decode gpu counts on the GPU: not with --backend cpu");
+        return -1;
+    }
     if (out->match != NULL &&
         (out->equalize_out == NULL || out->n_inputs > 1 || out->mask != NULL ||
          out->joint != NULL || out->channels || out->native_depth || out->bins != 0 ||
