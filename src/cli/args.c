@@ -1,5 +1,6 @@
 #include "args.h"
 
+#include "gpu_decode.h"
 #include "plot.h"
 
 #include <errno.h>
@@ -91,6 +92,9 @@ const char ih_usage_text[] =
     "                      CUDA is up; one image runs on the CPU, done before CUDA\n"
     "                      would have started, unless --gpus names a GPU. The\n"
     "                      environment variable IMGHIST_BACKEND sets auto's choice\n"
+    "  --decode D          auto (default), cpu or gpu: where a batch run with --gray\n"
+    "                      luma decodes baseline JPEGs; gpu and auto use nvJPEG's\n"
+    "                      hardware decoder (the same bits; docs/gpu-decode.md)\n"
     "  --max-pixels N      refuse images with more than N pixels (default 1073741824)\n"
     "  --max-bytes N       refuse input files longer than N bytes (default and most\n"
     "                      2147483647)\n"
@@ -354,6 +358,12 @@ static const choices colors = {(const choice[]){{"gray", IH_COLOR_GRAY},
                                                 {NULL, 0}},
                                0, "--color is gray, luma or channels, not '%s'"};
 
+static const choices decodes = {(const choice[]){{"auto", IH_DECODE_AUTO},
+                                                 {"cpu", IH_DECODE_CPU},
+                                                 {"gpu", IH_DECODE_GPU},
+                                                 {NULL, 0}},
+                                0, "--decode is auto, cpu or gpu, not '%s'"};
+
 static const option options[] = {
     FLAG("-h", "--help", help),
     FLAG(NULL, "--version", version),
@@ -367,6 +377,7 @@ static const option options[] = {
     ONE_OF("--gray", gray, gray_modes),
     {"-j", "--jobs", 1, set_jobs, 0, NULL},
     {NULL, "--backend", 1, set_backend, 0, NULL},
+    ONE_OF("--decode", decode, decodes),
     {NULL, "--max-pixels", 1, set_max_pixels, 0, NULL},
     {NULL, "--bins", 1, set_bins, 0, NULL},
     {NULL, "--range", 1, set_range, 0, NULL},
@@ -566,6 +577,15 @@ static int check_transforms(const ih_cli_args *out, char *err, size_t errlen)
 {
     if (out->scale.n_gpus > 0 && out->backend == IMGHIST_BACKEND_CPU) {
         snprintf(err, errlen, "--gpus and --backend cpu contradict each other");
+        return -1;
+    }
+    const char *why = NULL;
+    if (out->decode == IH_DECODE_GPU && !ih_gpu_decode_fits(out, &why)) {
+        snprintf(err, errlen, "--decode gpu: %s", why);
+        return -1;
+    }
+    if (out->decode == IH_DECODE_GPU && out->backend == IMGHIST_BACKEND_CPU) {
+        snprintf(err, errlen, "--decode gpu counts on the GPU: not with --backend cpu");
         return -1;
     }
     if (out->match != NULL &&
