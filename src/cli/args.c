@@ -1,5 +1,6 @@
 #include "args.h"
 
+#include "gpu_decode.h"
 #include "plot.h"
 
 #include <errno.h>
@@ -118,6 +119,10 @@ const char ih_usage_text[] =
     "                      CUDA would have started, unless --gpus names a GPU.\n"
     "                      The environment variable IMGHIST_BACKEND sets auto's\n"
     "                      choice\n"
+    "  --decode D          auto (default), cpu or gpu: where a batch run with\n"
+    "                      --gray luma decodes baseline JPEGs; gpu and auto use\n"
+    "                      nvJPEG's hardware decoder (the same bits;\n"
+    "                      docs/gpu-decode.md)\n"
     "\n"
     "Messages:\n"
     "  -v, --verbose       say which backend ran, what was written and skipped\n"
@@ -193,7 +198,7 @@ const char ih_short_help_text[] =
     "Equalize:   --color gray|luma|channels  --clahe  --clip X  --tiles CxR\n"
     "            --match REF\n"
     "Limits:     --read-truncated  --max-pixels N  --max-bytes N\n"
-    "            --backend auto|cpu|cuda\n"
+    "            --backend auto|cpu|cuda  --decode auto|cpu|gpu\n"
     "Messages:   -v, --verbose  -q, --quiet  -h  --help  --version\n"
     "\n"
     "Exit status: 0 success, 1 an image failed or none was found, 2 usage error.\n";
@@ -428,6 +433,12 @@ static const choices colors = {(const choice[]){{"gray", IH_COLOR_GRAY},
                                                 {NULL, 0}},
                                0, "--color is gray, luma or channels, not '%s'"};
 
+static const choices decodes = {(const choice[]){{"auto", IH_DECODE_AUTO},
+                                                 {"cpu", IH_DECODE_CPU},
+                                                 {"gpu", IH_DECODE_GPU},
+                                                 {NULL, 0}},
+                                0, "--decode is auto, cpu or gpu, not '%s'"};
+
 static const option options[] = {
     {"-h", NULL, 0, set_short_help, 0, NULL},
     FLAG(NULL, "--help", help),
@@ -442,6 +453,7 @@ static const option options[] = {
     ONE_OF("--gray", gray, gray_modes),
     {"-j", "--jobs", 1, set_jobs, 0, NULL},
     {NULL, "--backend", 1, set_backend, 0, NULL},
+    ONE_OF("--decode", decode, decodes),
     {NULL, "--max-pixels", 1, set_max_pixels, 0, NULL},
     {NULL, "--bins", 1, set_bins, 0, NULL},
     {NULL, "--range", 1, set_range, 0, NULL},
@@ -644,6 +656,15 @@ static int check_transforms(const ih_cli_args *out, char *err, size_t errlen)
 {
     if (out->scale.n_gpus > 0 && out->backend == IMGHIST_BACKEND_CPU) {
         snprintf(err, errlen, "--gpus and --backend cpu contradict each other");
+        return -1;
+    }
+    const char *why = NULL;
+    if (out->decode == IH_DECODE_GPU && !ih_gpu_decode_fits(out, &why)) {
+        snprintf(err, errlen, "--decode gpu: %s", why);
+        return -1;
+    }
+    if (out->decode == IH_DECODE_GPU && out->backend == IMGHIST_BACKEND_CPU) {
+        snprintf(err, errlen, "--decode gpu counts on the GPU: not with --backend cpu");
         return -1;
     }
     if (out->match != NULL &&

@@ -22,6 +22,7 @@ typedef struct ih_cli_args {
     unsigned jobs;            /* -j: worker threads; 0: every core */
     imghist_gray_mode gray;
     imghist_backend backend;
+    int decode;               /* --decode: IH_DECODE_AUTO, _CPU or _GPU (gpu_decode.h) */
     int verbosity;            /* -1 quiet, 0 normal, 1 verbose */
     uint64_t max_pixels;      /* 0: the library's default */
     uint64_t max_bytes;       /* 0: the library's default */

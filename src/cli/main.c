@@ -14,6 +14,7 @@
 #include "color.h"
 #include "batch.h"
 #include "cli_context.h"
+#include "gpu_decode.h"
 #include "imghist.h"
 #include "measure.h"
 #include "merge.h"
@@ -674,6 +675,7 @@ static void print_version(void)
 {
     printf("imghist %s\n", imghist_version_string());
     printf("CUDA backend: %s\n", IMGHIST_WITH_CUDA ? "yes" : "no");
+    printf("nvJPEG (--decode gpu): %s\n", ih_gpu_decode_built() ? "yes" : "no");
     printf("MPI (mpirun): %s\n", ih_mpi_built() ? "yes" : "no");
     printf("plots (cairo, --plot): %s\n", ih_plot_available() ? "yes" : "no");
     printf("formats read: PNG JPEG TIFF BMP GIF PNM TGA PSD HDR PFM; written: PNG\n");
