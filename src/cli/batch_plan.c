@@ -308,9 +308,10 @@ void ih_plan_say_backend(const ih_batch_plan *p, size_t n_images, size_t skipped
     ih_say("%sbackend: %s%s%s, %u threads, %zu images, %zu files skipped", ranks,
            p->early ? "auto" : imghist_backend_name(imghist_get_backend(p->workers[0].ctx)),
            where,
-           p->find_late ? " (the CPU; from " START_DELAY_TEXT " on, any usable GPU too)"
-           : p->early   ? " (the CPU until it is up)"
-                        : "",
+           !IMGHIST_WITH_CUDA ? (p->early ? " (the CPU: this build has no CUDA backend)" : "")
+           : p->find_late     ? " (the CPU; from " START_DELAY_TEXT " on, any usable GPU too)"
+           : p->early         ? " (the CPU until it is up)"
+                              : "",
            p->n_workers, n_images, skipped);
 }
 
@@ -354,6 +355,9 @@ void ih_plan_say_devices(const ih_batch_plan *p, int leave, int cuda_skipped, in
     for (unsigned i = 0; i < p->n_workers; i++) {
         on_cpu += p->workers[i].on_cpu;
         on_ctx += p->workers[i].on_ctx;
+    }
+    if (!IMGHIST_WITH_CUDA) {
+        return; /* the backend line said why: no GPU to speak of */
     }
     if (cuda_skipped) {
         ih_say("every image ran on the CPU: the run was over before auto starts the GPUs "

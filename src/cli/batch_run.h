@@ -90,8 +90,12 @@ typedef struct ih_records {
     ih_hist_out total; /* the first image's binning; every later one must match */
     size_t processed, failed, emitted;
     int write_failed;
+    int summaries;     /* no output asked for: each image's summary on stdout */
     ih_progress progress;
 } ih_records;
+
+/* Whether the run writes an output; with none, each image's summary. */
+int ih_batch_has_outputs(const ih_cli_args *a);
 
 /* Opens the outputs (rank 0) and the gather (MPI); an exit status, the
  * same on every rank. */

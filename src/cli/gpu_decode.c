@@ -123,6 +123,11 @@ int ih_jpeg_fits_gpu(const uint8_t *p, size_t n)
     return frame && !rgb;
 }
 
+int ih_gpu_decode_built(void)
+{
+    return IH_HAVE_NVJPEG;
+}
+
 #if IH_HAVE_NVJPEG
 
 #include <dlfcn.h>

@@ -22,6 +22,9 @@ enum { IH_DECODE_AUTO = 0, IH_DECODE_CPU = 1, IH_DECODE_GPU = 2 };
 
 typedef struct ih_gpu_decoder ih_gpu_decoder;
 
+/* Whether this build has the GPU decoder (nvJPEG's header was found). */
+int ih_gpu_decode_built(void);
+
 /* Whether the run's options let the GPU decode (the modes where its output
  * is libjpeg-turbo's); when not, why, for --decode gpu's usage error. */
 int ih_gpu_decode_fits(const ih_cli_args *a, const char **why);
