@@ -2,7 +2,8 @@
  * imghist_histogramdd, imghist_cvt_color and imghist_backproject on host
  * memory against a brute-force count written here, OpenCV's colours of a
  * few pixels, and the refusals. The Python tests compare with cv2 and
- * NumPy on photographs and on every colour.
+ * NumPy on photographs and on every colour; the cuda run adds
+ * test_ndhist_cuda.c, the GPU against the CPU.
  */
 #include <float.h>
 #include <math.h>
@@ -228,11 +229,15 @@ static const bs_test tests[] = {
 const bs_part ndhist_part = BS_PART("ndhist", tests, setup, NULL);
 
 extern const bs_part ndhist_part;
+extern const bs_part ndhist_cuda_part;
 
 int main(int argc, char **argv)
 {
     static const bs_part *const parts[] = {
         &ndhist_part,
+#ifdef IH_CUDA_PARTS
+        &ndhist_cuda_part,
+#endif
     };
     return bs_main(argc, argv, "ndhist", parts, BS_COUNT(parts));
 }

@@ -261,3 +261,32 @@ def test_backproject_float_uint16_batches_and_edges(rng):
     got = imghist.backproject(img, m, [e], 1.0, uniform=False)
     idx = np.searchsorted(e, img, side="right") - 1
     assert np.array_equal(got, m[idx].astype(np.uint8))
+
+
+def test_cli_space_csv_and_backproject(samples, tmp_path):
+    import subprocess
+    exe = os.environ.get("IMGHIST_EXE")
+    if not exe:
+        pytest.skip("IMGHIST_EXE names no imghist program")
+    photo = os.path.join(samples, "astronaut.png")
+    csv, png = tmp_path / "hs.csv", tmp_path / "like.png"
+    subprocess.run([exe, "--space", "hsv", "--channels", "0,1", "--bins", "30,32", photo,
+                    "--csv", str(csv)], check=True)
+    rows = np.loadtxt(csv, delimiter=",", skiprows=1, dtype=np.int64)
+    assert open(csv).readline() == "h,s,count\n" and rows.shape == (960, 3)
+    hsv = cv2.cvtColor(cv2.imread(photo, cv2.IMREAD_COLOR), cv2.COLOR_BGR2HSV)
+    want = cv2.calcHist([hsv], [0, 1], None, [30, 32], [0, 180, 0, 256]).astype(np.int64)
+    assert np.array_equal(rows[:, 0] * 32 + rows[:, 1], np.arange(960))
+    assert np.array_equal(rows[:, 2].reshape(30, 32), want)
+    subprocess.run([exe, "--space", "hsv", "--channels", "0,1", "--bins", "30,32",
+                    "--backproject", str(csv), str(png), photo], check=True)
+    model = (want * (255.0 / want.max())).astype(np.float32)
+    bp = cv2.calcBackProject([hsv], [0, 1], model, [0, 180, 0, 256], 1)
+    assert np.array_equal(cv2.imread(str(png), cv2.IMREAD_GRAYSCALE), bp)
+    bad = subprocess.run([exe, "--space", "hsv", "--channels", "0,1", "--bins", "30",
+                          photo], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--bins" in bad.stderr
+    gone = subprocess.run([exe, "--space", "lab", str(tmp_path / "none.png"), "--backproject",
+                           str(csv), str(tmp_path / "x.png")], capture_output=True, text=True)
+    assert gone.returncode == 1 and "none.png" in gone.stderr
+    assert not (tmp_path / "x.png").exists()
