@@ -212,6 +212,52 @@ static void test_backproject(void **state)
     imghist_destroy(ctx);
 }
 
+/* Bands of rows on several threads: the counts and the back-projection of
+ * one thread, with accumulation and outliers. */
+static void test_threads_same_bits(void **state)
+{
+    (void)state;
+    enum { W = 600, H = 400, C = 3, N = 2 };
+    uint8_t *img = malloc((size_t)N * W * H * C);
+    assert_non_null(img);
+    for (size_t i = 0; i < (size_t)N * W * H * C; i++) img[i] = (uint8_t)tu_below(&rng, 256);
+    const imghist_view one = {.data = img, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+        .width = W, .height = H, .pitch = W * C, .channels = C};
+    const imghist_view v = vw_tensor(one, N, (ptrdiff_t)W * H * C);
+    imghist_ndaxes ax = {.dims = 2, .channel = {0, 1}, .space = IMGHIST_SPACE_BGR2LAB};
+    ax.spec[0] = (imghist_histspec){30, 10, 180, IMGHIST_OUTLIERS | IMGHIST_ACCUMULATE};
+    ax.spec[1] = (imghist_histspec){32, 0, 256, 0};
+    const size_t len = imghist_ndcounts_len(&ax, IMGHIST_U8);
+    uint64_t *a = malloc(N * len * 8), *b = malloc(N * len * 8);
+    float *model = malloc(len * sizeof *model);
+    uint8_t *pa = malloc((size_t)N * W * H), *pb = malloc((size_t)N * W * H);
+    assert_true(a && b && model && pa && pb);
+    for (size_t i = 0; i < N * len; i++) a[i] = b[i] = tu_below(&rng, 100);
+    for (size_t i = 0; i < len; i++) model[i] = (float)tu_below(&rng, 300) * 0.75f;
+    const imghist_view oa = vw_tensor((imghist_view){.data = pa, .dtype = IMGHIST_U8,
+        .mem = IMGHIST_MEM_HOST, .width = W, .height = H, .pitch = W, .channels = 1}, N,
+        (ptrdiff_t)W * H);
+    imghist_view ob = oa;
+    ob.data = pb;
+    imghist_ctx *one_thread = bs_new_ctx_threads(1), *many = bs_new_ctx_threads(8);
+    const imghist_counts ca = {a, N * len, IMGHIST_MEM_HOST}, cb = {b, N * len, IMGHIST_MEM_HOST};
+    EXPECT(one_thread, imghist_histogramdd(one_thread, &v, &ax, &ca), IMGHIST_OK);
+    EXPECT(many, imghist_histogramdd(many, &v, &ax, &cb), IMGHIST_OK);
+    assert_memory_equal(a, b, N * len * 8);
+    ax.spec[0].flags = 0;
+    EXPECT(one_thread, imghist_backproject(one_thread, &v, &ax, model, 0.5, &oa), IMGHIST_OK);
+    EXPECT(many, imghist_backproject(many, &v, &ax, model, 0.5, &ob), IMGHIST_OK);
+    assert_memory_equal(pa, pb, (size_t)N * W * H);
+    imghist_destroy(one_thread);
+    imghist_destroy(many);
+    free(img);
+    free(a);
+    free(b);
+    free(model);
+    free(pa);
+    free(pb);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -224,6 +270,7 @@ static const bs_test tests[] = {
     BS_TEST(test_float_opencv_rule_and_nan),
     BS_TEST(test_cvt_color_known_pixels),
     BS_TEST(test_backproject),
+    BS_TEST(test_threads_same_bits),
 };
 
 const bs_part ndhist_part = BS_PART("ndhist", tests, setup, NULL);

@@ -16,7 +16,7 @@ from ._api import _context, _exact, _image_layout, _images, _mask, _view
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
 _LEVELS = {L.U8: 256, L.U16: 65536, L.F32: 0}
-_NP_OF = {L.U8: np.uint8, L.U16: np.uint16, L.F32: np.float32}
+_NP_OF = {L.U8: np.dtype(np.uint8), L.U16: np.dtype(np.uint16), L.F32: np.dtype(np.float32)}
 
 _SPACES = {
     "bgr2hsv": L.SPACE_BGR2HSV, "rgb2hsv": L.SPACE_RGB2HSV,
@@ -61,7 +61,7 @@ def cvt_color(image, code: str, *, backend: Optional[str] = None):
         raise ValueError("imghist: cvt_color takes uint8 images of shape (..., H, W, 3 or 4)")
     ctx = _context(a, backend)
     _, lead, _, H, W, _, _ = lay
-    out = A.empty(a, tuple(lead) + (H, W, 3), np.uint8)
+    out = A.empty(a, tuple(lead) + (H, W, 3), _NP_OF[L.U8])
     if math.prod(lead) == 0 or H == 0 or W == 0:
         return A.result(a, out)
     o = A.describe(out, "out")

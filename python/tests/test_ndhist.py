@@ -290,3 +290,41 @@ def test_cli_space_csv_and_backproject(samples, tmp_path):
                            str(csv), str(tmp_path / "x.png")], capture_output=True, text=True)
     assert gone.returncode == 1 and "none.png" in gone.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def _gpu_libraries():
+    libs = []
+    try:
+        import torch
+        if torch.cuda.is_available():
+            libs.append(("torch", lambda x: torch.from_numpy(np.ascontiguousarray(x)).cuda(),
+                         lambda y: y.cpu().numpy()))
+    except ImportError:
+        pass
+    try:
+        import cupy
+        libs.append(("cupy", cupy.asarray, cupy.asnumpy))
+    except ImportError:
+        pass
+    return libs
+
+
+def test_gpu_arrays_equal_numpy(samples):
+    if not imghist.cuda_available():
+        pytest.skip("no GPU usable by libimghist (or a build without CUDA)")
+    libs = _gpu_libraries()
+    if not libs:
+        pytest.skip("neither torch with CUDA nor CuPy")
+    imgs = np.stack([img[:96, :128] for _, img in photos(samples)[:3]])
+    for name, dev, host in libs:
+        d = dev(imgs)
+        got = host(imghist.histogramdd(d, bins=(30, 32), range=[(0, 180), (0, 256)],
+                                       channels=(0, 1), space="bgr2hsv", rule="opencv"))
+        want = imghist.histogramdd(imgs, bins=(30, 32), range=[(0, 180), (0, 256)],
+                                   channels=(0, 1), space="bgr2hsv", rule="opencv")
+        assert np.array_equal(got, want), name
+        got = host(imghist.histogramdd(d, bins=8, range=[(0, 256)] * 3))
+        assert np.array_equal(got, imghist.histogramdd(imgs, bins=8, range=[(0, 256)] * 3))
+        for code in ("bgr2hsv", "rgb2lab"):
+            assert np.array_equal(host(imghist.cvt_color(d, code)),
+                                  imghist.cvt_color(imgs, code)), (name, code)

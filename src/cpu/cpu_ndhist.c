@@ -11,6 +11,7 @@
 
 #include "colorspace.h"
 #include "ndhist.h"
+#include "parallel.h"
 
 /* Below every sum of IMGHIST_MAX_DIMS offsets, each under 2^24. */
 #define NO_BIN (-(1 << 28))
@@ -102,6 +103,83 @@ static imghist_status pass_begin(imghist_ctx *ctx, const ih_nd_job *job, nd_pass
     return IMGHIST_OK;
 }
 
+/* Rows [y0, y1) of image i counted into h (job->len counters, added to). */
+static void count_rows(const ih_nd_job *job, const nd_pass *p, const imghist_view *src,
+                       size_t i, uint32_t y0, uint32_t y1, uint64_t *h)
+{
+    const uint8_t *img = ih_image_at(src, i);
+    const uint8_t *mask = ih_mask_at(src, i);
+    uint64_t none = 0;
+    for (uint32_t y = y0; y < y1; y++) {
+        const uint8_t *row = img + (size_t)y * src->pitch;
+        const uint8_t *mrow = mask != NULL ? mask + (size_t)y * src->mask->pitch : NULL;
+        for (uint32_t x = 0; x < src->width; x++) {
+            if (mrow != NULL && mrow[x] == 0) {
+                continue;
+            }
+            const int64_t c = pixel_cell(job, p->t, p->lut, p->levels, row, x);
+            if (c < 0) {
+                none++;
+            } else {
+                h[c]++;
+            }
+        }
+    }
+    if (job->outliers) {
+        h[job->cells] += none;
+    }
+}
+
+/* The tasks of a call: `bands` bands of `rows` rows in each image, task t
+ * being band t % bands of image t / bands. */
+typedef struct nd_tasks {
+    const ih_nd_job *job;
+    const nd_pass *p;
+    const imghist_view *src;
+    uint32_t bands, rows;
+    uint64_t *counts;           /* histogramdd: job->len counters a task */
+    const float *hist;          /* backproject */
+    float scale;
+    const imghist_view *dst;
+} nd_tasks;
+
+/* Bands an image is cut into and the tasks' total for `threads` threads:
+ * as many tasks as threads where images are fewer, each of at least 64 K
+ * pixels, their private counters at most 256 MiB together (len: 0 when the
+ * tasks need none). */
+static uint32_t bands_for(const imghist_view *src, size_t n, uint32_t threads, size_t len)
+{
+    if (threads <= 1 || n >= threads) {
+        return 1;
+    }
+    uint64_t b = (threads + n - 1) / n;
+    const uint64_t by_pixels = (uint64_t)src->width * src->height / 65536u;
+    b = b < by_pixels ? b : by_pixels;
+    b = b < src->height ? b : src->height;
+    if (len > 0) {
+        const uint64_t by_memory = ((uint64_t)256 << 20) / (len * sizeof(uint64_t) * n);
+        b = b < by_memory ? b : by_memory;
+    }
+    return b > 0 ? (uint32_t)b : 1;
+}
+
+static void count_task(void *arg, size_t t)
+{
+    const nd_tasks *w = arg;
+    const uint32_t y0 = (uint32_t)(t % w->bands) * w->rows;
+    const uint32_t y1 = y0 + w->rows < w->src->height ? y0 + w->rows : w->src->height;
+    if (y0 < y1) {
+        count_rows(w->job, w->p, w->src, t / w->bands, y0, y1,
+                   w->counts + t * w->job->len);
+    }
+}
+
+static uint32_t cpu_threads(const imghist_ctx *ctx)
+{
+    const int64_t n = ctx->params.cpu_threads;
+    return n < 1 ? 1u : n > IH_PARALLEL_MAX_THREADS ? IH_PARALLEL_MAX_THREADS : (uint32_t)n;
+}
+
 imghist_status ih_cpu_histogramdd(imghist_ctx *ctx, const imghist_view *src,
                                   const ih_nd_job *job, const imghist_counts *out)
 {
@@ -110,32 +188,34 @@ imghist_status ih_cpu_histogramdd(imghist_ctx *ctx, const imghist_view *src,
         return IMGHIST_E_NOMEM;
     }
     const size_t n = src->count > 1 ? src->count : 1;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t *h = out->data + i * job->len;
+    const uint32_t threads = cpu_threads(ctx);
+    nd_tasks w = {job, &p, src, bands_for(src, n, threads, job->len), 0, NULL, NULL, 0, NULL};
+    w.rows = (src->height + w.bands - 1) / w.bands;
+    const size_t tasks = n * w.bands;
+    /* One band an image counts straight into the output; bands into their own. */
+    if (w.bands == 1) {
         if (!job->accumulate) {
-            memset(h, 0, job->len * sizeof *h);
+            memset(out->data, 0, n * job->len * sizeof *out->data);
         }
-        const uint8_t *img = ih_image_at(src, i);
-        const uint8_t *mask = ih_mask_at(src, i);
-        uint64_t none = 0;
-        for (uint32_t y = 0; y < src->height; y++) {
-            const uint8_t *row = img + (size_t)y * src->pitch;
-            const uint8_t *mrow = mask != NULL ? mask + (size_t)y * src->mask->pitch : NULL;
-            for (uint32_t x = 0; x < src->width; x++) {
-                if (mrow != NULL && mrow[x] == 0) {
-                    continue;
-                }
-                const int64_t c = pixel_cell(job, p.t, p.lut, p.levels, row, x);
-                if (c < 0) {
-                    none++;
-                } else {
-                    h[c]++;
-                }
+        w.counts = out->data;
+    } else {
+        w.counts = calloc(tasks * job->len, sizeof *w.counts);
+        if (w.counts == NULL) {
+            free(p.lut);
+            return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for %zu tasks' counters", tasks);
+        }
+    }
+    ih_parallel_for(tasks, threads, count_task, &w);
+    if (w.bands > 1) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t *h = out->data + i * job->len;
+            const uint64_t *c = w.counts + i * w.bands * job->len;
+            ih_store_counts(h, c, job->len, job->accumulate);
+            for (uint32_t b = 1; b < w.bands; b++) {
+                ih_store_counts(h, c + (size_t)b * job->len, job->len, 1);
             }
         }
-        if (job->outliers) {
-            h[job->cells] += none;
-        }
+        free(w.counts);
     }
     free(p.lut);
     return IMGHIST_OK;
@@ -187,6 +267,21 @@ static void backproject_row(const ih_nd_job *job, const nd_pass *p, const float 
     }
 }
 
+static void backproject_task(void *arg, size_t t)
+{
+    const nd_tasks *w = arg;
+    const size_t i = t / w->bands;
+    const uint32_t y0 = (uint32_t)(t % w->bands) * w->rows;
+    const uint32_t y1 = y0 + w->rows < w->src->height ? y0 + w->rows : w->src->height;
+    for (uint32_t y = y0; y < y1; y++) {
+        backproject_row(w->job, w->p, w->hist, w->scale,
+                        ih_image_at(w->src, i) + (size_t)y * w->src->pitch, w->src->width,
+                        w->dst->dtype,
+                        (uint8_t *)w->dst->data + (ptrdiff_t)i * w->dst->image_stride +
+                            (size_t)y * w->dst->pitch);
+    }
+}
+
 imghist_status ih_cpu_backproject(imghist_ctx *ctx, const imghist_view *src,
                                   const ih_nd_job *job, const float *hist, float scale,
                                   const imghist_view *dst)
@@ -196,14 +291,10 @@ imghist_status ih_cpu_backproject(imghist_ctx *ctx, const imghist_view *src,
         return IMGHIST_E_NOMEM;
     }
     const size_t n = src->count > 1 ? src->count : 1;
-    for (size_t i = 0; i < n; i++) {
-        for (uint32_t y = 0; y < src->height; y++) {
-            backproject_row(job, &p, hist, scale, ih_image_at(src, i) + (size_t)y * src->pitch,
-                            src->width, dst->dtype,
-                            (uint8_t *)dst->data + (ptrdiff_t)i * dst->image_stride +
-                                (size_t)y * dst->pitch);
-        }
-    }
+    const uint32_t threads = cpu_threads(ctx);
+    nd_tasks w = {job, &p, src, bands_for(src, n, threads, 0), 0, NULL, hist, scale, dst};
+    w.rows = (src->height + w.bands - 1) / w.bands;
+    ih_parallel_for(n * w.bands, threads, backproject_task, &w);
     free(p.lut);
     return IMGHIST_OK;
 }
