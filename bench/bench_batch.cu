@@ -1,7 +1,7 @@
 /*
  * imghist_bench_batch: batched 8-bit equalization and histograms of device
- * images (issue 12's shapes), against the memory ceilings measured in the
- * same run.
+ * images of the shapes vision pipelines batch, against the memory ceilings
+ * measured in the same run.
  *
  *   imghist_bench_batch [--runs N] [--tiny BYTES]   (IMGHIST_P_EXP_BATCH_TINY)
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CLAHE benchmark (issue 15): imghist.clahe against OpenCV's CPU CLAHE, kornia
+"""CLAHE benchmark: imghist.clahe against OpenCV's CPU CLAHE, kornia
 enhance.equalize_clahe and cuCIM exposure.equalize_adapthist, in one run.
 
 Workloads:

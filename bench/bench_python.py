@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""imghist's Python package against the PyTorch-side peers, on the GPU (issue 12).
+"""imghist's Python package against the PyTorch-side peers, on the GPU.
 
     python3 bench/bench_python.py --out DIR [--runs 15] [--shapes 256x640x480,...]
     python3 bench/bench_python.py --dry-run --out DIR     (CPU smoke test, NumPy)
@@ -45,7 +45,7 @@ imghist is faster), x ref is the row's time over the reference's.
 
 Peers that do not import give "not installed" rows, errors give "error"
 rows; nothing crashes the run. Outputs: DIR/bench_python.md (the table and the
-targets of issue 12 marked met or missed) and DIR/bench_python.json.
+Python package's targets marked met or missed) and DIR/bench_python.json.
 """
 
 import argparse
@@ -348,7 +348,7 @@ def table(rows):
 
 
 # --------------------------------------------------------------------------
-# Targets of issue 12
+# The Python package's speed targets
 
 def targets(rows, overhead, dry):
     out = []
@@ -1046,7 +1046,7 @@ def main():
     if overhead:
         md += ["## Python call overhead (1x1 " + ("NumPy array" if args.dry_run else "device tensor")
                + ", host clock per call)", "", overhead_table(overhead)]
-    md += ["## Targets (issue 12)", "", "| target | verdict | detail |", "|---|---|---|"]
+    md += ["## Targets", "", "| target | verdict | detail |", "|---|---|---|"]
     md += [f"| {t['target']} | {t['verdict']} | {t['detail']} |" for t in tg]
     if mismatches:
         md += ["", "## MISMATCHES", ""] + [f"- {m}" + ("" if mine else " (a peer or the bench)")

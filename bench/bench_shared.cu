@@ -1,7 +1,7 @@
 /*
  * imghist_bench_shared: microbenchmarks of the SM's shared-memory increment
- * rates, the limit under the 8-bit kernel (issue 13) and the wide kernels
- * (issue 11) on Hopper.
+ * rates, the limit under the 8-bit kernel and the wide kernels on
+ * Hopper.
  *
  *   imghist_bench_shared [--runs N]
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compare imghist's rows of two imghist_bench logs taken in the same session
+"""Compare imghist's rows of two imghist_bench logs taken in the same device call
 (say, the previous release's build and this one's): for each section, kernel
 and pattern, both times and their ratio, and the worst ratio per section.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compare the imghist timings of two sets of benchmark logs taken in one
-device session (an A/B of two builds, alternating): for every table row of
+device call (an A/B of two builds, alternating): for every table row of
 imghist_bench_wide, _batch and _views16, every timed line of
 imghist_bench_joint and every imghist row of imghist_bench (compare_logs.py's
 rows), the best (smallest) time of each side over its runs and their ratio. Reference columns (read ceiling, copy, CUB) and derived ones

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The 8-bit batch kernel on a few data patterns, for ncu.
 
-2000 CuPy images of 640x480 (issue 13's batch), each pattern counted three
+2000 CuPy images of 640x480 (a batch of many small images), each pattern counted three
 times through imghist.histogram (one library call for the batch each):
 
     ncu --clock-control none -k regex:hist_u8_batch --section ... \\

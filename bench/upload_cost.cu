@@ -3,7 +3,7 @@
  * from pageable and from pinned memory: the GPU's time from an event to the end
  * of a tiny kernel queued behind the copy (the stream busy before, so that the
  * host is ahead), and the host's time in cudaMemcpyAsync. Measured for the
- * batch calls' descriptors (bench/RESULTS.md, 2026-11-26, session 18).
+ * batch calls' descriptors (bench/RESULTS.md, 2026-11-26).
  */
 #include <cstdio>
 #include <cstdlib>

@@ -12,8 +12,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-# libFuzzer ships in clang's runtime package (libclang-rt-14-dev on Debian 12).
-scripts/deps.sh clang libclang-rt-14-dev
+# clang and libFuzzer (clang's runtime package on Debian 12).
+scripts/deps.sh --fuzz
 
 CC=${CC:-clang}
 out=fuzz/out

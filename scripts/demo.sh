@@ -4,7 +4,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-[ -f build/build.ninja ] || meson setup build --buildtype=release
+scripts/setup-build.sh build
+echo "demo: building imghist (ninja -C build)"
 ninja -C build
 mkdir -p out
 ./build/src/imghist samples/moon.png -v

@@ -10,8 +10,9 @@ version=3.1.0
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/imghist
 dest=$cache/nanobind-$version
 if [ ! -f "$dest/nanobind/__init__.py" ]; then
+    echo "scripts/nanobind.sh: fetching nanobind $version from PyPI into $dest" >&2
     [ -x "$cache/venv/bin/pip" ] || python3 -m venv "$cache/venv" >&2
-    "$cache/venv/bin/pip" install -q --disable-pip-version-check --target "$dest" \
-        "nanobind==$version" >&2
+    "$cache/venv/bin/pip" install --disable-pip-version-check --progress-bar off \
+        --target "$dest" "nanobind==$version" >&2
 fi
 echo "$dest/nanobind"

@@ -7,16 +7,17 @@
 # Python binding too (nanobind from PyPI, scripts/nanobind.sh). Then the CPU
 # wheel is built and tested on a bare Debian 12 (scripts/wheel.sh,
 # scripts/test-wheel-bare.sh), counted as one test.
-# Ends with the line "N passed, N failed, N skipped" over all of them.
+# Builds use scripts/setup-build.sh's build type, as scripts/demo.sh does.
+# Ends with a line per skipped test ("skipped: BUILD: NAME: reason") and
+# then the line "N passed, N failed, N skipped" over all of them, always
+# last (scripts/test-summary.py).
 set -eu
 cd "$(dirname "$0")/.."
-scripts/deps.sh python3 python3-opencv python3-numpy valgrind python3-pytest python3-pil python3-skimage python3-venv strace debootstrap
+scripts/deps.sh --test
 nb=$(scripts/nanobind.sh)
-[ -f build/build.ninja ] || meson setup build -Dmpi=enabled -Dnanobind_dir="$nb"
-meson configure build -Dmpi=enabled -Dnanobind_dir="$nb"
-[ -f build-asan/build.ninja ] || meson setup build-asan -Dcuda=disabled -Dmpi=disabled \
-    -Db_sanitize=address,undefined -Db_lundef=false --buildtype=debugoptimized
-meson configure build-asan -Dmpi=disabled
+scripts/setup-build.sh build -Dmpi=enabled -Dnanobind_dir="$nb"
+scripts/setup-build.sh build-asan -Dcuda=disabled -Dmpi=disabled \
+    -Db_sanitize=address,undefined -Db_lundef=false
 status=0
 for b in build build-asan; do
     echo "== $b"
@@ -27,10 +28,11 @@ for b in build build-asan; do
 done
 # The CPU wheel (scripts/wheel.sh) on a bare Debian 12 root: one more test,
 # "wheel", skipped (77) where debootstrap's mirror or PyPI cannot be reached.
-echo "== wheel"
+echo "== wheel: the CPU wheel (scripts/wheel.sh, log build-wheel/ci.log), then on a bare"
+echo "   Debian 12 root (scripts/test-wheel-bare.sh, log build-wheel/bare.log); minutes"
 wheellog=build-wheel/testlog.json
 mkdir -p build-wheel
-rm -rf build-wheel/ci "$wheellog"
+rm -rf build-wheel/ci build-wheel/bare.log "$wheellog"
 t0=$(date +%s)
 set +e
 scripts/wheel.sh --cpu --out build-wheel/ci >build-wheel/ci.log 2>&1
@@ -47,17 +49,10 @@ fi
 set -e
 case $rc in 0) r=OK ;; 77) r=SKIP ;; *) r=FAIL; status=1 ;; esac
 echo "wheel: $r in $(($(date +%s) - t0)) s"
-printf '{"name": "wheel", "result": "%s"}\n' "$r" >"$wheellog"
-python3 - build/meson-logs/testlog.json build-asan/meson-logs/testlog.json "$wheellog" <<'PY'
-import json, os, sys
-counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
-for path in sys.argv[1:]:
-    if not os.path.exists(path):
-        counts["FAIL"] += 1
-        continue
-    for line in open(path):
-        r = json.loads(line)["result"]
-        counts[{"OK": "OK", "SKIP": "SKIP", "EXPECTEDFAIL": "OK"}.get(r, "FAIL")] += 1
-print(f"{counts['OK']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
-PY
+# Its last line says why it skipped (or failed).
+why=$(tail -n 1 build-wheel/bare.log 2>/dev/null || tail -n 1 build-wheel/ci.log)
+python3 -c 'import json, sys; print(json.dumps({"name": "wheel", "result": sys.argv[1],
+    "stdout": sys.argv[2]}))' "$r" "$why" >"$wheellog"
+python3 scripts/test-summary.py build/meson-logs/testlog.json \
+    build-asan/meson-logs/testlog.json "$wheellog"
 exit $status

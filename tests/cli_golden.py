@@ -44,10 +44,18 @@ IMAGE_EXT = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".gif", ".pgm", "
 TIMING = re.compile(rb"in [0-9.]+ s \([0-9.]+ images/s\)")
 
 
+# Why one image ran on the CPU under -v: a build with CUDA suggests a GPU,
+# one without says it has none.
+ONE_IMAGE_CPU = re.compile(rb"backend: cpu \((auto: one image is done before CUDA would have "
+                           rb"started; --backend cuda or --gpus for a GPU|this build has no CUDA "
+                           rb"backend)\)")
+
+
 def normalize_stderr(err, batch):
     """The timing replaced; a batch run's lines sorted, as it reports files
     in the order the folder lists them, which differs between checkouts."""
     err = TIMING.sub(b"in @TIME@", err)
+    err = ONE_IMAGE_CPU.sub(b"backend: cpu (@ONE-IMAGE@)", err)
     if batch:
         err = b"\n".join(sorted(err.replace(b"\r", b"\n").split(b"\n")))
     return err
@@ -153,6 +161,12 @@ def build_cases(src):
                                 f"{t}/t.csv", "--plot", f"{t}/t.png", "samples"])
     add("batch:files", ["-j", "2", "--csv", "-", "samples/moon.png", "samples/camera.png",
                         "tests/conformance/pngsuite/basn0g08.png"])
+    # No output option: each image's summary, in the order of the list.
+    add("batch:files:summaries", ["-j", "2", "samples/moon.png", "samples/camera.png",
+                                  "tests/conformance/pngsuite/basn0g08.png"])
+    add("sample:moon.png:summary-bins", ["samples/moon.png", "--bins", "16"])
+    add("sample:camera.png:summary-mask", ["samples/camera.png", "--mask",
+                                           "samples/camera.png"])
     add("batch:conformance-all", ["-r", "-j", "1", "--total", "-", "--csv", f"{t}/c.csv",
                                   "tests/conformance"])
 

@@ -3,8 +3,11 @@
  * four-component CMYK or YCCK (libjpeg converts CMYK to YCCK, and adds the
  * Adobe marker Photoshop files have), RGB with an EXIF orientation, and
  * arithmetic-coded progressive gray files: "arith" (the samples below) and
- * "arith-flat" (every sample 128; up to 16384 a side).
- * usage: make_jpeg OUT.jpg rgb|cmyk|ycck|arith|arith-flat WIDTH HEIGHT SEED [ORIENTATION]
+ * "arith-flat" (every sample 128; up to 16384 a side); and, for the GPU
+ * decoder's tests, Huffman-coded YCbCr at a chosen subsampling ("444",
+ * "422", "420", "440", "411"), the same progressive ("p420"), with restart
+ * markers every 3 MCUs ("r420") or at quality 60 ("q420"), and gray ("gray").
+ * usage: make_jpeg OUT.jpg KIND WIDTH HEIGHT SEED [ORIENTATION]
  * ORIENTATION (0..65535) goes into an APP1 Exif block, IFD 0, as a SHORT;
  * big-endian ("MM") when it is odd, little-endian ("II") when even, so that
  * both byte orders are exercised. The samples mix gradients and noise.
@@ -30,13 +33,26 @@ int main(int argc, char **argv)
     const int rgb = strcmp(kind, "rgb") == 0;
     const int flat = strcmp(kind, "arith-flat") == 0;
     const int arith = flat || strcmp(kind, "arith") == 0;
-    if ((argc != 6 && argc != 7) ||
-        (!rgb && !arith && strcmp(kind, "cmyk") != 0 && strcmp(kind, "ycck") != 0)) {
-        fprintf(stderr, "usage: make_jpeg OUT.jpg rgb|cmyk|ycck|arith|arith-flat WIDTH HEIGHT "
-                        "SEED [ORIENTATION]\n");
+    const int gray = strcmp(kind, "gray") == 0;
+    /* YCbCr: the luma's sampling factors (chroma 1x1), then p, r or q. */
+    static const struct {
+        const char *name;
+        int h, v;
+    } ycc_kinds[] = {{"444", 1, 1}, {"422", 2, 1}, {"420", 2, 2}, {"440", 1, 2}, {"411", 4, 1},
+                     {"p420", 2, 2}, {"r420", 2, 2}, {"q420", 2, 2}};
+    int ycc = -1;
+    for (int k = 0; k < (int)(sizeof ycc_kinds / sizeof ycc_kinds[0]); k++) {
+        if (strcmp(kind, ycc_kinds[k].name) == 0) {
+            ycc = k;
+        }
+    }
+    if ((argc != 6 && argc != 7) || (!rgb && !arith && !gray && ycc < 0 &&
+                                     strcmp(kind, "cmyk") != 0 && strcmp(kind, "ycck") != 0)) {
+        fprintf(stderr, "usage: make_jpeg OUT.jpg rgb|cmyk|ycck|arith|arith-flat|gray|444|422|"
+                        "420|440|411|p420|r420|q420 WIDTH HEIGHT SEED [ORIENTATION]\n");
         return 2;
     }
-    const int channels = rgb ? 3 : arith ? 1 : 4;
+    const int channels = rgb || ycc >= 0 ? 3 : arith || gray ? 1 : 4;
     const int w = atoi(argv[3]), h = atoi(argv[4]);
     const int most = flat ? 16384 : 4096;
     uint32_t state = (uint32_t)strtoul(argv[5], NULL, 10) | 1u;
@@ -57,15 +73,25 @@ int main(int argc, char **argv)
     c.image_width = (JDIMENSION)w;
     c.image_height = (JDIMENSION)h;
     c.input_components = channels;
-    c.in_color_space = rgb ? JCS_RGB : arith ? JCS_GRAYSCALE : JCS_CMYK;
+    c.in_color_space = rgb || ycc >= 0 ? JCS_RGB : arith || gray ? JCS_GRAYSCALE : JCS_CMYK;
     jpeg_set_defaults(&c);
-    if (arith) {
+    if (ycc >= 0) {
+        c.comp_info[0].h_samp_factor = ycc_kinds[ycc].h;
+        c.comp_info[0].v_samp_factor = ycc_kinds[ycc].v;
+        if (kind[0] == 'p') {
+            jpeg_simple_progression(&c);
+        }
+        if (kind[0] == 'r') {
+            c.restart_in_rows = 0;
+            c.restart_interval = 3;
+        }
+    } else if (arith) {
         jpeg_simple_progression(&c);
         c.arith_code = TRUE;
-    } else if (!rgb) {
+    } else if (!rgb && !gray) {
         jpeg_set_colorspace(&c, strcmp(kind, "ycck") == 0 ? JCS_YCCK : JCS_CMYK);
     }
-    jpeg_set_quality(&c, 92, TRUE);
+    jpeg_set_quality(&c, kind[0] == 'q' ? 60 : 92, TRUE);
     jpeg_start_compress(&c, TRUE);
     if (argc == 7) {
         const unsigned o = (unsigned)strtoul(argv[6], NULL, 10) & 0xffffu;

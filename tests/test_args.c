@@ -86,10 +86,27 @@ static void test_help_version_need_no_input(void **state)
     char err[256];
     assert_int_equal(parse(&a, err, "--help", NULL), 0);
     assert_true(a.help);
+    assert_false(a.short_help);
     assert_int_equal(parse(&a, err, "-h", NULL), 0);
     assert_true(a.help);
+    assert_true(a.short_help); /* -h: the short summary */
     assert_int_equal(parse(&a, err, "--version", NULL), 0);
     assert_true(a.version);
+    /* -h takes no long form of its own. */
+    assert_int_equal(parse(&a, err, "--h", NULL), -1);
+}
+
+static void test_equalize_extensions(void **state)
+{
+    (void)state;
+    assert_true(ih_equalize_extension_ok("out.png"));
+    assert_true(ih_equalize_extension_ok("dir.d/OUT.PNG"));
+    assert_true(ih_equalize_extension_ok("out"));
+    assert_true(ih_equalize_extension_ok("dir.jpg/out"));
+    assert_true(ih_equalize_extension_ok(".hidden"));
+    assert_false(ih_equalize_extension_ok("out.jpg"));
+    assert_false(ih_equalize_extension_ok("out.png.tif"));
+    assert_false(ih_equalize_extension_ok("out."));
 }
 
 static void expect_usage_error(const char *why_contains, ...)
@@ -382,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_minimal_and_full),
         cmocka_unit_test(test_batch_options),
         cmocka_unit_test(test_help_version_need_no_input),
+        cmocka_unit_test(test_equalize_extensions),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_histogram_options),
         cmocka_unit_test(test_visible_devices),

@@ -606,7 +606,7 @@ def test_load_read_truncated(samples, tmp_path):
 
 def test_load_first_frame_and_page(tmp_path):
     """An animated PNG gives its default image and a multi-page TIFF its
-    first page (README's format table), as OpenCV reads them."""
+    first page (docs/formats.md), as OpenCV reads them."""
     Image = pytest.importorskip("PIL.Image")
     a = np.full((20, 30), 10, np.uint8)
     b = np.full((20, 30), 200, np.uint8)

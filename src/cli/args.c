@@ -1,5 +1,6 @@
 #include "args.h"
 
+#include "gpu_decode.h"
 #include "plot.h"
 
 #include <errno.h>
@@ -12,106 +13,138 @@
 
 const char ih_usage_text[] =
     "Usage: imghist [options] INPUT...\n"
+    "       imghist merge --total|--csv|--json OUT SHARD...\n"
     "\n"
-    "Histograms and histogram equalization of images: 8-bit gray by default; 16-bit\n"
-    "and float samples with --depth native, colour channels with --channels.\n"
+    "Histograms and histogram equalization of images: 8-bit gray by default;\n"
+    "16-bit and float samples with --depth native, colour channels with --channels.\n"
     "Each INPUT is an image file (PNG, JPEG, TIFF, BMP, TGA, GIF, PNM, PFM, PSD,\n"
     "HDR; told by its content; see Formats below), a folder of them, or - for\n"
     "standard input (one image only).\n"
-    "One file: with no --equalize, --csv, --json or --total, prints a summary and a\n"
-    "picture of the histogram. Several inputs or a folder: a batch run over every\n"
-    "image found (files that are not images are skipped), on -j threads.\n"
+    "With no output option (--equalize, --csv, --json, --total, --plot,\n"
+    "--plot-dir), a summary and a picture of each image's histogram are printed.\n"
+    "Several inputs or a folder make a batch run over every image found (files\n"
+    "that are not images are skipped), on -j threads; a run that finds no image\n"
+    "is an error.\n"
     "\n"
-    "  --equalize OUT      write the equalized image (same result as OpenCV's\n"
-    "                      equalizeHist; 16-bit images: its formula with 65536\n"
-    "                      levels, a 16-bit PNG) as a gray PNG; in a batch run OUT is\n"
-    "                      a folder that mirrors the inputs' sub-folders (a.jpg ->\n"
-    "                      OUT/a.png)\n"
-    "  --csv FILE|-        the histogram as CSV: bin,lower,upper,count (batch runs:\n"
-    "                      file,bin,lower,upper,count, files in sorted order)\n"
+    "Outputs:\n"
+    "  --equalize OUT      write the equalized image as a gray PNG (OUT must end\n"
+    "                      in .png; same result as OpenCV's equalizeHist; 16-bit\n"
+    "                      images: its formula with 65536 levels, a 16-bit PNG);\n"
+    "                      in a batch run OUT is a folder that mirrors the inputs'\n"
+    "                      sub-folders (a.jpg -> OUT/a.png)\n"
+    "  --csv FILE|-        the histogram as CSV: bin,lower,upper,count (batch\n"
+    "                      runs: file,bin,lower,upper,count, files in sorted order)\n"
     "  --json FILE|-       JSON Lines, one object per image: file, width, height,\n"
-    "                      min, max, mean, median, std, entropy (bits), percentiles\n"
-    "                      (1, 5, 50, 95, 99; numpy's inverted_cdf), otsu (OpenCV's\n"
-    "                      THRESH_OTSU), bins, range, below, above, nan, histogram\n"
-    "  --total FILE|-      every image's counts added up, as CSV bin,lower,upper,count\n"
-    "  --plot FILE         a picture of the histogram (FILE.png or FILE.svg): bars, axes,\n"
-    "                      the cumulative distribution; with --equalize the equalized\n"
-    "                      image's histogram beside it (one input image only)\n"
-    "  --plot-dir DIR      a batch run: DIR/<path below the input>.png, a plot of each\n"
-    "                      image's histogram (--plot FILE with --total plots the total)\n"
+    "                      min, max, mean, median, std, entropy (bits),\n"
+    "                      percentiles (1, 5, 50, 95, 99; numpy's inverted_cdf),\n"
+    "                      otsu (OpenCV's THRESH_OTSU), bins, range, below, above,\n"
+    "                      nan, histogram\n"
+    "  --total FILE|-      every image's counts added up, as CSV\n"
+    "                      bin,lower,upper,count\n"
+    "  --plot FILE         a picture of the histogram (FILE.png or FILE.svg):\n"
+    "                      bars, axes, the cumulative distribution; with\n"
+    "                      --equalize the equalized image's histogram beside it\n"
+    "                      (one input image only; a batch run: with --total, of\n"
+    "                      the total)\n"
+    "  --plot-dir DIR      a batch run: DIR/<path below the input>.png, a plot of\n"
+    "                      each image's histogram\n"
     "  --log               the plot's count axis on a log scale\n"
-    "  -r, --recursive     descend into sub-folders\n"
-    "  -j, --jobs N        worker threads for a batch run (default: every core)\n"
-    "  --gpus LIST         GPUs for a batch run's workers, in turn: e.g. 0,1 (default:\n"
-    "                      every visible GPU; a GPU may be named twice); CUDA is\n"
-    "                      shown only these (one image with --gpus: the first)\n"
-    "  --shard K/N         process only the K-th of N shards of the file list (split\n"
-    "                      by file size, the same everywhere); join the shards'\n"
-    "                      outputs with imghist merge\n"
-    "  --bins N            N equal bins (default: one per level, 256 for 8-bit and\n"
-    "                      65536 for 16-bit images; 256 for float ones)\n"
-    "  --range LO:HI       the bins cover [LO, HI); values outside are counted as\n"
-    "                      below/above (NaN as nan), in no bin. Default: the type's\n"
-    "                      levels; for float images the data's finite min and max,\n"
-    "                      the max in the last bin (as numpy.histogram)\n"
-    "  --depth 8|native    8 (default): 16-bit samples >> 8, as OpenCV's imread;\n"
-    "                      native: keep 16-bit and float samples (16-bit PNG, TIFF,\n"
-    "                      PNM; float TIFF, HDR and PFM)\n"
-    "  --channels          count R, G, B (and A) separately: CSV bin,lower,upper,r,g,b\n"
-    "                      (batch CSV: file,channel,bin,lower,upper,count)\n"
-    "  --read-truncated    read a JPEG whose data ends early as OpenCV's imread does\n"
-    "                      (the part the data does not reach is made up: gray, or a\n"
-    "                      progressive file's coarser scans), with a warning; by\n"
-    "                      default such a file is refused\n"
     "  --no-sync           do not fsync each output before renaming it into place\n"
     "                      (faster on many small images; a crash may then leave\n"
     "                      an empty or partial output)\n"
+    "\n"
+    "Batch runs:\n"
+    "  -r, --recursive     descend into sub-folders\n"
+    "  -j, --jobs N        worker threads for a batch run (default: every core)\n"
+    "  --gpus LIST         GPUs for a batch run's workers, in turn: e.g. 0,1\n"
+    "                      (default: every visible GPU; a GPU may be named twice);\n"
+    "                      CUDA is shown only these (one image with --gpus: the\n"
+    "                      first)\n"
+    "  --shard K/N         process only the K-th of N shards of the file list\n"
+    "                      (split by file size, the same everywhere); join the\n"
+    "                      shards' outputs with imghist merge\n"
+    "\n"
+    "Counting:\n"
+    "  --bins N            N equal bins (default: one per level, 256 for 8-bit and\n"
+    "                      65536 for 16-bit images; 256 for float ones)\n"
+    "  --range LO:HI       the bins cover [LO, HI); values outside are counted as\n"
+    "                      below/above (NaN as nan), in no bin. Default: the\n"
+    "                      type's levels; for float images the data's finite min\n"
+    "                      and max, the max in the last bin (as numpy.histogram)\n"
+    "  --depth 8|native    8 (default): 16-bit samples >> 8, as OpenCV's imread;\n"
+    "                      native: keep 16-bit and float samples (16-bit PNG,\n"
+    "                      TIFF, PNM; float TIFF, HDR and PFM)\n"
+    "  --channels          count R, G, B (and A) separately: CSV\n"
+    "                      bin,lower,upper,r,g,b (batch CSV:\n"
+    "                      file,channel,bin,lower,upper,count)\n"
+    "  --gray MODE         bgr2gray (default; OpenCV's imread +\n"
+    "                      cvtColor(BGR2GRAY)) or luma (OpenCV's\n"
+    "                      imread(IMREAD_GRAYSCALE); faster on JPEG)\n"
     "  --mask FILE         count only pixels where the mask image is not 0; with\n"
-    "                      --equalize the LUT comes from those pixels and is applied\n"
-    "                      to the whole image (scikit-image's equalize_hist(mask=))\n"
-    "  --color MODE        what --equalize (or --clahe) writes for a colour image:\n"
-    "                      gray (default: the gray image), luma (a colour PNG: the\n"
-    "                      luminance equalized, as OpenCV's BGR2YCrCb, equalize Y,\n"
-    "                      YCrCb2BGR) or channels (R, G and B each equalized)\n"
-    "  --clahe             --equalize writes CLAHE's result instead (contrast-limited\n"
-    "                      adaptive equalization, the same as OpenCV's\n"
-    "                      createCLAHE(clip, tiles).apply(); 16-bit with --depth native)\n"
+    "                      --equalize the LUT comes from those pixels and is\n"
+    "                      applied to the whole image (scikit-image's\n"
+    "                      equalize_hist(mask=))\n"
+    "  --joint FILE        joint histogram of INPUT and FILE (same size), --bins\n"
+    "                      per axis (default 256): CSV a,b,count (non-zero cells),\n"
+    "                      and the mutual information in bits and its normalised\n"
+    "                      form\n"
+    "  --space S           hsv, hsv-full or lab: INPUT's colours converted as\n"
+    "                      OpenCV converts them, counted in an N-d histogram of\n"
+    "                      --channels LIST (e.g. 0,1) with --bins LIST (e.g.\n"
+    "                      30,32); --csv OUT (default -), --backproject MODEL.csv\n"
+    "                      OUT.png (docs/ndhist.md)\n"
+    "\n"
+    "What --equalize writes:\n"
+    "  --color MODE        for a colour image: gray (default: the gray image),\n"
+    "                      luma (a colour PNG: the luminance equalized, as\n"
+    "                      OpenCV's BGR2YCrCb, equalize Y, YCrCb2BGR) or channels\n"
+    "                      (R, G and B each equalized)\n"
+    "  --clahe             CLAHE's result instead (contrast-limited adaptive\n"
+    "                      equalization, the same as OpenCV's\n"
+    "                      createCLAHE(clip, tiles).apply(); 16-bit with --depth\n"
+    "                      native)\n"
     "  --clip X            CLAHE's clip limit (default 40; 0: no limit)\n"
     "  --tiles CxR         CLAHE's grid of tile columns x rows (default 8x8)\n"
-    "  --match REF         --equalize writes INPUT's histogram matched to REF's (an\n"
-    "                      image, or a 256-row CSV of this program's): scikit-image's\n"
+    "  --match REF         INPUT's histogram matched to REF's (an image, or a\n"
+    "                      256-row CSV of this program's): scikit-image's\n"
     "                      match_histograms, rounded to a level (halves to even)\n"
-    "  --joint FILE        joint histogram of INPUT and FILE (same size), --bins per\n"
-    "                      axis (default 256): CSV a,b,count (non-zero cells), and\n"
-    "                      the mutual information in bits and its normalised form\n"
-    "  --space S           hsv, hsv-full or lab: INPUT's colours converted as OpenCV\n"
-    "                      converts them, counted in an N-d histogram of the\n"
-    "                      --channels LIST (e.g. 0,1) with --bins LIST (e.g. 30,32);\n"
-    "                      --csv OUT (default -), --backproject MODEL.csv OUT.png\n"
-    "                      (docs/ndhist.md)\n"
-    "  --gray MODE         bgr2gray (default; OpenCV's imread + cvtColor(BGR2GRAY)) or\n"
-    "                      luma (OpenCV's imread(IMREAD_GRAYSCALE); faster on JPEG)\n"
-    "  --backend B         auto (default), cpu or cuda (any case). auto: a batch run\n"
-    "                      counts on the CPU at once and on every usable GPU once\n"
-    "                      CUDA is up; one image runs on the CPU, done before CUDA\n"
-    "                      would have started, unless --gpus names a GPU. The\n"
-    "                      environment variable IMGHIST_BACKEND sets auto's choice\n"
-    "  --max-pixels N      refuse images with more than N pixels (default 1073741824)\n"
-    "  --max-bytes N       refuse input files longer than N bytes (default and most\n"
-    "                      2147483647)\n"
+    "\n"
+    "Reading and limits:\n"
+    "  --read-truncated    read a JPEG whose data ends early as OpenCV's imread\n"
+    "                      does (the part the data does not reach is made up:\n"
+    "                      gray, or a progressive file's coarser scans), with a\n"
+    "                      warning; by default such a file is refused\n"
+    "  --max-pixels N      refuse images with more than N pixels (default\n"
+    "                      1073741824)\n"
+    "  --max-bytes N       refuse input files longer than N bytes (default and\n"
+    "                      most 2147483647)\n"
+    "  --backend B         auto (default), cpu or cuda (any case). auto: a batch\n"
+    "                      run counts on the CPU at once and on every usable GPU\n"
+    "                      once CUDA is up; one image runs on the CPU, done before\n"
+    "                      CUDA would have started, unless --gpus names a GPU.\n"
+    "                      The environment variable IMGHIST_BACKEND sets auto's\n"
+    "                      choice\n"
+    "  --decode D          auto (default), cpu or gpu: where a batch run with\n"
+    "                      --gray luma decodes baseline JPEGs; gpu and auto use\n"
+    "                      nvJPEG's hardware decoder (the same bits;\n"
+    "                      docs/gpu-decode.md)\n"
+    "\n"
+    "Messages:\n"
     "  -v, --verbose       say which backend ran, what was written and skipped\n"
     "  -q, --quiet         print nothing but errors and requested data\n"
-    "  -h, --help          show this help\n"
-    "  --version           show the version\n"
+    "  -h                  a short summary of the options\n"
+    "  --help              this help\n"
+    "  --version           the version and what this build has (CUDA, MPI,\n"
+    "                      plots, formats)\n"
     "\n"
     "Formats (alpha and colour profiles are always ignored; 16-bit samples keep\n"
     "their high byte and float TIFF ones are clamped to [0, 1] unless --depth\n"
     "native; a file that ends early is refused):\n"
     "  PNG   1 to 16 bits; gray, RGB, palette, with or without alpha; an animated\n"
     "        PNG's default image (its first frame)\n"
-    "  JPEG  8-bit baseline, progressive or arithmetic; gray, YCbCr, CMYK, YCCK; the\n"
-    "        EXIF orientation applied; 12-bit JPEG is refused, and so is a file that\n"
-    "        ends early unless --read-truncated\n"
+    "  JPEG  8-bit baseline, progressive or arithmetic; gray, YCbCr, CMYK, YCCK;\n"
+    "        the EXIF orientation applied; 12-bit JPEG is refused, and so is a\n"
+    "        file that ends early unless --read-truncated\n"
     "  TIFF  8/16-bit integer or 32-bit float, gray or RGB, strips or tiles; the\n"
     "        first page\n"
     "  BMP   1/2/4/8-bit palette, 16/24/32-bit with any bit masks (each field\n"
@@ -131,17 +164,19 @@ const char ih_usage_text[] =
     "\n"
     "Examples:\n"
     "  imghist photo.jpg\n"
+    "  imghist a.png b.png                  (a summary of each)\n"
     "  imghist photo.png --equalize photo-eq.png --csv hist.csv\n"
     "  imghist -r photos/ --equalize equalized/ --json stats.jsonl\n"
     "  imghist -r -j 8 --gray luma --total dataset.csv photos/\n"
     "  imghist scan.tif --depth native --bins 4096 --range 0:65536 --csv h.csv\n"
     "  imghist fixed.png --joint moving.png --bins 64 --json mi.json\n"
     "  cat frame.png | imghist - --equalize frame-eq.png -v\n"
-    "  imghist -r --shard 2/8 --csv part2.csv photos/   (then: imghist merge --csv ...)\n"
+    "  imghist -r --shard 2/8 --csv part2.csv photos/  (then: imghist merge ...)\n"
     "  mpirun -n 4 imghist -r --total dataset.csv photos/  (a build with MPI)\n"
     "\n"
-    "imghist merge --total|--csv|--json OUT SHARD...   joins --shard outputs: adds\n"
-    "--total CSVs, puts --csv and --json records in the order of one whole run.\n"
+    "imghist merge --total|--csv|--json OUT SHARD... joins --shard outputs: adds\n"
+    "--total CSVs, puts --csv and --json records in the order of one whole run;\n"
+    "it refuses a shard given twice and per-image CSVs for --total.\n"
     "\n"
     "Memory: a batch run holds at most one decoded image and its encoded output\n"
     "per thread (about 3 bytes per pixel of the largest image, times -j), plus\n"
@@ -150,8 +185,43 @@ const char ih_usage_text[] =
     "complete. Ctrl-C stops a run within about a second (exit status 130; 143\n"
     "for SIGTERM): images already written stay, no partial file is left.\n"
     "\n"
-    "Exit status: 0 success, 1 an image could not be read, decoded or written\n"
-    "(the others are still processed), 2 usage error.\n";
+    "Exit status: 0 success; 1 an image could not be read, decoded or written\n"
+    "(the others are still processed), or no image was found; 2 usage error.\n"
+    "See also: man imghist.\n";
+
+/* -h: the options by group, one screen. */
+const char ih_short_help_text[] =
+    "Usage: imghist [options] INPUT...   (INPUT: an image, a folder, or -)\n"
+    "       imghist merge --total|--csv|--json OUT SHARD...\n"
+    "No output option: a summary of each image.  --help: every option in full.\n"
+    "\n"
+    "Outputs:    --equalize OUT.png|DIR  --csv FILE|-  --json FILE|-  --total FILE|-\n"
+    "            --plot FILE.png|.svg  --plot-dir DIR  --log  --no-sync\n"
+    "Batch:      -r, --recursive  -j, --jobs N  --gpus LIST  --shard K/N\n"
+    "Counting:   --bins N  --range LO:HI  --depth 8|native  --channels\n"
+    "            --gray bgr2gray|luma  --mask FILE  --joint FILE  --space S\n"
+    "Equalize:   --color gray|luma|channels  --clahe  --clip X  --tiles CxR\n"
+    "            --match REF\n"
+    "Limits:     --read-truncated  --max-pixels N  --max-bytes N\n"
+    "            --backend auto|cpu|cuda  --decode auto|cpu|gpu\n"
+    "Messages:   -v, --verbose  -q, --quiet  -h  --help  --version\n"
+    "\n"
+    "Exit status: 0 success, 1 an image failed or none was found, 2 usage error.\n";
+
+/* --equalize writes PNG only: a name that says another format would hold
+ * PNG bytes under a misleading extension. */
+const char ih_equalize_extensions[] = ".png";
+
+int ih_equalize_extension_ok(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base != NULL ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (dot == NULL || dot == base) {
+        return 1; /* no extension names a format */
+    }
+    return strcasecmp(dot, ih_equalize_extensions) == 0;
+}
 
 /* "LO:HI", two finite numbers with LO < HI. */
 static int parse_range(const char *v, double *lo, double *hi, char *err, size_t errlen)
@@ -219,7 +289,8 @@ typedef struct choices {
 
 typedef struct option {
     const char *short_name; /* NULL, or "-x": its value is the next argument */
-    const char *long_name;  /* "--name": its value is "--name=V" or the next argument */
+    const char *long_name;  /* NULL, or "--name": its value is "--name=V" or the next
+                               argument */
     int takes_value;
     option_fn set;          /* NULL: the option stores into field */
     size_t field;           /* a flag: an int set to 1; with a value: a const char *,
@@ -238,6 +309,14 @@ static int set_verbose(parse_state *st, const char *v, char *err, size_t errlen)
 {
     (void)v, (void)err, (void)errlen;
     st->verbose = 1;
+    return 0;
+}
+
+static int set_short_help(parse_state *st, const char *v, char *err, size_t errlen)
+{
+    (void)v, (void)err, (void)errlen;
+    st->out->help = 1;
+    st->out->short_help = 1;
     return 0;
 }
 
@@ -359,8 +438,15 @@ static const choices colors = {(const choice[]){{"gray", IH_COLOR_GRAY},
                                                 {NULL, 0}},
                                0, "--color is gray, luma or channels, not '%s'"};
 
+static const choices decodes = {(const choice[]){{"auto", IH_DECODE_AUTO},
+                                                 {"cpu", IH_DECODE_CPU},
+                                                 {"gpu", IH_DECODE_GPU},
+                                                 {NULL, 0}},
+                                0, "--decode is auto, cpu or gpu, not '%s'"};
+
 static const option options[] = {
-    FLAG("-h", "--help", help),
+    {"-h", NULL, 0, set_short_help, 0, NULL},
+    FLAG(NULL, "--help", help),
     FLAG(NULL, "--version", version),
     {"-v", "--verbose", 0, set_verbose, 0, NULL},
     {"-q", "--quiet", 0, set_quiet, 0, NULL},
@@ -372,6 +458,7 @@ static const option options[] = {
     ONE_OF("--gray", gray, gray_modes),
     {"-j", "--jobs", 1, set_jobs, 0, NULL},
     {NULL, "--backend", 1, set_backend, 0, NULL},
+    ONE_OF("--decode", decode, decodes),
     {NULL, "--max-pixels", 1, set_max_pixels, 0, NULL},
     {NULL, "--bins", 1, set_bins, 0, NULL},
     {NULL, "--range", 1, set_range, 0, NULL},
@@ -400,6 +487,9 @@ static const char *names(const option *o, const char *a)
 {
     if (o->short_name != NULL && strcmp(a, o->short_name) == 0) {
         return o->short_name;
+    }
+    if (o->long_name == NULL) {
+        return NULL;
     }
     const size_t n = strlen(o->long_name);
     if (strncmp(a, o->long_name, n) == 0 && (a[n] == '\0' || (o->takes_value && a[n] == '='))) {
@@ -571,6 +661,15 @@ static int check_transforms(const ih_cli_args *out, char *err, size_t errlen)
 {
     if (out->scale.n_gpus > 0 && out->backend == IMGHIST_BACKEND_CPU) {
         snprintf(err, errlen, "--gpus and --backend cpu contradict each other");
+        return -1;
+    }
+    const char *why = NULL;
+    if (out->decode == IH_DECODE_GPU && !ih_gpu_decode_fits(out, &why)) {
+        snprintf(err, errlen, "--decode gpu: %s", why);
+        return -1;
+    }
+    if (out->decode == IH_DECODE_GPU && out->backend == IMGHIST_BACKEND_CPU) {
+        snprintf(err, errlen, "--decode gpu counts on the GPU: not with --backend cpu");
         return -1;
     }
     if (out->match != NULL &&

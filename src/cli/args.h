@@ -22,6 +22,7 @@ typedef struct ih_cli_args {
     unsigned jobs;            /* -j: worker threads; 0: every core */
     imghist_gray_mode gray;
     imghist_backend backend;
+    int decode;               /* --decode: IH_DECODE_AUTO, _CPU or _GPU (gpu_decode.h) */
     int verbosity;            /* -1 quiet, 0 normal, 1 verbose */
     uint64_t max_pixels;      /* 0: the library's default */
     uint64_t max_bytes;       /* 0: the library's default */
@@ -43,7 +44,8 @@ typedef struct ih_cli_args {
                                  run with --total: of the total) */
     const char *plot_dir;     /* --plot-dir DIR: a batch run's plot of each image */
     int log_scale;            /* --log: the plot's counts on a log axis */
-    int help;
+    int help;                 /* -h or --help */
+    int short_help;           /* -h: the short summary */
     int version;
     ih_scale_opts scale;      /* --shard, --gpus (scale.h) */
 } ih_cli_args;
@@ -53,6 +55,11 @@ typedef struct ih_cli_args {
 int ih_parse_args(int argc, char *const argv[], ih_cli_args *out, char *err, size_t errlen);
 void ih_free_args(ih_cli_args *a);
 
-extern const char ih_usage_text[];
+extern const char ih_usage_text[];      /* --help */
+extern const char ih_short_help_text[]; /* -h */
+
+/* The extensions --equalize FILE may end in (it writes PNG), e.g. ".png". */
+int ih_equalize_extension_ok(const char *path);
+extern const char ih_equalize_extensions[];
 
 #endif

@@ -7,6 +7,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "batch.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -36,8 +38,59 @@ static void say_skipped(const char *path, const char *why, int error)
     }
 }
 
+/* Whether the folder at path holds a sub-folder. */
+static int has_subfolder(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d == NULL) {
+        return 0;
+    }
+    int found = 0;
+    char sub[4096];
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
+        struct stat st;
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+            continue;
+        }
+        found = snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub &&
+                stat(sub, &st) == 0 && S_ISDIR(st.st_mode);
+    }
+    closedir(d);
+    return found;
+}
+
+/* A run that found no image: an empty CSV or total would read as a result. */
+static void say_no_image(const ih_cli_args *a)
+{
+    int subfolders = 0;
+    for (size_t k = 0; k < a->n_inputs && !a->recursive && !subfolders; k++) {
+        subfolders = has_subfolder(a->inputs[k]);
+    }
+    char more[64] = "";
+    if (a->n_inputs == 2) {
+        snprintf(more, sizeof more, " (nor in the other input)");
+    } else if (a->n_inputs > 2) {
+        snprintf(more, sizeof more, " (nor in the %zu other inputs)", a->n_inputs - 1);
+    }
+    ih_say("%s: no image found%s%s", a->inputs[0], more,
+           subfolders ? "; its sub-folders were not searched (add -r)" : "");
+}
+
+int ih_batch_has_outputs(const ih_cli_args *a)
+{
+    return a->equalize_out != NULL || a->csv_out != NULL || a->json_out != NULL ||
+           a->total_out != NULL || a->plot != NULL || a->plot_dir != NULL;
+}
+
 int ih_run_batch(const ih_cli_args *a)
 {
+    if (ih_mpi.active && !ih_batch_has_outputs(a)) {
+        if (ih_mpi.rank == 0) {
+            ih_say("under mpirun give an output: --csv, --json, --total, --equalize or "
+                   "--plot-dir (see imghist --help)");
+        }
+        return IH_EXIT_USAGE;
+    }
     if (ih_mpi.active && (a->bins || a->has_range || a->native_depth || a->channels)) {
         if (ih_mpi.rank == 0) {
             ih_say("--bins, --range, --depth native and --channels do not run under mpirun yet "
@@ -50,6 +103,13 @@ int ih_run_batch(const ih_cli_args *a)
                       say_skipped, &files) != 0) {
         ih_plan_free(&files);
         return IH_EXIT_USAGE;
+    }
+    if (files.all.count == 0 && files.all.unreadable == 0) {
+        if (ih_mpi.rank == 0) {
+            say_no_image(a);
+        }
+        ih_plan_free(&files);
+        return IH_EXIT_FILE;
     }
     ih_batch_plan plan;
     ih_records records;

@@ -250,6 +250,22 @@ int ih_plan_workers(ih_batch_plan *p, const ih_cli_args *a, size_t n_files)
     p->n_workers = n_files < jobs ? (n_files > 0 ? (unsigned)n_files : 1) : jobs;
     /* Fewer images than threads: the spare threads count within images. */
     p->threads_each = jobs / p->n_workers > 0 ? jobs / p->n_workers : 1;
+    if (ih_gpu_decoder_start(a, n_files, p->n_workers, &p->gpu, err, sizeof err) != 0) {
+        ih_say("%s", err);
+        return ih_mpi_max(IH_EXIT_FILE);
+    }
+    if (p->gpu != NULL) {
+        /* JPEGs decoded on the GPU are counted there; the workers count the
+         * rest on the CPU, and those beyond -j only wait on the GPU. */
+        const size_t more = ih_gpu_extra_workers(p->gpu);
+        const size_t all = n_files < p->n_workers + more ? n_files : p->n_workers + more;
+        p->n_workers = all > p->n_workers ? (unsigned)all : p->n_workers;
+        if (p->n_workers > IH_PARALLEL_MAX_THREADS) {
+            p->n_workers = IH_PARALLEL_MAX_THREADS;
+        }
+        p->find_late = 0;
+        p->n_slots = 0;
+    }
     p->workers = calloc(p->n_workers, sizeof *p->workers);
     int rc = IH_EXIT_OK;
     if (p->workers == NULL) {
@@ -258,13 +274,16 @@ int ih_plan_workers(ih_batch_plan *p, const ih_cli_args *a, size_t n_files)
     }
     /* The results are the same bits on the CPU and on a GPU. */
     p->early = early_cpu && (p->find_late || p->n_slots > 0);
+    ih_cli_args cpu = *a; /* read only, for the backend */
+    cpu.backend = IMGHIST_BACKEND_CPU;
     if (rc == IH_EXIT_OK && p->early) {
         rc = make_cpu_contexts(p);
     }
     if (rc == IH_EXIT_OK && p->early) {
         starter_start(p);
     } else if (rc == IH_EXIT_OK) {
-        rc = make_contexts(a, p->workers, p->n_workers, p->threads_each, p->slots, p->n_slots);
+        rc = make_contexts(p->gpu != NULL ? &cpu : a, p->workers, p->n_workers, p->threads_each,
+                           p->slots, p->n_slots);
     }
     return ih_mpi_max(rc); /* every rank goes on, or none */
 }
@@ -289,9 +308,10 @@ void ih_plan_say_backend(const ih_batch_plan *p, size_t n_images, size_t skipped
     ih_say("%sbackend: %s%s%s, %u threads, %zu images, %zu files skipped", ranks,
            p->early ? "auto" : imghist_backend_name(imghist_get_backend(p->workers[0].ctx)),
            where,
-           p->find_late ? " (the CPU; from " START_DELAY_TEXT " on, any usable GPU too)"
-           : p->early   ? " (the CPU until it is up)"
-                        : "",
+           !IMGHIST_WITH_CUDA ? (p->early ? " (the CPU: this build has no CUDA backend)" : "")
+           : p->find_late     ? " (the CPU; from " START_DELAY_TEXT " on, any usable GPU too)"
+           : p->early         ? " (the CPU until it is up)"
+                              : "",
            p->n_workers, n_images, skipped);
 }
 
@@ -336,6 +356,9 @@ void ih_plan_say_devices(const ih_batch_plan *p, int leave, int cuda_skipped, in
         on_cpu += p->workers[i].on_cpu;
         on_ctx += p->workers[i].on_ctx;
     }
+    if (!IMGHIST_WITH_CUDA) {
+        return; /* the backend line said why: no GPU to speak of */
+    }
     if (cuda_skipped) {
         ih_say("every image ran on the CPU: the run was over before auto starts the GPUs "
                "(after " START_DELAY_TEXT ")");
@@ -356,6 +379,8 @@ void ih_plan_say_devices(const ih_batch_plan *p, int leave, int cuda_skipped, in
 
 void ih_plan_free_workers(ih_batch_plan *p, int leave)
 {
+    ih_gpu_decoder_stop(p->gpu);
+    p->gpu = NULL;
     if (leave) {
         ih_batch_left_running = 1; /* the workers and the starter stay theirs */
         return;

@@ -11,6 +11,7 @@
 
 #include "cli_context.h"
 #include "plot.h"
+#include "sanitize.h"
 #include "signals.h"
 
 /* Add one image's counts into the run's total (64-bit). An image whose
@@ -121,6 +122,8 @@ int ih_records_open(ih_records *r, const ih_cli_args *a, const ih_file_list *fil
     if (r->csv != NULL) {
         ih_write_csv_header_with_file(r->csv, a->channels);
     }
+    /* No output asked for: each image's summary, as for one image. */
+    r->summaries = !ih_mpi.active && ih_verbosity >= 0 && !ih_batch_has_outputs(a);
     ih_progress_start(&r->progress, ih_verbosity >= 0 && !ih_mpi.active);
     return IH_EXIT_OK;
 }
@@ -146,6 +149,16 @@ void ih_records_put(ih_records *r, size_t e, ih_result *res)
         }
         if (a->total_out != NULL && add_to_total(&r->total, &res->hist, path, &r->progress) != 0) {
             r->failed++;
+        }
+        if (r->summaries) {
+            char shown[1024];
+            snprintf(shown, sizeof shown, "%s", path);
+            ih_sanitize_line(shown);
+            ih_progress_clear(&r->progress);
+            ih_print_summary(stdout, shown, res->width, res->height, &res->hist);
+            if (fflush(stdout) != 0) {
+                r->write_failed = 1;
+            }
         }
         if (r->gather == NULL && write_records(r->csv, r->json, path, res->width, res->height,
                                                &res->hist, a->channels)) {

@@ -11,6 +11,7 @@
 
 #include "args.h"
 #include "file_pool.h" /* IH_GPU_MIN_BYTES */
+#include "gpu_decode.h"
 #include "mpi_run.h"
 #include "outputs.h"
 #include "progress.h"
@@ -56,6 +57,7 @@ typedef struct ih_batch_plan {
     ih_worker *workers;
     ih_gpu_starter *starter; /* on the heap: a run done before CUDA has started
                                 leaves it running */
+    ih_gpu_decoder *gpu;     /* NULL: every image is decoded on the CPU */
 } ih_batch_plan;
 
 /* The workers, their GPUs and their contexts (made, or being made in the
@@ -88,8 +90,12 @@ typedef struct ih_records {
     ih_hist_out total; /* the first image's binning; every later one must match */
     size_t processed, failed, emitted;
     int write_failed;
+    int summaries;     /* no output asked for: each image's summary on stdout */
     ih_progress progress;
 } ih_records;
+
+/* Whether the run writes an output; with none, each image's summary. */
+int ih_batch_has_outputs(const ih_cli_args *a);
 
 /* Opens the outputs (rank 0) and the gather (MPI); an exit status, the
  * same on every rank. */

@@ -164,7 +164,15 @@ typedef struct run {
 static void process_item(void *user, unsigned worker, size_t item, void *slot)
 {
     run *r = user;
-    process(&r->plan->workers[worker], r->plan->a, &r->files->files[item], slot);
+    ih_result *res = slot;
+    const ih_file *f = &r->files->files[item];
+    if (ih_gpu_decode_file(r->plan->gpu, f, &res->width, &res->height, &res->hist)) {
+        res->status = IMGHIST_OK; /* decoded and counted on the GPU */
+        return;
+    }
+    ih_gpu_cpu_enter(r->plan->gpu);
+    process(&r->plan->workers[worker], r->plan->a, f, res);
+    ih_gpu_cpu_leave(r->plan->gpu);
 }
 
 static void emit_item(void *user, size_t item, void *slot)

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 unsigned ih_cores(void)
@@ -51,13 +52,22 @@ int ih_make_context_on(const ih_cli_args *a, unsigned cpu_threads, int device, i
     *out = NULL;
     imghist_status st = imghist_create(a->backend, device >= 0 ? device : -1, &ctx);
     if (st != IMGHIST_OK) {
-        if (device >= 0) {
-            ih_say("--backend %s on GPU %d: %s", imghist_backend_name(a->backend),
-                   ih_gpu_shown(&a->scale, device),
-                   ctx ? imghist_last_error(ctx) : imghist_strerror(st));
+        /* Name what chose the backend: the option, or under --backend auto
+         * the environment variable that overrides it. */
+        const char *env = getenv("IMGHIST_BACKEND");
+        char cause[160];
+        if (a->backend == IMGHIST_BACKEND_AUTO && env != NULL && *env != '\0') {
+            snprintf(cause, sizeof cause, "IMGHIST_BACKEND=%.100s", env);
         } else {
-            ih_say("--backend %s: %s", imghist_backend_name(a->backend),
-                   ctx ? imghist_last_error(ctx) : imghist_strerror(st));
+            snprintf(cause, sizeof cause, "--backend %s", imghist_backend_name(a->backend));
+        }
+        const char *why = ctx ? imghist_last_error(ctx) : imghist_strerror(st);
+        if (strncmp(why, "IMGHIST_BACKEND=", 16) == 0) {
+            ih_say("%s", why); /* it names the variable itself */
+        } else if (device >= 0) {
+            ih_say("%s on GPU %d: %s", cause, ih_gpu_shown(&a->scale, device), why);
+        } else {
+            ih_say("%s: %s", cause, why);
         }
         imghist_destroy(ctx);
         return IH_EXIT_FILE;

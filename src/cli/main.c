@@ -14,6 +14,7 @@
 #include "color.h"
 #include "batch.h"
 #include "cli_context.h"
+#include "gpu_decode.h"
 #include "imghist.h"
 #include "measure.h"
 #include "merge.h"
@@ -32,15 +33,25 @@ static int fail(const char *msg)
     return IH_EXIT_FILE;
 }
 
-/* A library failure, with the option that moves the limit it hit. */
-static int fail_lib(const imghist_ctx *ctx, imghist_status st)
+/* A library failure, after the option that named the file (NULL: the
+ * input), with the option that moves the limit it hit. */
+static int fail_lib_for(const imghist_ctx *ctx, imghist_status st, const char *option)
 {
     const char *msg = imghist_last_error(ctx);
+    const char *sep = option != NULL ? " " : "";
+    option = option != NULL ? option : "";
     if (st == IMGHIST_E_LIMIT) {
-        ih_say("%s (see %s)", msg, strstr(msg, " pixels") != NULL ? "--max-pixels" : "--max-bytes");
+        ih_say("%s%s%s (see %s)", option, sep, msg,
+               strstr(msg, " pixels") != NULL ? "--max-pixels" : "--max-bytes");
         return IH_EXIT_FILE;
     }
-    return fail(msg[0] != '\0' ? msg : imghist_strerror(st));
+    ih_say("%s%s%s", option, sep, msg[0] != '\0' ? msg : imghist_strerror(st));
+    return IH_EXIT_FILE;
+}
+
+static int fail_lib(const imghist_ctx *ctx, imghist_status st)
+{
+    return fail_lib_for(ctx, st, NULL);
 }
 
 /* Refuse an output that names the input file (same device and inode). */
@@ -265,11 +276,11 @@ static int run_joint(imghist_ctx *ctx, const ih_cli_args *a, const char *name,
     int rc = IH_EXIT_OK;
     imghist_status st = load_second(ctx, a->joint, a->native_depth, &other);
     if (st != IMGHIST_OK) {
-        return fail_lib(ctx, st);
+        return fail_lib_for(ctx, st, "--joint");
     }
     if (other->view.width != img->view.width || other->view.height != img->view.height) {
-        snprintf(msg, sizeof msg, "%s: %ux%u, but %s is %ux%u", a->joint, other->view.width,
-                 other->view.height, name, img->view.width, img->view.height);
+        snprintf(msg, sizeof msg, "--joint %s: %ux%u, but %s is %ux%u", a->joint,
+                 other->view.width, other->view.height, name, img->view.width, img->view.height);
         rc = fail(msg);
         goto done;
     }
@@ -379,13 +390,14 @@ static int match_reference(imghist_ctx *ctx, const char *path, uint64_t ref[256]
     const size_t n = strlen(path);
     if (n >= 4 && strcasecmp(path + n - 4, ".csv") == 0) {
         if (read_hist_csv(path, ref, msg, sizeof msg) != 0) {
-            return fail(msg);
+            ih_say("--match %s", msg);
+            return IH_EXIT_FILE;
         }
     } else {
         imghist_image *img = NULL;
         imghist_status st = load_second(ctx, path, 0, &img);
         if (st != IMGHIST_OK) {
-            return fail_lib(ctx, st);
+            return fail_lib_for(ctx, st, "--match");
         }
         const imghist_counts c = {.data = ref, .len = 256, .mem = IMGHIST_MEM_HOST};
         st = imghist_histogram(ctx, &img->view, NULL, &c);
@@ -399,7 +411,7 @@ static int match_reference(imghist_ctx *ctx, const char *path, uint64_t ref[256]
         total += ref[v];
     }
     if (total == 0) {
-        snprintf(msg, sizeof msg, "%s: the reference histogram is empty", path);
+        snprintf(msg, sizeof msg, "--match %s: the reference histogram is empty", path);
         return fail(msg);
     }
     return IH_EXIT_OK;
@@ -453,11 +465,11 @@ static int load_inputs(one_run *o)
     }
     st = load_second(o->ctx, a->mask, 0, &o->mask_img);
     if (st != IMGHIST_OK) {
-        return fail_lib(o->ctx, st);
+        return fail_lib_for(o->ctx, st, "--mask");
     }
     if (o->mask_img->view.width != o->img->view.width ||
         o->mask_img->view.height != o->img->view.height) {
-        snprintf(msg, sizeof msg, "%s: the mask is %ux%u, %s is %ux%u", a->mask,
+        snprintf(msg, sizeof msg, "--mask %s: the mask is %ux%u, %s is %ux%u", a->mask,
                  o->mask_img->view.width, o->mask_img->view.height, o->name,
                  o->img->view.width, o->img->view.height);
         return fail(msg);
@@ -612,10 +624,12 @@ static int run_one(const ih_cli_args *a)
         return rc;
     }
     if (ih_verbosity > 0) {
+        /* A build without CUDA has no GPU to suggest. */
         ih_say("backend: %s%s", imghist_backend_name(imghist_get_backend(o.ctx)),
-               ih_one_image_on_cpu(a) ? " (auto: one image is done before CUDA would have "
-                                        "started; --backend cuda or --gpus for a GPU)"
-                                      : "");
+               !ih_one_image_on_cpu(a) ? ""
+               : IMGHIST_WITH_CUDA     ? " (auto: one image is done before CUDA would have "
+                                         "started; --backend cuda or --gpus for a GPU)"
+                                       : " (this build has no CUDA backend)");
     }
     rc = load_inputs(&o);
     if (rc == IH_EXIT_OK && a->joint != NULL) {
@@ -630,6 +644,46 @@ static int run_one(const ih_cli_args *a)
     imghist_image_free(o.img);
     imghist_destroy(o.ctx);
     return rc;
+}
+
+/* How the options combine with what the inputs are (a folder or several
+ * inputs make a batch run): 0, or -1 with a usage error in err. */
+static int check_run(const ih_cli_args *a, char *err, size_t errlen)
+{
+    const int batch = ih_is_batch(a);
+    err[0] = '\0';
+    if (batch && a->plot != NULL && a->total_out == NULL) {
+        snprintf(err, errlen, "--plot draws the histogram of one image, or of a batch run's "
+                              "--total; for each image of a batch, give --plot-dir DIR");
+    } else if (!batch && a->plot_dir != NULL) {
+        snprintf(err, errlen, "--plot-dir is for a batch run (a folder or several inputs); for "
+                              "one image give --plot FILE");
+    } else if (batch && a->match != NULL) {
+        snprintf(err, errlen, "--match maps one image; a folder is a batch run");
+    } else if (batch && a->clahe) {
+        snprintf(err, errlen, "--clahe transforms one image; a folder is a batch run (use the "
+                              "library's imghist_clahe on a view of several images, or "
+                              "imghist.clahe on a stack)");
+    } else if (!batch && a->equalize_out != NULL && !ih_equalize_extension_ok(a->equalize_out)) {
+        snprintf(err, errlen, "--equalize %s: the image is written as PNG; name it %s",
+                 a->equalize_out, ih_equalize_extensions);
+    }
+    return err[0] != '\0' ? -1 : 0;
+}
+
+/* --version: the version and what was built in. */
+static void print_version(void)
+{
+    printf("imghist %s\n", imghist_version_string());
+    printf("CUDA backend: %s\n", IMGHIST_WITH_CUDA ? "yes" : "no");
+    printf("nvJPEG (--decode gpu): %s\n", ih_gpu_decode_built() ? "yes" : "no");
+    printf("MPI (mpirun): %s\n", ih_mpi_built() ? "yes" : "no");
+    printf("plots (cairo, --plot): %s\n", ih_plot_available() ? "yes" : "no");
+    printf("formats read: PNG JPEG TIFF BMP GIF PNM TGA PSD HDR PFM; written: PNG\n");
+    if (imghist_version() != IMGHIST_VERSION_NUMBER) {
+        fprintf(stderr, "imghist: warning: built against %s, running with library %s\n",
+                IMGHIST_VERSION_STRING, imghist_version_string());
+    }
 }
 
 int main(int argc, char **argv)
@@ -661,13 +715,9 @@ int main(int argc, char **argv)
     if (ih_mpi.rank != 0 && (a.help || a.version)) {
         /* rank 0 answers */
     } else if (a.help) {
-        fputs(ih_usage_text, stdout);
+        fputs(a.short_help ? ih_short_help_text : ih_usage_text, stdout);
     } else if (a.version) {
-        printf("imghist %s\n", imghist_version_string());
-        if (imghist_version() != IMGHIST_VERSION_NUMBER) {
-            fprintf(stderr, "imghist: warning: built against %s, running with library %s\n",
-                    IMGHIST_VERSION_STRING, imghist_version_string());
-        }
+        print_version();
     } else {
         ih_verbosity = a.verbosity;
         ih_catch_signals();
@@ -678,17 +728,9 @@ int main(int argc, char **argv)
                            sizeof err) != 0) {
             ih_say("%s (see imghist --help)", err);
             rc = IH_EXIT_USAGE;
-        } else if (ih_is_batch(&a) && a.plot != NULL && a.total_out == NULL) {
-            rc = fail("--plot draws the histogram of one image, or of a batch run's --total; "
-                      "for each image of a batch, give --plot-dir DIR");
-        } else if (!ih_is_batch(&a) && a.plot_dir != NULL) {
-            rc = fail("--plot-dir is for a batch run (a folder or several inputs); for one "
-                      "image give --plot FILE");
-        } else if (ih_is_batch(&a) && a.match != NULL) {
-            rc = fail("--match maps one image; a folder is a batch run");
-        } else if (ih_is_batch(&a) && a.clahe) {
-            rc = fail("--clahe transforms one image; a folder is a batch run (use the library's "
-                      "imghist_clahe on a view of several images, or imghist.clahe on a stack)");
+        } else if (check_run(&a, err, sizeof err) != 0) {
+            if (ih_mpi.rank == 0) ih_say("%s (see imghist --help)", err);
+            rc = IH_EXIT_USAGE;
         } else {
             rc = ih_is_batch(&a) ? ih_run_batch(&a) : run_one(&a);
         }

@@ -59,6 +59,7 @@ imghist_status ih_cli_spec(imghist_ctx *ctx, const ih_cli_args *a, uint32_t defa
         spec->hi = a->has_range ? a->hi : levels;
     }
     spec->flags = IMGHIST_OUTLIERS | (h->closed ? IMGHIST_CLOSED : 0);
+    h->levels_max = img->dtype == IMGHIST_U8 ? 255u : img->dtype == IMGHIST_F32 ? 0u : 65535u;
     h->bins = spec->bins;
     h->lo = spec->lo;
     h->hi = spec->hi;

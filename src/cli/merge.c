@@ -17,11 +17,14 @@ const char ih_merge_usage_text[] =
     "Joins the outputs of runs over shards (imghist --shard K/N) into what one\n"
     "run over everything writes:\n"
     "  --total OUT   adds the shards' --total CSVs (bin,lower,upper,count; their\n"
-    "                bins must be the same)\n"
+    "                bins must be the same; the empty file of a shard that got\n"
+    "                no image adds nothing)\n"
     "  --csv OUT     the shards' per-image CSVs (file,bin,lower,upper,count), the\n"
     "                images in sorted path order as one run writes them\n"
     "  --json OUT    the shards' JSON Lines, likewise\n"
-    "OUT may be - (standard output); it is written whole or not at all.\n"
+    "OUT may be - (standard output); it is written whole or not at all. A shard\n"
+    "given twice (the same file, or two files with the same records) and a\n"
+    "per-image CSV given to --total are refused.\n"
     "\n"
     "Example:\n"
     "  for k in 1 2 3; do imghist -r --shard $k/3 --total t$k.csv photos/; done\n"
@@ -99,10 +102,19 @@ static int merge_total(input *ins, size_t n, FILE *out)
     for (size_t k = 0; k < n && rc == 0; k++) {
         input *in = &ins[k];
         if (next_line(in) < 0) {
-            rc = ferror(in->fp) ? read_error(in) : bad(in, "empty: not a --total CSV");
+            if (ferror(in->fp)) {
+                rc = read_error(in);
+            }
+            continue; /* a shard that got no image writes an empty --total */
+        }
+        const int first = header == NULL;
+        if (strncmp(in->line, "file,", 5) == 0) {
+            /* Its rows would be copied through as a total. */
+            rc = bad(in, "a per-image CSV (imghist --csv), not a --total CSV: merge it with "
+                         "--csv");
             break;
         }
-        if (k == 0) {
+        if (first) {
             const size_t len = strlen(in->line);
             if (len < 6 || strcmp(in->line + len - 6, ",count") != 0 ||
                 (header = strdup(in->line)) == NULL) {
@@ -122,7 +134,7 @@ static int merge_total(input *ins, size_t n, FILE *out)
                 break;
             }
             *comma = '\0';
-            if (k == 0) {
+            if (first) {
                 if (n_rows == cap) {
                     cap = cap ? 2 * cap : 256;
                     total_row *more = realloc(rows, cap * sizeof *rows);
@@ -149,9 +161,13 @@ static int merge_total(input *ins, size_t n, FILE *out)
         if (rc == 0 && ferror(in->fp)) {
             rc = read_error(in);
         }
-        if (rc == 0 && k > 0 && r != n_rows) {
+        if (rc == 0 && !first && r != n_rows) {
             rc = bad(in, "it has fewer bins than the first input");
         }
+    }
+    if (rc == 0 && header == NULL) {
+        ih_say("merge: every input is empty: no shard counted an image");
+        rc = -1;
     }
     if (rc == 0) {
         fprintf(out, "%s\n", header);
@@ -410,6 +426,64 @@ static int merge_records(source *srcs, size_t n, enum mode mode, FILE *out)
     return rc;
 }
 
+/* A file's bytes hashed (FNV-1a) and its line count; the file is rewound. */
+static int fingerprint(FILE *fp, uint64_t *hash, uint64_t *lines)
+{
+    uint64_t h = 14695981039346656037ull, n = 0;
+    for (int c; (c = getc(fp)) != EOF;) {
+        h = (h ^ (uint64_t)(unsigned char)c) * 1099511628211ull;
+        n += c == '\n';
+    }
+    *hash = h;
+    *lines = n;
+    const int bad_read = ferror(fp);
+    rewind(fp);
+    return bad_read ? -1 : 0;
+}
+
+/* Whether two open files hold the same bytes; both are rewound. */
+static int same_bytes(FILE *a, FILE *b)
+{
+    int ca, cb;
+    do {
+        ca = getc(a);
+        cb = getc(b);
+    } while (ca == cb && ca != EOF);
+    rewind(a);
+    rewind(b);
+    return ca == cb;
+}
+
+/* Shards of one run hold different images: two inputs with the same records
+ * (beyond a header) are one shard given twice under two names. 0, or -1
+ * after saying which. */
+static int refuse_same_content(source *srcs, size_t n, enum mode mode)
+{
+    const uint64_t header_lines = mode == JSON ? 0 : 1;
+    uint64_t *hash = calloc(n ? 2 * n : 1, sizeof *hash);
+    if (hash == NULL) {
+        ih_say("out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k++) {
+        if (fingerprint(srcs[k].in.fp, &hash[2 * k], &hash[2 * k + 1]) != 0) {
+            rc = read_error(&srcs[k].in);
+        }
+        for (size_t j = 0; j < k && rc == 0; j++) {
+            if (hash[2 * j] == hash[2 * k] && hash[2 * k + 1] > header_lines &&
+                hash[2 * j + 1] == hash[2 * k + 1] && same_bytes(srcs[j].in.fp, srcs[k].in.fp)) {
+                ih_say("merge: %s and %s hold the same records: one shard given twice? (the "
+                       "shards of a run hold different images)", srcs[j].in.path,
+                       srcs[k].in.path);
+                rc = -1;
+            }
+        }
+    }
+    free(hash);
+    return rc;
+}
+
 static int same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
@@ -490,6 +564,14 @@ static int parse_merge(int argc, char **argv, merge_args *m)
             ih_say("merge: %s: refusing to overwrite an input", out_path);
             return IH_EXIT_USAGE;
         }
+        for (size_t j = 0; j < k; j++) {
+            if (strcmp(paths[j], paths[k]) == 0 || same_file(paths[j], paths[k])) {
+                /* Its counts or records would be added twice. */
+                ih_say("merge: %s and %s are the same file: give each shard once (see imghist "
+                       "merge --help)", paths[j], paths[k]);
+                return IH_EXIT_USAGE;
+            }
+        }
     }
     if (usage != NULL) {
         ih_say("%s (see imghist merge --help)", usage);
@@ -526,6 +608,9 @@ int ih_merge_main(int argc, char **argv)
             ih_say("%s: cannot open: %s", paths[k], strerror(errno));
             rc = -1;
         }
+    }
+    if (rc == 0) {
+        rc = refuse_same_content(srcs, n, mode);
     }
     ih_outputs outs = {0};
     char err[1200];

@@ -326,11 +326,63 @@ int ih_write_json_line(FILE *fp, const char *file, uint32_t width, uint32_t heig
     return ferror(fp) || stopped() ? -1 : 0;
 }
 
+/* The integers of an integer image's bins that hold its min and max: the
+ * bins' edges may be values no sample can take (256 for an 8-bit image). */
+static void integer_extreme(char *buf, size_t len, const ih_hist_out *h, double lower,
+                            double upper, int upper_closed)
+{
+    double a = ceil(lower), b = upper_closed ? floor(upper) : ceil(upper) - 1;
+    a = a < 0 ? 0 : a;
+    b = b > h->levels_max ? h->levels_max : b;
+    if (b <= a) {
+        snprintf(buf, len, "%.0f", a);
+    } else {
+        snprintf(buf, len, "%.0f..%.0f", a, b);
+    }
+}
+
+/* The extremes of a binned summary: the bins' edges, or for an integer
+ * image the values in the first and last non-empty bins. */
+static void binned_extremes(const ih_hist_out *h, uint32_t c, const ih_stats *st, char *lo,
+                            char *hi, size_t len)
+{
+    if (h->levels_max == 0 || h->has_data_range) {
+        ih_format_number(lo, len, st->min);
+        ih_format_number(hi, len, st->max);
+        return;
+    }
+    const uint64_t *hist = h->counts + (size_t)c * ih_hist_stride(h);
+    uint32_t first = 0, last = 0;
+    for (uint32_t b = 0; b < h->bins; b++) {
+        if (hist[b] != 0) {
+            last = b;
+        }
+    }
+    while (first < h->bins && hist[first] == 0) {
+        first++;
+    }
+    integer_extreme(lo, len, h, ih_hist_edge(h, first), ih_hist_edge(h, first + 1),
+                    h->closed && first + 1 == h->bins);
+    integer_extreme(hi, len, h, ih_hist_edge(h, last), ih_hist_edge(h, last + 1),
+                    h->closed && last + 1 == h->bins);
+}
+
 void ih_print_summary(FILE *fp, const char *name, uint32_t width, uint32_t height,
                       const ih_hist_out *h)
 {
-    fprintf(fp, "%s: %ux%u, %llu pixels\n", name, width, height,
-            (unsigned long long)width * height);
+    /* Every pixel is counted once (in a bin, or below, above, NaN) unless a
+     * mask left some out. */
+    uint64_t counted = 0;
+    for (size_t b = 0; b < ih_hist_stride(h); b++) {
+        counted += h->counts[b];
+    }
+    const unsigned long long all = (unsigned long long)width * height;
+    if (counted != all) {
+        fprintf(fp, "%s: %ux%u, %llu of %llu pixels under the mask\n", name, width, height,
+                (unsigned long long)counted, all);
+    } else {
+        fprintf(fp, "%s: %ux%u, %llu pixels\n", name, width, height, all);
+    }
     if (!h->natural) {
         char lo[40], hi[40];
         ih_format_number(lo, sizeof lo, h->lo);
@@ -349,9 +401,8 @@ void ih_print_summary(FILE *fp, const char *name, uint32_t width, uint32_t heigh
             fprintf(fp, "min %.0f  max %.0f  mean %.2f  median %.0f  stddev %.2f\n", st.min,
                     st.max, st.mean, st.median, st.stddev);
         } else {
-            char a[40], b[40];
-            ih_format_number(a, sizeof a, st.min);
-            ih_format_number(b, sizeof b, st.max);
+            char a[48], b[48];
+            binned_extremes(h, c, &st, a, b, sizeof a);
             fprintf(fp, "min %s  max %s  mean %.6g  median %.6g  stddev %.6g (from bin midpoints)\n",
                     a, b, st.mean, st.median, st.stddev);
         }

@@ -20,6 +20,7 @@ typedef struct ih_hist_out {
     int closed;            /* hi is in the last bin */
     int natural;           /* one bin per integer level: edges and statistics exact */
     int has_data_range;    /* data_min/max hold the exact finite extremes */
+    uint32_t levels_max;   /* integer samples: the largest value (255, 65535); 0: float */
     double data_min, data_max;
     uint64_t *counts;      /* malloc'd, channels * (bins + 3) */
     const char *names;     /* channel names, one letter each: "l" gray, "la", "rgb", "rgba" */

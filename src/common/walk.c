@@ -255,7 +255,9 @@ int ih_walk_inputs(const char *const *inputs, size_t n_inputs, int recursive, ih
             return -2;
         }
     }
-    qsort(list->files, list->count, sizeof *list->files, by_path);
+    if (list->count > 1) { /* an empty list has no array to sort (NULL) */
+        qsort(list->files, list->count, sizeof *list->files, by_path);
+    }
     /* The same file given twice (or found twice) is processed once. */
     size_t kept = 0;
     for (size_t i = 0; i < list->count; i++) {

@@ -1,0 +1,795 @@
+/*
+ * nvJPEG's hardware decoder for batch runs (gpu_decode.h). One thread owns
+ * nvJPEG, the CUDA stream and a CUDA context of the library: it takes the
+ * files the workers queue, checks each (well formed, a layout whose luma is
+ * libjpeg-turbo's, one the hardware takes), decodes a batch into one device
+ * buffer, counts every plane with imghist_histogram_list on the same stream
+ * and hands each worker its counts. The workers wait on their file; the ones
+ * beyond the run's -j exist only to keep the next batch full while one is
+ * decoded, and decode on the CPU only under the -j cap.
+ */
+#define _GNU_SOURCE
+#include "gpu_decode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli_context.h"
+#include "measure.h"
+
+int ih_gpu_decode_fits(const ih_cli_args *a, const char **why)
+{
+    /* Luma only: nvJPEG's colour conversion is not libjpeg-turbo's, its luma
+     * plane is. --json reports sizes after the EXIF orientation, which the
+     * GPU's path does not read; the rest need the decoded image itself. */
+    const char *no = a->gray != IMGHIST_GRAY_LUMA
+                         ? "it needs --gray luma (the hardware's colour conversion is not "
+                           "libjpeg-turbo's; its luma plane is)"
+                     : a->channels || a->native_depth ? "not with --channels or --depth native"
+                     : a->equalize_out != NULL || a->plot_dir != NULL || a->json_out != NULL
+                         ? "it writes --csv and --total only (not --equalize, --plot-dir or "
+                           "--json)"
+                     : a->mask != NULL || a->joint != NULL ? "not with --mask or --joint"
+                     : a->read_truncated ? "not with --read-truncated"
+                                         : NULL;
+    if (why != NULL) {
+        *why = no;
+    }
+    return no == NULL;
+}
+
+int ih_jpeg_fits_gpu(const uint8_t *p, size_t n)
+{
+    if (n < 4 || p[0] != 0xFF || p[1] != 0xD8) {
+        return 0;
+    }
+    size_t i = 2;
+    int frame = 0, jfif = 0, adobe = -1, comps = 0;
+    uint8_t ids[3] = {0, 0, 0};
+    for (;;) {
+        if (i >= n || p[i] != 0xFF) {
+            return 0;
+        }
+        while (i < n && p[i] == 0xFF) {
+            i++;
+        }
+        if (i >= n) {
+            return 0;
+        }
+        const uint8_t m = p[i++];
+        if (m == 0xD9) {
+            break;
+        }
+        if (m == 0x01 || (m >= 0xD0 && m <= 0xD8) || i + 2 > n) {
+            return 0;
+        }
+        const size_t len = (size_t)p[i] << 8 | p[i + 1];
+        if (len < 2 || len > n - i) {
+            return 0;
+        }
+        const uint8_t *s = p + i + 2;
+        const size_t sl = len - 2;
+        if (m == 0xC0 || m == 0xC1) {
+            if (frame || sl < 6 || s[0] != 8 || (s[1] << 8 | s[2]) == 0) {
+                return 0;
+            }
+            comps = s[5];
+            if ((comps != 1 && comps != 3) || sl < 6 + 3 * (size_t)comps) {
+                return 0;
+            }
+            for (int c = 0; c < comps; c++) {
+                ids[c] = s[6 + 3 * c];
+            }
+            frame = 1;
+        } else if ((m >= 0xC2 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) ||
+                   m == 0xDC) {
+            return 0; /* progressive, lossless, arithmetic, hierarchical; DNL */
+        } else if (m == 0xE0 && sl >= 5 && memcmp(s, "JFIF", 5) == 0) {
+            jfif = 1;
+        } else if (m == 0xEE && sl >= 12 && memcmp(s, "Adobe", 5) == 0) {
+            adobe = s[11];
+        }
+        i += len;
+        if (m == 0xDA) {
+            if (!frame) {
+                return 0;
+            }
+            /* The entropy-coded data: stuffed zeros, restart markers and fill
+             * bytes belong to it; any other marker ends it. */
+            for (;;) {
+                const uint8_t *ff = i < n ? memchr(p + i, 0xFF, n - i) : NULL;
+                i = ff != NULL ? (size_t)(ff - p) : n;
+                if (i + 1 >= n || (p[i + 1] != 0x00 && p[i + 1] != 0xFF &&
+                                   (p[i + 1] < 0xD0 || p[i + 1] > 0xD7))) {
+                    break;
+                }
+                i += p[i + 1] == 0xFF ? 1 : 2;
+            }
+            if (i + 1 >= n) {
+                return 0;
+            }
+        }
+    }
+    /* libjpeg's colour space guess (jdapimin.c): JFIF is YCbCr; else an Adobe
+     * transform 0, or the ids R, G, B, are RGB. */
+    const int rgb = comps == 3 && !jfif &&
+                    (adobe == 0 || (adobe < 0 && ids[0] == 'R' && ids[1] == 'G' && ids[2] == 'B'));
+    return frame && !rgb;
+}
+
+int ih_gpu_decode_built(void)
+{
+    return IH_HAVE_NVJPEG;
+}
+
+#if IH_HAVE_NVJPEG
+
+#include <dlfcn.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+#include <nvjpeg.h>
+
+/* Most files in one batch (enough to keep every hardware decoder of an
+ * H100 or H200 busy), and how long a batch that is not full waits for more
+ * files before it is decoded. */
+#define BATCH_MAX 48
+#define FILL_WAIT_NS 2000000L
+/* An auto run of fewer files stays on the CPU: nvJPEG's start (CUDA's,
+ * then the decoder's, a second or more) would outlast it. */
+#define AUTO_MIN_FILES 64
+/* Device memory for the luma planes of both batches together: at most
+ * this, and at most a quarter of what is free. */
+#define PLANES_MAX_BYTES ((size_t)1 << 30)
+
+typedef struct nvj_api {
+    void *so;
+    __typeof__(nvjpegCreateEx) *create_ex;
+    __typeof__(nvjpegDestroy) *destroy;
+    __typeof__(nvjpegJpegStateCreate) *state_create;
+    __typeof__(nvjpegJpegStateDestroy) *state_destroy;
+    __typeof__(nvjpegJpegStreamCreate) *stream_create;
+    __typeof__(nvjpegJpegStreamDestroy) *stream_destroy;
+    __typeof__(nvjpegJpegStreamParseHeader) *parse_header;
+    __typeof__(nvjpegJpegStreamGetFrameDimensions) *frame_dims;
+    __typeof__(nvjpegDecodeBatchedSupported) *batched_supported;
+    __typeof__(nvjpegDecodeBatchedInitialize) *batched_init;
+    __typeof__(nvjpegDecodeBatched) *batched;
+} nvj_api;
+
+/* One file a worker waits on. */
+typedef struct job {
+    const uint8_t *data;
+    size_t size;
+    uint32_t w, h;
+    uint64_t *counts; /* the worker's, counters_each long */
+    int state;        /* 0 queued, 1 counted, 2 declined */
+    struct job *next;
+} job;
+
+/* A batch: its decoder state, planes and counts. Two take turns, so that
+ * one is decoded on the GPU while the next is handed to nvJPEG. */
+typedef struct batch {
+    nvjpegJpegState_t state;
+    uint8_t *planes;        /* device */
+    uint64_t *dev_counts;   /* device */
+    uint64_t *counts;       /* pinned host */
+    cudaEvent_t done;
+    job *jobs[BATCH_MAX];
+    size_t n;
+    int ok; /* submitted without an error */
+} batch;
+
+struct ih_gpu_decoder {
+    const ih_cli_args *a;
+    int device;
+    int share; /* auto: a worker over the -j cap decodes on the CPU when the queue is full */
+    nvj_api api;
+    nvjpegHandle_t handle;
+    batch batches[2];
+    nvjpegJpegStream_t parsed;
+    cudaStream_t stream;
+    imghist_ctx *ctx;
+    imghist_histspec spec;
+    ih_hist_out binning; /* the spec's fields for the records */
+    size_t counters_each;
+    uint64_t max_pixels, max_bytes;
+    size_t planes_bytes; /* of each batch */
+    double t_submit, t_wait, t_idle; /* the thread's seconds, for -v */
+
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv, cpu_cv;
+    job *head, *tail;
+    size_t queued;
+    int closing;
+    int ready;  /* under mu: nvJPEG is open; atomic reads outside */
+    int failed; /* under mu: it could not be opened */
+    char why[256];
+    unsigned cpu_free; /* CPU decodes that may start (-j of them at most) */
+    size_t on_gpu, declined;
+};
+
+static int load_api(nvj_api *api, char *why, size_t len)
+{
+    const char *names[] = {"libnvjpeg.so.13",
+#ifdef IH_NVJPEG_LIB
+                           IH_NVJPEG_LIB,
+#endif
+                           NULL};
+    for (int k = 0; names[k] != NULL && api->so == NULL; k++) {
+        api->so = dlopen(names[k], RTLD_NOW | RTLD_LOCAL);
+    }
+    if (api->so == NULL) {
+        snprintf(why, len, "libnvjpeg.so.13 cannot be loaded (%s)", dlerror());
+        return -1;
+    }
+#define SYM(field, name)                                                                           \
+    if ((*(void **)&api->field = dlsym(api->so, #name)) == NULL) {                                 \
+        snprintf(why, len, "libnvjpeg.so.13 lacks %s", #name);                                     \
+        return -1;                                                                                 \
+    }
+    SYM(create_ex, nvjpegCreateEx)
+    SYM(destroy, nvjpegDestroy)
+    SYM(state_create, nvjpegJpegStateCreate)
+    SYM(state_destroy, nvjpegJpegStateDestroy)
+    SYM(stream_create, nvjpegJpegStreamCreate)
+    SYM(stream_destroy, nvjpegJpegStreamDestroy)
+    SYM(parse_header, nvjpegJpegStreamParseHeader)
+    SYM(frame_dims, nvjpegJpegStreamGetFrameDimensions)
+    SYM(batched_supported, nvjpegDecodeBatchedSupported)
+    SYM(batched_init, nvjpegDecodeBatchedInitialize)
+    SYM(batched, nvjpegDecodeBatched)
+#undef SYM
+    return 0;
+}
+
+/* nvJPEG's hardware backend, a stream, a CUDA context of the library on it
+ * and the planes' memory; 0, or -1 with why. On the decoder's thread. */
+static int open_gpu(ih_gpu_decoder *d, char *why, size_t len)
+{
+    int count = 0;
+    cudaError_t ce = cudaGetDeviceCount(&count);
+    if (ce != cudaSuccess || count == 0) {
+        snprintf(why, len, "no usable GPU (%s)", ce != cudaSuccess ? cudaGetErrorString(ce)
+                                                                   : "none found");
+        return -1;
+    }
+    if (d->device >= count || cudaSetDevice(d->device) != cudaSuccess) {
+        snprintf(why, len, "GPU %d cannot be used", d->device);
+        return -1;
+    }
+    nvjpegStatus_t s = d->api.create_ex(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &d->handle);
+    if (s != NVJPEG_STATUS_SUCCESS) {
+        d->handle = NULL;
+        snprintf(why, len, "nvJPEG has no hardware decoder on GPU %d (status %d)", d->device,
+                 (int)s);
+        return -1;
+    }
+    if (d->api.state_create(d->handle, &d->batches[0].state) != NVJPEG_STATUS_SUCCESS ||
+        d->api.state_create(d->handle, &d->batches[1].state) != NVJPEG_STATUS_SUCCESS ||
+        d->api.stream_create(d->handle, &d->parsed) != NVJPEG_STATUS_SUCCESS) {
+        snprintf(why, len, "nvJPEG's decoder state cannot be made");
+        return -1;
+    }
+    if (cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) != cudaSuccess) {
+        d->stream = NULL;
+        snprintf(why, len, "a CUDA stream cannot be made");
+        return -1;
+    }
+    ih_cli_args cuda = *d->a;
+    cuda.backend = IMGHIST_BACKEND_CUDA;
+    if (ih_make_context_on(&cuda, 1, d->device, &d->ctx) != IH_EXIT_OK ||
+        imghist_set_stream(d->ctx, (imghist_stream)d->stream) != IMGHIST_OK) {
+        snprintf(why, len, "no CUDA context of the library on GPU %d", d->device);
+        return -1;
+    }
+    int64_t v = 0;
+    imghist_get_param(d->ctx, IMGHIST_P_MAX_PIXELS, &v);
+    d->max_pixels = (uint64_t)v;
+    imghist_get_param(d->ctx, IMGHIST_P_MAX_INPUT_BYTES, &v);
+    d->max_bytes = (uint64_t)v;
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    d->planes_bytes = (free_b / 4 < PLANES_MAX_BYTES ? free_b / 4 : PLANES_MAX_BYTES) / 2;
+    const size_t counts_bytes = BATCH_MAX * d->counters_each * sizeof(uint64_t);
+    for (int b = 0; b < 2; b++) {
+        batch *t = &d->batches[b];
+        if (cudaMalloc((void **)&t->planes, d->planes_bytes) != cudaSuccess ||
+            cudaMalloc((void **)&t->dev_counts, counts_bytes) != cudaSuccess ||
+            cudaMallocHost((void **)&t->counts, counts_bytes) != cudaSuccess ||
+            cudaEventCreateWithFlags(&t->done, cudaEventDisableTiming) != cudaSuccess) {
+            snprintf(why, len, "no memory for batches of luma planes on GPU %d", d->device);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void close_gpu(ih_gpu_decoder *d)
+{
+    if (d->stream != NULL) {
+        cudaStreamSynchronize(d->stream);
+    }
+    imghist_destroy(d->ctx);
+    for (int b = 0; b < 2; b++) {
+        batch *t = &d->batches[b];
+        cudaFree(t->planes);
+        cudaFree(t->dev_counts);
+        cudaFreeHost(t->counts);
+        if (t->done != NULL) {
+            cudaEventDestroy(t->done);
+        }
+        if (t->state != NULL) {
+            d->api.state_destroy(t->state);
+        }
+    }
+    if (d->stream != NULL) {
+        cudaStreamDestroy(d->stream);
+    }
+    if (d->parsed != NULL) {
+        d->api.stream_destroy(d->parsed);
+    }
+    if (d->handle != NULL) {
+        d->api.destroy(d->handle);
+    }
+    /* The library stays loaded: nvJPEG's own threads may outlive its handle. */
+}
+
+/* Whether job j is one the hardware takes within the limits; its size. */
+static int accept_job(ih_gpu_decoder *d, job *j)
+{
+    int unsupported = 1;
+    unsigned w = 0, h = 0;
+    if (j->size > d->max_bytes ||
+        d->api.parse_header(d->handle, j->data, j->size, d->parsed) != NVJPEG_STATUS_SUCCESS ||
+        d->api.frame_dims(d->parsed, &w, &h) != NVJPEG_STATUS_SUCCESS ||
+        d->api.batched_supported(d->handle, d->parsed, &unsupported) != NVJPEG_STATUS_SUCCESS ||
+        unsupported != 0 || w == 0 || h == 0 || (uint64_t)w * h > d->max_pixels ||
+        (size_t)w * h > d->planes_bytes) {
+        return 0;
+    }
+    j->w = w;
+    j->h = h;
+    return 1;
+}
+
+/* Queues the batch's decoding, counting and the counts' copy home on the
+ * stream (nothing waits here for the GPU); whether nvJPEG and the library
+ * took it. */
+static int submit_batch(ih_gpu_decoder *d, batch *t)
+{
+    const unsigned char *data[BATCH_MAX];
+    size_t lengths[BATCH_MAX];
+    nvjpegImage_t out[BATCH_MAX];
+    imghist_view views[BATCH_MAX];
+    size_t at = 0;
+    for (size_t k = 0; k < t->n; k++) {
+        const job *j = t->jobs[k];
+        data[k] = j->data;
+        lengths[k] = j->size;
+        memset(&out[k], 0, sizeof out[k]);
+        out[k].channel[0] = t->planes + at;
+        out[k].pitch[0] = j->w;
+        views[k] = (imghist_view){.data = t->planes + at, .dtype = IMGHIST_U8,
+                                  .mem = IMGHIST_MEM_DEVICE, .width = j->w, .height = j->h,
+                                  .pitch = j->w, .channels = 1};
+        at += (size_t)j->w * j->h;
+    }
+    const size_t len = t->n * d->counters_each;
+    const imghist_counts counts = {t->dev_counts, len, IMGHIST_MEM_DEVICE};
+    return d->api.batched_init(d->handle, t->state, (int)t->n, 1, NVJPEG_OUTPUT_Y) ==
+               NVJPEG_STATUS_SUCCESS &&
+           d->api.batched(d->handle, t->state, data, lengths, out, d->stream) ==
+               NVJPEG_STATUS_SUCCESS &&
+           imghist_histogram_list(d->ctx, views, t->n, &d->spec, &counts) == IMGHIST_OK &&
+           cudaMemcpyAsync(t->counts, t->dev_counts, len * sizeof *t->counts,
+                           cudaMemcpyDeviceToHost, d->stream) == cudaSuccess &&
+           cudaEventRecord(t->done, d->stream) == cudaSuccess;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Waits for a submitted batch and hands each worker its counts, or its
+ * file back when anything failed. */
+static void finish_batch(ih_gpu_decoder *d, batch *t)
+{
+    const double t0 = now_s();
+    const int ok = t->ok && cudaEventSynchronize(t->done) == cudaSuccess;
+    d->t_wait += now_s() - t0;
+    for (size_t k = 0; ok && k < t->n; k++) {
+        memcpy(t->jobs[k]->counts, t->counts + k * d->counters_each,
+               d->counters_each * sizeof *t->counts);
+    }
+    pthread_mutex_lock(&d->mu);
+    for (size_t k = 0; k < t->n; k++) {
+        t->jobs[k]->state = ok ? 1 : 2;
+    }
+    d->on_gpu += ok ? t->n : 0;
+    pthread_cond_broadcast(&d->done_cv);
+    pthread_mutex_unlock(&d->mu);
+    t->n = 0;
+}
+
+typedef struct job_list {
+    job *head, *tail;
+} job_list;
+
+static void push(job_list *l, job *j)
+{
+    if (l->tail != NULL) {
+        l->tail->next = j;
+    } else {
+        l->head = j;
+    }
+    l->tail = j;
+}
+
+static struct timespec soon(long ns)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += ns;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+/* The decoder's thread: opens nvJPEG, then a batch at a time until closed. */
+static void *decoder_main(void *arg)
+{
+    ih_gpu_decoder *d = arg;
+    char why[256] = "";
+    const int ok = open_gpu(d, why, sizeof why) == 0;
+    pthread_mutex_lock(&d->mu);
+    if (!ok) {
+        d->failed = 1;
+        snprintf(d->why, sizeof d->why, "%s", why);
+    }
+    __atomic_store_n(&d->ready, ok, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&d->done_cv);
+    batch *pending = NULL; /* submitted, not yet finished */
+    int turn = 0;
+    while (ok) {
+        const double t0 = now_s();
+        while (d->head == NULL && !d->closing && pending == NULL) {
+            pthread_cond_wait(&d->work_cv, &d->mu);
+        }
+        if (d->head == NULL && pending == NULL) {
+            break; /* closing */
+        }
+        if (d->head != NULL && pending == NULL && d->queued < BATCH_MAX && !d->closing) {
+            const struct timespec until = soon(FILL_WAIT_NS);
+            pthread_cond_timedwait(&d->work_cv, &d->mu, &until);
+        }
+        d->t_idle += now_s() - t0;
+        job *take = d->head;
+        d->head = d->tail = NULL;
+        d->queued = 0;
+        pthread_mutex_unlock(&d->mu);
+
+        batch *t = &d->batches[turn];
+        size_t bytes = 0;
+        job_list left = {NULL, NULL}, declined = {NULL, NULL};
+        for (job *j = take, *next; j != NULL; j = next) {
+            next = j->next;
+            j->next = NULL;
+            if (t->n == BATCH_MAX) {
+                push(&left, j); /* for the next batch */
+            } else if (!accept_job(d, j)) {
+                push(&declined, j);
+            } else if (bytes + (size_t)j->w * j->h > d->planes_bytes) {
+                push(&left, j);
+            } else {
+                bytes += (size_t)j->w * j->h;
+                t->jobs[t->n++] = j;
+            }
+        }
+        pthread_mutex_lock(&d->mu);
+        for (job *j = declined.head; j != NULL; j = j->next) {
+            j->state = 2; /* to the CPU at once, not after the batch */
+        }
+        if (left.head != NULL) { /* back to the front of the queue */
+            for (job *j = left.head; j != NULL; j = j->next) {
+                d->queued++;
+            }
+            left.tail->next = d->head;
+            if (d->head == NULL) {
+                d->tail = left.tail;
+            }
+            d->head = left.head;
+        }
+        pthread_cond_broadcast(&d->done_cv);
+        pthread_mutex_unlock(&d->mu);
+        if (t->n > 0) {
+            const double t1 = now_s();
+            t->ok = submit_batch(d, t);
+            d->t_submit += now_s() - t1;
+        }
+        if (pending != NULL) {
+            finish_batch(d, pending);
+        }
+        pending = t->n > 0 ? t : NULL;
+        turn ^= t->n > 0;
+        pthread_mutex_lock(&d->mu);
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (ok) {
+        close_gpu(d);
+    }
+    return NULL;
+}
+
+/* Reads path whole when it starts like a JPEG; NULL otherwise. */
+static uint8_t *read_jpeg(const char *path, uint64_t max_bytes, size_t *size)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return NULL;
+    }
+    struct stat st;
+    uint8_t head[3];
+    uint8_t *data = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 4 &&
+        (uint64_t)st.st_size <= max_bytes && pread(fd, head, 3, 0) == 3 && head[0] == 0xFF &&
+        head[1] == 0xD8 && head[2] == 0xFF && (data = malloc((size_t)st.st_size)) != NULL) {
+        size_t got = 0;
+        ssize_t r = 0;
+        while (got < (size_t)st.st_size &&
+               ((r = pread(fd, data + got, (size_t)st.st_size - got, (off_t)got)) > 0 ||
+                (r < 0 && errno == EINTR))) {
+            got += r > 0 ? (size_t)r : 0;
+        }
+        if (got != (size_t)st.st_size) {
+            free(data);
+            data = NULL;
+        }
+        *size = got;
+    }
+    close(fd);
+    return data;
+}
+
+int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_t *h,
+                       ih_hist_out *hist)
+{
+    if (d == NULL || !__atomic_load_n(&d->ready, __ATOMIC_ACQUIRE)) {
+        return 0;
+    }
+    if (d->share) { /* a full queue: this one is quicker on the CPU */
+        pthread_mutex_lock(&d->mu);
+        const int full = d->queued >= BATCH_MAX && d->cpu_free > 0;
+        pthread_mutex_unlock(&d->mu);
+        if (full) {
+            return 0;
+        }
+    }
+    size_t size = 0;
+    uint8_t *data = read_jpeg(f->path, d->max_bytes, &size);
+    /* Checked here, on the worker's thread: the scan reads the whole file. */
+    const int fits = data != NULL && ih_jpeg_fits_gpu(data, size);
+    uint64_t *counts = fits ? malloc(d->counters_each * sizeof *counts) : NULL;
+    if (counts == NULL) {
+        if (data != NULL) {
+            pthread_mutex_lock(&d->mu);
+            d->declined++;
+            pthread_mutex_unlock(&d->mu);
+        }
+        free(data);
+        return 0;
+    }
+    job j = {.data = data, .size = size, .counts = counts};
+    pthread_mutex_lock(&d->mu);
+    if (d->tail != NULL) {
+        d->tail->next = &j;
+    } else {
+        d->head = &j;
+    }
+    d->tail = &j;
+    d->queued++;
+    pthread_cond_signal(&d->work_cv);
+    while (j.state == 0) {
+        pthread_cond_wait(&d->done_cv, &d->mu);
+    }
+    if (j.state != 1) {
+        d->declined++;
+    }
+    pthread_mutex_unlock(&d->mu);
+    free(data);
+    if (j.state != 1) {
+        free(counts);
+        return 0;
+    }
+    *hist = d->binning;
+    hist->counts = counts;
+    *w = j.w;
+    *h = j.h;
+    return 1;
+}
+
+static void free_decoder(ih_gpu_decoder *d)
+{
+    pthread_cond_destroy(&d->cpu_cv);
+    pthread_cond_destroy(&d->done_cv);
+    pthread_cond_destroy(&d->work_cv);
+    pthread_mutex_destroy(&d->mu);
+    free(d);
+}
+
+int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs,
+                         ih_gpu_decoder **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    const int want = a->decode == IH_DECODE_GPU;
+    if (a->decode == IH_DECODE_CPU || !ih_gpu_decode_fits(a, NULL) ||
+        (!want && (a->backend == IMGHIST_BACKEND_CPU || n_files < AUTO_MIN_FILES))) {
+        return 0;
+    }
+    ih_gpu_decoder *d = calloc(1, sizeof *d);
+    if (d == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return want ? -1 : 0;
+    }
+    /* Without the library, auto changes nothing in the run's plan. */
+    char why[200];
+    if (load_api(&d->api, why, sizeof why) != 0) {
+        if (d->api.so != NULL) {
+            dlclose(d->api.so);
+        }
+        free(d);
+        snprintf(err, errlen, "--decode gpu: %s", why);
+        return want ? -1 : 0;
+    }
+    d->a = a;
+    d->device = a->scale.n_gpus > 0 ? a->scale.gpus[0] : 0;
+    d->share = !want;
+    d->cpu_free = cpu_jobs > 0 ? cpu_jobs : 1;
+    /* Every JPEG here is 8-bit: the spec of an 8-bit image under the options. */
+    const imghist_view u8 = {.dtype = IMGHIST_U8, .width = 1, .height = 1, .pitch = 1};
+    char msg[256];
+    if (ih_cli_spec(NULL, a, 0, &u8, NULL, &d->spec, &d->binning, msg, sizeof msg) !=
+        IMGHIST_OK) {
+        free(d);
+        return 0; /* the CPU's path says why, for each image */
+    }
+    d->binning.channels = 1;
+    d->binning.names = "l";
+    d->counters_each = imghist_counts_len(&d->spec, IMGHIST_U8, 1);
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->work_cv, NULL);
+    pthread_cond_init(&d->done_cv, NULL);
+    pthread_cond_init(&d->cpu_cv, NULL);
+    if (d->counters_each != ih_hist_stride(&d->binning) ||
+        pthread_create(&d->tid, NULL, decoder_main, d) != 0) {
+        free_decoder(d);
+        snprintf(err, errlen, "--decode gpu: the decoder's thread cannot be started");
+        return want ? -1 : 0;
+    }
+    if (want) { /* the run needs it: wait for it */
+        pthread_mutex_lock(&d->mu);
+        while (!d->ready && !d->failed) {
+            pthread_cond_wait(&d->done_cv, &d->mu);
+        }
+        const int failed = d->failed;
+        pthread_mutex_unlock(&d->mu);
+        if (failed) {
+            snprintf(err, errlen, "--decode gpu: %s", d->why);
+            ih_gpu_decoder_stop(d);
+            return -1;
+        }
+    }
+    *out = d;
+    return 0;
+}
+
+unsigned ih_gpu_extra_workers(const ih_gpu_decoder *d)
+{
+    /* One batch decoding, the next filling. */
+    return d != NULL ? 2 * BATCH_MAX : 0;
+}
+
+void ih_gpu_cpu_enter(ih_gpu_decoder *d)
+{
+    if (d == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&d->mu);
+    while (d->cpu_free == 0) {
+        pthread_cond_wait(&d->cpu_cv, &d->mu);
+    }
+    d->cpu_free--;
+    pthread_mutex_unlock(&d->mu);
+}
+
+void ih_gpu_cpu_leave(ih_gpu_decoder *d)
+{
+    if (d == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&d->mu);
+    d->cpu_free++;
+    pthread_cond_signal(&d->cpu_cv);
+    pthread_mutex_unlock(&d->mu);
+}
+
+void ih_gpu_decoder_stop(ih_gpu_decoder *d)
+{
+    if (d == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&d->mu);
+    d->closing = 1;
+    pthread_cond_broadcast(&d->work_cv);
+    pthread_mutex_unlock(&d->mu);
+    pthread_join(d->tid, NULL);
+    if (ih_verbosity > 0 && (d->share || !d->failed)) { /* gpu's failure is said already */
+        if (d->failed) {
+            ih_say("decode: every image on the CPU (%s)", d->why);
+        } else {
+            ih_say("decode: %zu images on GPU %d's hardware JPEG decoder, %zu JPEGs it declined "
+                   "on the CPU (its thread: %.2f s handing batches to nvJPEG, %.2f s waiting "
+                   "for the GPU, %.2f s for files)",
+                   d->on_gpu, d->device, d->declined, d->t_submit, d->t_wait, d->t_idle);
+        }
+    }
+    free_decoder(d);
+}
+
+#else /* no nvJPEG in this build */
+
+int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs,
+                         ih_gpu_decoder **out, char *err, size_t errlen)
+{
+    (void)n_files;
+    (void)cpu_jobs;
+    *out = NULL;
+    if (a->decode == IH_DECODE_GPU) {
+        snprintf(err, errlen, "--decode gpu: this imghist was built without nvJPEG (meson "
+                              "-Dnvjpeg=enabled, docs/gpu-decode.md)");
+        return -1;
+    }
+    return 0;
+}
+
+unsigned ih_gpu_extra_workers(const ih_gpu_decoder *d)
+{
+    (void)d;
+    return 0;
+}
+
+int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_t *h,
+                       ih_hist_out *hist)
+{
+    (void)d, (void)f, (void)w, (void)h, (void)hist;
+        return 0;
+}
+
+void ih_gpu_cpu_enter(ih_gpu_decoder *d)
+{
+    (void)d;
+}
+
+void ih_gpu_cpu_leave(ih_gpu_decoder *d)
+{
+    (void)d;
+}
+
+void ih_gpu_decoder_stop(ih_gpu_decoder *d)
+{
+    (void)d;
+}
+
+#endif
