@@ -11,7 +11,7 @@ _imghist()
         --equalize --csv --json --total --gray -j --jobs --backend --max-pixels
         --bins --range --depth --channels --read-truncated --no-sync --mask
         --plot-dir --plot --log --color --clahe --clip --tiles --match --joint
-        --max-bytes --shard --gpus --decode"
+        --max-bytes --shard --gpus --decode --space --backproject"
     if [[ ${COMP_WORDS[1]} == merge ]]; then
         opts="-h --help -q --quiet -v --verbose --total --csv --json"
     fi
@@ -21,11 +21,13 @@ _imghist()
     --color) COMPREPLY=($(compgen -W "gray luma channels" -- "$cur")); return ;;
     --backend) COMPREPLY=($(compgen -W "auto cpu cuda" -- "$cur")); return ;;
     --decode) COMPREPLY=($(compgen -W "auto cpu gpu" -- "$cur")); return ;;
+    --space) COMPREPLY=($(compgen -W "hsv hsv-full lab" -- "$cur")); return ;;
     --plot-dir) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     -j | --jobs | --max-pixels | --max-bytes | --bins | --range | --clip | --tiles | \
         --shard | --gpus)
         return ;;
-    --equalize | --csv | --json | --total | --plot | --mask | --match | --joint)
+    --equalize | --csv | --json | --total | --plot | --mask | --match | --joint | \
+        --backproject)
         COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     if [[ $cur == -* ]]; then

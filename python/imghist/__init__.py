@@ -14,6 +14,7 @@ last axis of a 3-D or 4-D array with 3 or 4 elements).
 
 Functions:
   histogram, histogram2d, mutual_information   counting
+  histogramdd, cvt_color, backproject           N-d histograms of channels, colour spaces
   equalize, clahe, match_histograms, match_lut  contrast
   entropy, percentile, otsu                     statistics of a histogram
   load                                          image files as arrays
@@ -35,12 +36,13 @@ from ._lib import version_string as __version__
 from ._api import (cuda_available, device_count, entropy, equalize, histogram, histogram2d,
                    clahe, load, match_histograms, match_lut, mutual_information, otsu, percentile)
 from ._files import FilesHistogram, histogram_files, total_files
+from ._ndhist import backproject, cvt_color, histogramdd
 from . import numpy
 
 __all__ = ["histogram", "equalize", "histogram2d", "mutual_information", "load",
            "entropy", "percentile", "otsu", "match_lut", "match_histograms", "clahe",
            "cuda_available", "device_count", "numpy", "histogram_files", "total_files",
-           "FilesHistogram", "ImghistError", "ImghistArgumentError",
+           "FilesHistogram", "histogramdd", "cvt_color", "backproject", "ImghistError", "ImghistArgumentError",
            "ImghistBufferError", "ImghistMemoryError", "ImghistIOError", "ImghistDecodeError",
            "ImghistEncodeError", "ImghistLimitError", "ImghistNoGPUError", "ImghistCudaError",
            "ImghistUnsupportedError", "ImghistFaultedError", "ImghistCanceledError", "__version__"]

@@ -161,6 +161,33 @@ struct Names {
     }
 };
 
+// N-d axes: (space, channels, specs, edges), specs tuples as Spec reads
+// them, edges 0 or the address of spec.bins + 1 host doubles.
+imghist_ndaxes read_axes(nb::handle t)
+{
+    PyObject *o = t.ptr();
+    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 4) {
+        type_error("imghist: internal: axes are (space, channels, specs, edges)");
+    }
+    imghist_ndaxes ax{};
+    ax.space = (imghist_space)as_i64(PyTuple_GET_ITEM(o, 0));
+    nb::handle ch(PyTuple_GET_ITEM(o, 1)), sp(PyTuple_GET_ITEM(o, 2)), ed(PyTuple_GET_ITEM(o, 3));
+    const size_t n = nb::len(ch);
+    if (n < 1 || n > IMGHIST_MAX_DIMS || nb::len(sp) != n || nb::len(ed) != n) {
+        type_error("imghist: internal: 1 to 4 axes, as many channels, specs and edges");
+    }
+    ax.dims = (uint32_t)n;
+    for (size_t d = 0; d < n; d++) {
+        ax.channel[d] = (uint32_t)as_u64(nb::handle(ch[d]).ptr());
+        const Spec s(sp[d]);
+        if (s.p != nullptr) {
+            ax.spec[d] = s.s;
+        }
+        ax.edges[d] = (const double *)(uintptr_t)as_u64(nb::handle(ed[d]).ptr());
+    }
+    return ax;
+}
+
 class Context {
 public:
     imghist_ctx *ctx = nullptr;
@@ -263,6 +290,45 @@ public:
         {
             nb::gil_scoped_release r;
             st = imghist_histogram2d(ctx, &va, &vb, s1.p, s2.p, &c);
+        }
+        check(st);
+    }
+    void histogramdd(nb::handle src, nb::handle axes, nb::handle counts)
+    {
+        imghist_view v, m;
+        read_view(src, &v, &m);
+        const imghist_ndaxes ax = read_axes(axes);
+        const imghist_counts c = read_counts(counts);
+        imghist_status st;
+        {
+            nb::gil_scoped_release r;
+            st = imghist_histogramdd(ctx, &v, &ax, &c);
+        }
+        check(st);
+    }
+    void cvt_color(nb::handle src, nb::handle dst, int space)
+    {
+        imghist_view v, d;
+        read_view(src, &v, nullptr);
+        read_view(dst, &d, nullptr);
+        imghist_status st;
+        {
+            nb::gil_scoped_release r;
+            st = imghist_cvt_color(ctx, &v, &d, (imghist_space)space);
+        }
+        check(st);
+    }
+    void backproject(nb::handle src, nb::handle axes, uintptr_t hist, double scale,
+                     nb::handle dst)
+    {
+        imghist_view v, d;
+        read_view(src, &v, nullptr);
+        read_view(dst, &d, nullptr);
+        const imghist_ndaxes ax = read_axes(axes);
+        imghist_status st;
+        {
+            nb::gil_scoped_release r;
+            st = imghist_backproject(ctx, &v, &ax, (const float *)hist, scale, &d);
         }
         check(st);
     }
@@ -806,6 +872,8 @@ NB_MODULE(_imghist, m)
     C(P_LOAD_GRAY); C(P_PNG_LEVEL); C(P_LOAD_DEPTH); C(P_LOAD_CHANNELS); C(P_LOAD_TRUNCATED);
     C(GRAY_BGR2GRAY); C(GRAY_LUMA); C(EQ_OPENCV); C(EQ_PIL);
     C(IMAGE_TRUNCATED); C(IMAGE_REDUCED);
+    C(SPACE_NONE); C(SPACE_BGR2HSV); C(SPACE_RGB2HSV); C(SPACE_BGR2HSV_FULL);
+    C(SPACE_RGB2HSV_FULL); C(SPACE_BGR2LAB); C(SPACE_RGB2LAB); C(MAX_DIMS); C(OPENCV_BINS);
 #undef C
 
     m.def("version_string", []() { return std::string(imghist_version_string()); });
@@ -885,6 +953,9 @@ NB_MODULE(_imghist, m)
         .def("histogram2d", &Context::histogram2d, "a"_a, "b"_a, "spec_a"_a.none(),
              "spec_b"_a.none(), "counts"_a)
         .def("mutual_information", &Context::mutual_information)
+        .def("histogramdd", &Context::histogramdd)
+        .def("cvt_color", &Context::cvt_color)
+        .def("backproject", &Context::backproject)
         .def("equalize", &Context::equalize, "src"_a, "dst"_a, "method"_a, "hists"_a.none())
         .def("equalize_list", &Context::equalize_list)
         .def("clahe", &Context::clahe)

@@ -18,6 +18,7 @@
 #include "imghist.h"
 #include "measure.h"
 #include "merge.h"
+#include "ndhist_cli.h"
 #include "mpi_run.h"
 #include "outputs.h"
 #include "plot.h"
@@ -689,6 +690,9 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "merge") == 0) {
         return ih_merge_main(argc - 1, argv + 1); /* a file named merge: ./merge */
+    }
+    if (ih_is_space_call(argc, argv)) {
+        return ih_ndhist_main(argc, argv);
     }
     if (ih_mpi_start(&argc, &argv) != 0) { /* under mpirun: one rank of a batch run */
         return IH_EXIT_FILE;
