@@ -12,11 +12,11 @@ for f in "$B"/src/libimghist.so*; do
     [ -d "$f" ] || cp -a "$f" "$D/src/"
 done
 cp "$B/src/imghist" "$D/src/"
-for t in test_context test_histogram test_equalize test_joint test_clahe make_jpeg; do
+for t in test_context test_histogram test_equalize test_joint test_clahe test_ndhist make_jpeg; do
     [ -x "$B/tests/$t" ] && cp "$B/tests/$t" "$D/tests/"
 done
 for b in imghist_bench imghist_bench_wide imghist_bench_joint imghist_bench_batch \
-    imghist_bench_views16; do
+    imghist_bench_views16 imghist_bench_ndhist imghist_bench_host_cost; do
     [ -x "$B/bench/$b" ] && cp "$B/bench/$b" "$D/bench/"
 done
 # Everything they load from outside the C library and the CUDA driver.
