@@ -52,9 +52,9 @@ static void check_png_roundtrip(imghist_ctx *ctx, const imghist_view *v, const v
     imghist_image_free(img);
 }
 
-/* The two level-1 writers: libdeflate in one piece below 16 MB of pixels,
- * zlib in bands over the context's threads from there. Both give the same
- * bytes for any thread count and the same pixels back. */
+/* The level-1 writer: one piece below 16 MB of pixels, bands over the
+ * context's threads from there. Both give the same bytes for any thread
+ * count and the same pixels back. */
 static void test_encode_png_writers(void **state)
 {
     (void)state;
@@ -87,6 +87,51 @@ static void test_encode_png_writers(void **state)
         assert_true(n1 < (size_t)sizes[k].width * sizes[k].height / 2);
         imghist_free(one);
         imghist_free(three);
+    }
+    free(px);
+    imghist_destroy(ctx);
+}
+
+/* Shapes and contents at the writer's edges: one pixel, one row, one
+ * column, odd widths, constant images (runs only: the flat-image path),
+ * noise that does not compress, and a flat image with edges and a noisy
+ * one, both large enough to be written in bands.
+ * Every one decodes (libpng, through imghist) to its pixels. */
+static void test_encode_png_edges(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = cpu_ctx();
+    tu_rng r;
+    tu_seed(&r, tu_fresh_seed("test_encode_png_edges"));
+    enum { MAXW = 4801, MAXH = 3600 };
+    uint8_t *px = malloc((size_t)MAXW * MAXH);
+    assert_non_null(px);
+    static const uint32_t shapes[][3] = {
+        /* width, height, content: 0 noise, 1 zeros, 2 all 255, 3 blocks with edges */
+        {1, 1, 0}, {1, 1, 2}, {1, 9, 0}, {9, 1, 0}, {1, 300, 1}, {300, 1, 2},
+        {2, 2, 0}, {3, 5, 0}, {17, 3, 3}, {63, 64, 0}, {65, 33, 3}, {333, 77, 1},
+        {333, 77, 2}, {1001, 999, 0}, {4801, 3600, 3}, {4801, 3600, 0},
+    };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const uint32_t w = shapes[k][0], h = shapes[k][1], kind = shapes[k][2];
+        for (uint32_t y = 0; y < h; y++) {
+            for (uint32_t x = 0; x < w; x++) {
+                uint8_t v = (uint8_t)(tu_next(&r) >> 56);
+                if (kind == 1) v = 0;
+                if (kind == 2) v = 255;
+                if (kind == 3) v = (uint8_t)(((x / 97) * 37 + (y / 61) * 91) & 0xf0);
+                px[(size_t)y * w + x] = v;
+            }
+        }
+        const imghist_view v = u8_view(px, w, h, w);
+        void *png = NULL;
+        size_t size = 0;
+        EXPECT(ctx, imghist_encode_png(ctx, &v, &png, &size), IMGHIST_OK);
+        check_png_roundtrip(ctx, &v, png, size);
+        if (kind == 1 || kind == 2) {
+            assert_true(size < 200 + (size_t)w * h / 50); /* runs compress */
+        }
+        imghist_free(png);
     }
     free(px);
     imghist_destroy(ctx);
@@ -359,6 +404,7 @@ static void test_dash_is_a_file(void **state)
 const struct CMUnitTest io_api_tests[] = {
     cmocka_unit_test(test_encode_png),
     cmocka_unit_test(test_encode_png_writers),
+    cmocka_unit_test(test_encode_png_edges),
     cmocka_unit_test(test_write_png_invalid),
     cmocka_unit_test(test_load_invalid),
     cmocka_unit_test(test_loaded_view_shape),
