@@ -95,6 +95,8 @@ const char ih_usage_text[] =
     "  --max-bytes N       refuse input files longer than N bytes (default and most\n"
     "                      2147483647)\n"
     "  -v, --verbose       say which backend ran, what was written and skipped\n"
+    "  --stats             at the end, the run's time per stage (read, decode, gray,\n"
+    "                      count, LUT, filter, deflate, write; GPU), summed over threads\n"
     "  -q, --quiet         print nothing but errors and requested data\n"
     "  -h, --help          show this help\n"
     "  --version           show the version\n"
@@ -374,6 +376,7 @@ static const option options[] = {
     FLAG(NULL, "--channels", channels),
     FLAG(NULL, "--read-truncated", read_truncated),
     FLAG(NULL, "--no-sync", no_sync),
+    FLAG(NULL, "--stats", stats),
     PATH("--mask", mask),
     PATH("--plot-dir", plot_dir),
     PATH("--plot", plot),

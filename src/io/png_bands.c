@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <zlib.h>
 #if IH_HAVE_ISAL
@@ -38,13 +37,6 @@ typedef struct band {
     int failed;     /* 1: out of memory, 2: the deflater failed */
     uint64_t filter_ns, deflate_ns;
 } band;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* |(int8_t)d|, written so that compilers vectorize the sums below. */
 static inline uint32_t magnitude(uint8_t d)
@@ -161,7 +153,10 @@ static int isal_piece(const uint8_t *in, size_t n, int last, uint8_t **out, size
     const size_t level_buf_size = n <= ((size_t)1 << 20) ? ISAL_DEF_LVL1_SMALL
                                                          : ISAL_DEF_LVL1_DEFAULT;
     size_t cap = n + n / 16 + 4096;
-    uint8_t *level_buf = malloc(level_buf_size);
+    /* Zeroed: ISA-L does not clear all of its hash table for a short input,
+     * and stale entries, though checked, would make the bytes written vary
+     * from run to run. */
+    uint8_t *level_buf = calloc(1, level_buf_size);
     uint8_t *buf = malloc(cap);
     int rc = 1;
     if (level_buf == NULL || buf == NULL || cap > UINT32_MAX) {
@@ -224,9 +219,9 @@ static void compress_band(band *b)
         b->failed = 1;
         goto done;
     }
-    const uint64_t t0 = now_ns();
+    const uint64_t t0 = ih_now_ns();
     filter_rows(b->img, b->row0, b->rows, filtered, up_row);
-    const uint64_t t1 = now_ns();
+    const uint64_t t1 = ih_now_ns();
 #if IH_HAVE_ISAL
     b->adler = isal_adler32(1, filtered, n);
     b->failed = isal_piece(filtered, n, b->last, &b->out, &b->out_len);
@@ -263,7 +258,7 @@ static void compress_band(band *b)
     }
 #endif
     b->filter_ns = t1 - t0;
-    b->deflate_ns = now_ns() - t1;
+    b->deflate_ns = ih_now_ns() - t1;
 done:
     free(up_row);
     free(filtered);
@@ -363,13 +358,13 @@ int ih_png_write_u8(const imghist_view *img, unsigned threads, ih_png_write_fn w
                                                                      : rows_per_band;
         bands[i].last = i + 1 == count;
     }
-    const uint64_t t0 = now_ns();
+    const uint64_t t0 = ih_now_ns();
     if (count == 1) {
         compress_band(&bands[0]);
     } else {
         ih_parallel_for(count, threads, compress_task, bands);
     }
-    const uint64_t wall = now_ns() - t0;
+    const uint64_t wall = ih_now_ns() - t0;
 
     int rc = 0;
     uLong adler = adler32(0L, Z_NULL, 0);
