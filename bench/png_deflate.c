@@ -5,15 +5,16 @@
  * and ISA-L (levels 0 to 3), check that every stream inflates back to the
  * filtered rows, and print one line per pair: bytes and the best-of-REPS
  * milliseconds of the filter and of the deflate.
- * usage: png_deflate IMAGE.pgm REPS
- *        png_deflate inflate IMAGE.pgm REPS (zlib, libdeflate and ISA-L
- *        inflating the stream imghist writes)
+ * usage: png_deflate IMAGE.pgm|IMAGE.png REPS
+ *        png_deflate inflate IMAGE.pgm|IMAGE.png REPS (zlib, libdeflate and ISA-L
+ *        inflating OpenCV's and imghist's streams; libpng decoding a PNG)
  * build: cc -O2 png_deflate.c -o png_deflate \
- *        $(pkg-config --cflags --libs zlib libdeflate libisal)
+ *        $(pkg-config --cflags --libs zlib libdeflate libisal libpng)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
+#include <png.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +39,29 @@ static double best(const double *t, int n)
     return m;
 }
 
-static uint8_t *read_pgm(const char *path, unsigned *w, unsigned *h)
+/* An 8-bit gray image from a binary PGM, or from a PNG (libpng's
+ * simplified reader, which converts any PNG to 8-bit gray). */
+static uint8_t *read_gray(const char *path, unsigned *w, unsigned *h)
 {
+    const size_t len = strlen(path);
+    if (len > 4 && strcmp(path + len - 4, ".png") == 0) {
+        png_image im;
+        memset(&im, 0, sizeof im);
+        im.version = PNG_IMAGE_VERSION;
+        if (!png_image_begin_read_from_file(&im, path)) {
+            fprintf(stderr, "%s: %s\n", path, im.message);
+            exit(1);
+        }
+        im.format = PNG_FORMAT_GRAY;
+        uint8_t *p = malloc(PNG_IMAGE_SIZE(im));
+        if (p == NULL || !png_image_finish_read(&im, NULL, p, 0, NULL)) {
+            fprintf(stderr, "%s: %s\n", path, im.message);
+            exit(1);
+        }
+        *w = im.width;
+        *h = im.height;
+        return p;
+    }
     FILE *f = fopen(path, "rb");
     int maxv;
     if (!f || fscanf(f, "P5 %u %u %d", w, h, &maxv) != 3 || fgetc(f) == EOF) {
@@ -140,7 +162,7 @@ static int inflates_to(const uint8_t *z, size_t zlen, const uint8_t *want, size_
 static int encode_table(const char *path, int reps)
 {
     unsigned w, h;
-    uint8_t *img = read_pgm(path, &w, &h);
+    uint8_t *img = read_gray(path, &w, &h);
     const size_t n = (size_t)(w + 1) * h, cap = 2 * n + 65536;
     uint8_t *filtered = malloc(n), *out = malloc(cap), *tmp = malloc(n);
     const size_t lb_size = ISAL_DEF_LVL3_LARGE;
@@ -172,48 +194,71 @@ static int encode_table(const char *path, int reps)
     return 0;
 }
 
-/* The stream imghist writes (Sub-or-Up, ISA-L level 1), inflated three ways. */
+/*
+ * A PNG reader's inflate: the stream OpenCV's imwrite makes (Sub, zlib level
+ * 1 Z_RLE) and the one imghist writes (Sub-or-Up, ISA-L level 1), each
+ * inflated whole by zlib (libpng's inflater), libdeflate and ISA-L; and,
+ * for a PNG file, libpng's whole decode of it (inflate, unfiltering, rows)
+ * to show the share inflating has in a read.
+ */
 static int inflate_table(const char *path, int reps)
 {
     unsigned w, h;
-    uint8_t *img = read_pgm(path, &w, &h);
-    const size_t n = (size_t)(w + 1) * h, cap = n + n / 8 + 4096;
-    uint8_t *filtered = malloc(n), *z = malloc(cap), *tmp = malloc(n);
-    uint8_t *lb = malloc(ISAL_DEF_LVL1_LARGE);
+    uint8_t *img = read_gray(path, &w, &h);
+    const size_t n = (size_t)(w + 1) * h, cap = 2 * n + 65536;
+    uint8_t *z = malloc(cap), *tmp = malloc(n), *lb = malloc(ISAL_DEF_LVL1_LARGE);
+    uint8_t *filtered[2] = {malloc(n), malloc(n)};
     double *t = malloc(sizeof *t * (size_t)reps);
-    filter_rows(img, w, h, F_SUB_UP, filtered);
-    const size_t zlen = deflate_with(D_ISAL1, filtered, n, z, cap, lb, ISAL_DEF_LVL1_LARGE);
+    static const char *const streams[2] = {"OpenCV-Sub-zlib1RLE", "imghist-SubUp-isal1"};
     static const char *const names[3] = {"zlib", "libdeflate", "isal"};
-    for (int k = 0; k < 3; k++) {
-        int ok = 1;
-        for (int r = 0; r < reps; r++) {
-            memset(tmp, 0, n);
-            const double t0 = now();
-            if (k == 0) {
-                uLongf got = (uLongf)n;
-                ok = uncompress(tmp, &got, z, (uLong)zlen) == Z_OK && got == n;
-            } else if (k == 1) {
-                struct libdeflate_decompressor *dc = libdeflate_alloc_decompressor();
-                ok = libdeflate_zlib_decompress(dc, z, zlen, tmp, n, NULL) == LIBDEFLATE_SUCCESS;
-                libdeflate_free_decompressor(dc);
-            } else {
-                struct inflate_state st;
-                isal_inflate_init(&st);
-                st.crc_flag = ISAL_ZLIB;
-                st.next_in = z;
-                st.avail_in = (uint32_t)zlen;
-                st.next_out = tmp;
-                st.avail_out = (uint32_t)n;
-                ok = isal_inflate(&st) == ISAL_DECOMP_OK && st.total_out == n;
+    filter_rows(img, w, h, F_SUB, filtered[0]);
+    filter_rows(img, w, h, F_SUB_UP, filtered[1]);
+    for (int sidx = 0; sidx < 2; sidx++) {
+        const size_t zlen = deflate_with(sidx == 0 ? D_ZLIB_RLE : D_ISAL1, filtered[sidx], n, z,
+                                         cap, lb, ISAL_DEF_LVL1_LARGE);
+        for (int k = 0; k < 3; k++) {
+            int ok = 1;
+            for (int r = 0; r < reps; r++) {
+                memset(tmp, 0, n);
+                const double t0 = now();
+                if (k == 0) {
+                    uLongf got = (uLongf)n;
+                    ok = uncompress(tmp, &got, z, (uLong)zlen) == Z_OK && got == n;
+                } else if (k == 1) {
+                    struct libdeflate_decompressor *dc = libdeflate_alloc_decompressor();
+                    ok = libdeflate_zlib_decompress(dc, z, zlen, tmp, n, NULL) ==
+                         LIBDEFLATE_SUCCESS;
+                    libdeflate_free_decompressor(dc);
+                } else {
+                    struct inflate_state st;
+                    isal_inflate_init(&st);
+                    st.crc_flag = ISAL_ZLIB;
+                    st.next_in = z;
+                    st.avail_in = (uint32_t)zlen;
+                    st.next_out = tmp;
+                    st.avail_out = (uint32_t)n;
+                    ok = isal_inflate(&st) == ISAL_DECOMP_OK && st.total_out == n;
+                }
+                t[r] = now() - t0;
+                ok = ok && memcmp(tmp, filtered[sidx], n) == 0;
+                if (!ok) {
+                    fprintf(stderr, "%s: %s inflate failed\n", path, names[k]);
+                    return 1;
+                }
             }
-            t[r] = now() - t0;
-            ok = ok && memcmp(tmp, filtered, n) == 0;
-            if (!ok) {
-                fprintf(stderr, "%s: %s inflate failed\n", path, names[k]);
-                return 1;
-            }
+            printf("%s\t%u\t%u\tinflate:%s\t%s\t%zu\t0\t%.2f\n", path, w, h, streams[sidx],
+                   names[k], zlen, best(t, reps) * 1e3);
         }
-        printf("%s\t%u\t%u\tinflate\t%s\t%zu\t0\t%.2f\n", path, w, h, names[k], zlen,
+    }
+    const size_t len = strlen(path);
+    if (len > 4 && strcmp(path + len - 4, ".png") == 0) {
+        for (int r = 0; r < reps; r++) {
+            const double t0 = now();
+            unsigned w2, h2;
+            free(read_gray(path, &w2, &h2));
+            t[r] = now() - t0;
+        }
+        printf("%s\t%u\t%u\tdecode:file\tlibpng\t0\t0\t%.2f\n", path, w, h,
                best(t, reps) * 1e3);
     }
     return 0;
