@@ -11,7 +11,7 @@ _imghist()
         --equalize --csv --json --total --gray -j --jobs --backend --max-pixels
         --bins --range --depth --channels --read-truncated --no-sync --mask
         --plot-dir --plot --log --color --clahe --clip --tiles --match --joint
-        --max-bytes --shard --gpus --decode --space --backproject"
+        --max-bytes --shard --gpus --decode --space --backproject --stats"
     if [[ ${COMP_WORDS[1]} == merge ]]; then
         opts="-h --help -q --quiet -v --verbose --total --csv --json"
     fi

@@ -18,6 +18,7 @@ complete -c imghist -n "$not_merge" -l gray -x -a 'bgr2gray luma' -d 'how colour
 complete -c imghist -n "$not_merge" -s j -l jobs -x -d 'worker threads for a batch run'
 complete -c imghist -n "$not_merge" -l backend -x -a 'auto cpu cuda' -d 'where to count'
 complete -c imghist -n "$not_merge" -l decode -x -a 'auto cpu gpu' -d 'where a --gray luma batch run decodes baseline JPEGs'
+complete -c imghist -n "$not_merge" -l stats -d 'a batch run ends with its time per stage'
 complete -c imghist -n "$not_merge" -l max-pixels -x -d 'refuse images with more pixels'
 complete -c imghist -n "$not_merge" -l bins -x -d 'equal bins'
 complete -c imghist -n "$not_merge" -l range -x -d 'the bins cover LO:HI'

@@ -38,6 +38,29 @@ typedef enum imghist_route {
 
 IMGHIST_API imghist_route imghist_exp_last_route(const imghist_ctx *ctx);
 
+/* The stages whose time a context adds up, from its creation: reading a
+ * file's bytes, decoding, gray conversion (with depth reduction and EXIF
+ * orientation), counting, the equalization's LUT (built and applied), the
+ * PNG writer's row filters and its deflate (libpng's whole encode at levels
+ * other than 1), and whatever a histogram or an equalization took on a GPU
+ * (copies included). */
+typedef enum imghist_stage {
+    IMGHIST_STAGE_READ = 0,
+    IMGHIST_STAGE_DECODE = 1,
+    IMGHIST_STAGE_GRAY = 2,
+    IMGHIST_STAGE_COUNT = 3,
+    IMGHIST_STAGE_LUT = 4,
+    IMGHIST_STAGE_FILTER = 5,
+    IMGHIST_STAGE_DEFLATE = 6,
+    IMGHIST_STAGE_GPU = 7,
+    IMGHIST_STAGES = 8
+} imghist_stage;
+
+/* Nanoseconds spent in each stage by the context's calls, into
+ * ns[0..IMGHIST_STAGES): wall time of the calling thread (a call that fans
+ * out over threads counts once); zeros for a NULL context. */
+IMGHIST_API void imghist_exp_stage_ns(const imghist_ctx *ctx, uint64_t ns[IMGHIST_STAGES]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,7 +13,7 @@ set -eu
 # Building the library, the CLI (plots, MPI) and its man page and
 # completions.
 build="meson ninja-build pkg-config gcc g++ libc6-dev dpkg-dev libstb-dev libpng-dev
-libjpeg62-turbo-dev libexif-dev libdeflate-dev libtiff-dev libgif-dev libcmocka-dev
+libjpeg62-turbo-dev libexif-dev libdeflate-dev libisal-dev libtiff-dev libgif-dev libcmocka-dev
 libopenmpi-dev openmpi-bin libcairo2-dev scdoc bash-completion"
 # The test suites: reference libraries, valgrind, strace, the wheel's bare
 # root (debootstrap), and the shells whose completions are checked.

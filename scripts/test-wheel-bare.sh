@@ -80,7 +80,7 @@ export PIP_CERT=/etc/ssl/certs/ca-certificates.crt PIP_DISABLE_PIP_VERSION_CHECK
 [ -f "$PIP_CERT" ] || unset PIP_CERT
 echo "== the bare root: $(. /etc/os-release; echo "$PRETTY_NAME"), $(python3 --version)"
 # The codec libraries are not there: the package can only use its own.
-for lib in libpng16.so.16 libjpeg.so.62 libtiff.so.6 libgif.so.7 libexif.so.12 libdeflate.so.0; do
+for lib in libpng16.so.16 libjpeg.so.62 libtiff.so.6 libgif.so.7 libexif.so.12 libdeflate.so.0 libisal.so.2; do
     if ldconfig -p | grep -q "$lib"; then
         echo "FAIL: the bare root has $lib"; exit 1
     fi

@@ -131,6 +131,9 @@ const char ih_usage_text[] =
     "\n"
     "Messages:\n"
     "  -v, --verbose       say which backend ran, what was written and skipped\n"
+    "  --stats             a batch run ends with its time per stage (read, decode,\n"
+    "                      gray, count, LUT, filter, deflate, write; GPU), summed\n"
+    "                      over its threads\n"
     "  -q, --quiet         print nothing but errors and requested data\n"
     "  -h                  a short summary of the options\n"
     "  --help              this help\n"
@@ -204,7 +207,7 @@ const char ih_short_help_text[] =
     "            --match REF\n"
     "Limits:     --read-truncated  --max-pixels N  --max-bytes N\n"
     "            --backend auto|cpu|cuda  --decode auto|cpu|gpu\n"
-    "Messages:   -v, --verbose  -q, --quiet  -h  --help  --version\n"
+    "Messages:   -v, --verbose  -q, --quiet  --stats  -h  --help  --version\n"
     "\n"
     "Exit status: 0 success, 1 an image failed or none was found, 2 usage error.\n";
 
@@ -466,6 +469,7 @@ static const option options[] = {
     FLAG(NULL, "--channels", channels),
     FLAG(NULL, "--read-truncated", read_truncated),
     FLAG(NULL, "--no-sync", no_sync),
+    FLAG(NULL, "--stats", stats),
     PATH("--mask", mask),
     PATH("--plot-dir", plot_dir),
     PATH("--plot", plot),

@@ -33,6 +33,7 @@ typedef struct ih_cli_args {
     int channels;             /* --channels: R, G, B (A) counted separately */
     int read_truncated;       /* --read-truncated: JPEGs that end early are read */
     int no_sync;              /* --no-sync: outputs renamed into place without fsync */
+    int stats;                /* --stats: time per stage at the end of the run */
     const char *mask;         /* --mask FILE: count only where it is non-zero */
     const char *joint;        /* --joint FILE: joint histogram with this image */
     const char *match;        /* --match REF: --equalize writes the image matched to REF */

@@ -14,6 +14,7 @@
 
 #include "batch_run.h"
 #include "cli_context.h"
+#include "stats.h"
 
 int ih_is_batch(const ih_cli_args *a)
 {
@@ -82,6 +83,20 @@ int ih_batch_has_outputs(const ih_cli_args *a)
            a->total_out != NULL || a->plot != NULL || a->plot_dir != NULL;
 }
 
+/* --stats: every worker's contexts and writing. A context still being made
+ * (a run left before CUDA was up) is not read. */
+static void add_stats(ih_stage_tally *s, const ih_batch_plan *p)
+{
+    for (unsigned i = 0; p->workers != NULL && i < p->n_workers; i++) {
+        const ih_worker *w = &p->workers[i];
+        if (!p->early || __atomic_load_n(&w->ready, __ATOMIC_ACQUIRE)) {
+            ih_tally_add(s, w->ctx);
+        }
+        ih_tally_add(s, w->cpu);
+        s->write_ns += w->write_ns;
+    }
+}
+
 int ih_run_batch(const ih_cli_args *a)
 {
     if (ih_mpi.active && !ih_batch_has_outputs(a)) {
@@ -91,6 +106,8 @@ int ih_run_batch(const ih_cli_args *a)
         }
         return IH_EXIT_USAGE;
     }
+    ih_stage_tally stats;
+    ih_tally_start(&stats);
     if (ih_mpi.active && (a->bins || a->has_range || a->native_depth || a->channels)) {
         if (ih_mpi.rank == 0) {
             ih_say("--bins, --range, --depth native and --channels do not run under mpirun yet "
@@ -126,11 +143,17 @@ int ih_run_batch(const ih_cli_args *a)
     ih_run_workers(&plan, &files.mine, &records);
     int cuda_skipped = 0;
     const int leave = ih_plan_finish(&plan, &cuda_skipped);
+    if (a->stats) {
+        add_stats(&stats, &plan);
+    }
     const int gpu_ran = ih_plan_destroy_contexts(&plan, leave);
     int sig = 0;
     rc = ih_records_finish(&records, &files, &sig);
     ih_records_say_summary(&records, &files, sig);
     ih_plan_say_devices(&plan, leave, cuda_skipped, gpu_ran);
+    if (a->stats) {
+        ih_tally_say(&stats, files.mine.count, plan.n_workers);
+    }
     ih_plan_free_workers(&plan, leave);
     ih_records_free(&records);
     ih_plan_free(&files);

@@ -38,6 +38,7 @@ typedef struct ih_worker {
     imghist_ctx *cpu;
     int ready;             /* ctx is made (atomic: its maker sets it) */
     size_t on_cpu, on_ctx; /* images counted with each */
+    uint64_t write_ns;     /* --stats: writing its equalized PNGs */
 } ih_worker;
 
 /* An auto run without --gpus starts CUDA only once the run has gone on

@@ -22,6 +22,7 @@
 #include "output_file.h"
 #include "plot.h"
 #include "signals.h"
+#include "stats.h"
 
 /* mkdir -p of the folder that will hold path. */
 static int make_parents(char *path)
@@ -39,8 +40,10 @@ static int make_parents(char *path)
     return 0;
 }
 
-/* Encode and write one equalized image; a message in r on failure. */
-static void write_png(imghist_ctx *ctx, const ih_file *f, const imghist_view *img, ih_result *r)
+/* Encode and write one equalized image; a message in r on failure. The
+ * writing's time (the encoding is the library's) goes to the worker's. */
+static void write_png(ih_worker *w, imghist_ctx *ctx, const ih_file *f, const imghist_view *img,
+                      ih_result *r)
 {
     void *png = NULL;
     size_t size = 0;
@@ -49,6 +52,7 @@ static void write_png(imghist_ctx *ctx, const ih_file *f, const imghist_view *im
         snprintf(r->msg, sizeof r->msg, "%s: %s", f->out, imghist_last_error(ctx));
         return;
     }
+    const uint64_t t0 = ih_stats_now();
     char why[256];
     ih_output_file out;
     r->status = IMGHIST_E_IO;
@@ -72,6 +76,7 @@ static void write_png(imghist_ctx *ctx, const ih_file *f, const imghist_view *im
         r->status = IMGHIST_OK;
     }
     imghist_free(png);
+    w->write_ns += ih_stats_now() - t0;
 }
 
 /* --plot-dir: DIR/rel.png, a plot of the image's histogram, written like
@@ -145,7 +150,7 @@ static void process(ih_worker *w, const ih_cli_args *a, const ih_file *f, ih_res
         snprintf(r->msg, sizeof r->msg, "%s: %s", f->path, why);
     } else {
         if (a->equalize_out != NULL) {
-            write_png(ctx, f, &img->view, r);
+            write_png(w, ctx, f, &img->view, r);
         }
         if (a->plot_dir != NULL && r->status == IMGHIST_OK) {
             write_plot_file(a, f, r);

@@ -4,7 +4,10 @@
  * mask its view carries. They map onto the forms of core/ops.c, which check
  * and dispatch.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "ops.h"
 
@@ -241,4 +244,20 @@ imghist_status imghist_apply_lut(imghist_ctx *ctx, const imghist_view *src,
 imghist_route imghist_exp_last_route(const imghist_ctx *ctx)
 {
     return ctx != NULL ? (imghist_route)ctx->batch_route : IMGHIST_ROUTE_NONE;
+}
+
+void imghist_exp_stage_ns(const imghist_ctx *ctx, uint64_t ns[IMGHIST_STAGES])
+{
+    if (ctx != NULL) {
+        memcpy(ns, ctx->stage_ns, sizeof ctx->stage_ns);
+    } else {
+        memset(ns, 0, sizeof ctx->stage_ns);
+    }
+}
+
+uint64_t ih_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }

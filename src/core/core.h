@@ -82,7 +82,18 @@ struct imghist_ctx {
     char note[256];                  /* how the last call ran, when noteworthy */
     void *scratch;                   /* ih_scratch's host memory, kept between calls */
     size_t scratch_bytes;
+    uint64_t stage_ns[IMGHIST_STAGES]; /* imghist_exp_stage_ns */
 };
+
+/* CLOCK_MONOTONIC in nanoseconds: a stage's start (one call an image and
+ * stage, cheap beside the stage). */
+uint64_t ih_now_ns(void);
+
+/* Adds the time since t0 (ih_now_ns) to the context's stage. */
+static inline void ih_stage_add(imghist_ctx *ctx, imghist_stage stage, uint64_t t0)
+{
+    ctx->stage_ns[stage] += ih_now_ns() - t0;
+}
 
 /* At least `bytes` of host memory owned by the context and kept between
  * calls (a large malloc per call is an mmap, and each of its pages a fault

@@ -76,7 +76,11 @@ imghist_status ih_op_histogram_one(imghist_ctx *ctx, const imghist_view *src,
         .job = &job,
         .counts = out,
     };
-    return ih_dispatch_one(ctx, &one);
+    const uint64_t t0 = ih_now_ns();
+    st = ih_dispatch_one(ctx, &one);
+    ih_stage_add(ctx, ctx->backend == IMGHIST_BACKEND_CUDA ? IMGHIST_STAGE_GPU : IMGHIST_STAGE_COUNT,
+                 t0);
+    return st;
 }
 
 /* ih_begin, then what every batch call refuses: no views (given: whether

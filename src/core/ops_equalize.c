@@ -102,7 +102,13 @@ imghist_status ih_op_equalize_one(imghist_ctx *ctx, const imghist_view *src,
     if (st != IMGHIST_OK) {
         return st;
     }
-    return dispatch_equalize(ctx, src, mask, dst, hist);
+    /* On the CPU the backend adds its count and LUT stages itself. */
+    const uint64_t t0 = ih_now_ns();
+    st = dispatch_equalize(ctx, src, mask, dst, hist);
+    if (ctx->backend == IMGHIST_BACKEND_CUDA) {
+        ih_stage_add(ctx, IMGHIST_STAGE_GPU, t0);
+    }
+    return st;
 }
 
 

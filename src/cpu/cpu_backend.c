@@ -659,7 +659,15 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
     }
     void *lut = hist + levels;
     imghist_counts counts = {hist, levels, IMGHIST_MEM_HOST};
+    /* Timed here on a CPU context (a CUDA context that falls back here
+     * counts the whole call as GPU time). */
+    const int timed = ctx->backend == IMGHIST_BACKEND_CPU;
+    const uint64_t t0 = ih_now_ns();
     if (st == IMGHIST_OK) st = cpu_histogram(ctx, src, mask, &job, &counts);
+    const uint64_t t1 = ih_now_ns();
+    if (timed) {
+        ctx->stage_ns[IMGHIST_STAGE_COUNT] += t1 - t0;
+    }
     if (st == IMGHIST_OK) {
         st = wide ? ih_equalize_lut_u16(hist, lut) : lut_u8(ctx, hist, lut);
         if (st != IMGHIST_OK) { /* only an empty histogram: every mask sample zero */
@@ -677,6 +685,9 @@ static imghist_status cpu_equalize(imghist_ctx *ctx, const imghist_view *src,
     }
     if (st == IMGHIST_OK && hist_out != NULL) {
         memcpy(hist_out->data, hist, levels * sizeof *hist);
+    }
+    if (timed) {
+        ih_stage_add(ctx, IMGHIST_STAGE_LUT, t1);
     }
     return st;
 }

@@ -1,5 +1,5 @@
 /* PNG output: to a file (written beside the target and renamed into place)
- * or to memory. 8-bit gray at level 1 goes through imghist's own writers
+ * or to memory. 8-bit gray at level 1 goes through imghist's own writer
  * (png_bands.c); 16-bit samples, 2 to 4 channels and the other levels through
  * libpng. */
 #define _POSIX_C_SOURCE 200809L
@@ -71,15 +71,15 @@ static void sink_flush(png_structp png)
 
 /*
  * What IMGHIST_P_PNG_LEVEL means (measured on equalized photographs,
- * bench/PNG-CODECS.md):
+ * bench/results/png-deflate.md and bench/PNG-CODECS.md):
  *  - 1, the default: imghist's own writer (png_bands.c). Each row is filtered
  *    with Sub or Up, whichever leaves the smaller sum of magnitudes, and the
- *    image is deflated by libdeflate at its level 1: faster than OpenCV's
- *    imwrite setting (zlib level 1, Z_RLE, Sub) and close to its size (the
- *    measurements are in bench/PNG-CODECS.md). Images of 16 MB and
- *    more are deflated by zlib (Z_RLE, Sub) in bands over the context's
- *    threads. Equalized images compress little whatever is done
- *    (equalization spreads the values).
+ *    image is deflated by ISA-L at its level 1 (libdeflate's level 1 in a
+ *    build without ISA-L): several times faster than OpenCV's imwrite
+ *    setting (zlib level 1, Z_RLE, Sub) and close to its size. Images of
+ *    16 MB and more are deflated in bands over the context's threads.
+ *    Equalized images compress little whatever is done (equalization
+ *    spreads the values).
  *  - 2..9: libpng's own defaults at that level: an adaptive choice of
  *    filter per row and zlib's Z_FILTERED strategy. Smaller on images with
  *    long repeats, several times slower.
@@ -147,22 +147,25 @@ static int encode(png_sink *sink, const imghist_view *img, int level, ih_png_err
     return 0;
 }
 
-/* 8-bit gray at level 1: large images in bands over the context's threads,
- * the rest deflated in one piece (png_bands.c); everything else through
- * libpng (at level 1 with OpenCV's setting, Z_RLE and Sub). */
-static int encode_any(const imghist_ctx *ctx, png_sink *sink, const imghist_view *img,
+/* 8-bit gray at level 1 through imghist's own writer (png_bands.c),
+ * everything else through libpng (at level 1 with OpenCV's setting, Z_RLE
+ * and Sub); the time goes to the context's filter and deflate stages. */
+static int encode_any(imghist_ctx *ctx, png_sink *sink, const imghist_view *img,
                       ih_png_error *err)
 {
     const int level = (int)ctx->params.png_level;
     if (level == 1 && img->dtype == IMGHIST_U8 && view_channels(img) == 1) {
-        /* The choice depends on the image only, so the bytes written do not
-         * depend on the number of threads. */
-        return (size_t)img->width * img->height >= IH_PNG_BAND_MIN_BYTES
-                   ? ih_png_write_bands(img, (unsigned)ctx->params.cpu_threads, sink_put, sink,
-                                        err->msg, sizeof err->msg)
-                   : ih_png_write_deflate(img, sink_put, sink, err->msg, sizeof err->msg);
+        ih_png_times t = {0, 0};
+        const int rc = ih_png_write_u8(img, (unsigned)ctx->params.cpu_threads, sink_put, sink,
+                                       &t, err->msg, sizeof err->msg);
+        ctx->stage_ns[IMGHIST_STAGE_FILTER] += t.filter_ns;
+        ctx->stage_ns[IMGHIST_STAGE_DEFLATE] += t.deflate_ns;
+        return rc;
     }
-    return encode(sink, img, level, err);
+    const uint64_t t0 = ih_now_ns();
+    const int rc = encode(sink, img, level, err);
+    ih_stage_add(ctx, IMGHIST_STAGE_DEFLATE, t0);
+    return rc;
 }
 
 /* A U8 or U16 host view of 1 to 4 channels, which PNG can hold. */

@@ -75,6 +75,7 @@ imghist_status imghist_load_file(imghist_ctx *ctx, const char *path, imghist_ima
         return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "NULL argument");
     }
     *out = NULL;
+    const uint64_t t0 = ih_now_ns();
     FILE *fp = fopen(path, "rb");
     if (fp == NULL) {
         return ih_fail(ctx, IMGHIST_E_IO, "%s: %s", path, strerror(errno));
@@ -88,6 +89,7 @@ imghist_status imghist_load_file(imghist_ctx *ctx, const char *path, imghist_ima
     size_t size = 0;
     st = read_file(ctx, fp, path, &data, &size);
     fclose(fp);
+    ih_stage_add(ctx, IMGHIST_STAGE_READ, t0);
     if (st != IMGHIST_OK) {
         return st;
     }
@@ -226,10 +228,13 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
         .read_truncated = ctx->params.load_truncated != 0,
         .limits = {.max_pixels = (uint64_t)ctx->params.max_pixels},
     };
+    const uint64_t t0 = ih_now_ns();
     st = decode(ctx, data, size, name, &opts, &raw);
+    ih_stage_add(ctx, IMGHIST_STAGE_DECODE, t0);
     if (st != IMGHIST_OK) {
         return st;
     }
+    const uint64_t t1 = ih_now_ns();
     /* Depth first, then gray: a 16-bit PNG's 8-bit gray is computed from the
      * high bytes, as OpenCV's 8-bit imread computes it. */
     const int reduced = raw.reduced || (!opts.native_depth && raw.dtype != IMGHIST_U8);
@@ -265,6 +270,7 @@ imghist_status imghist_load_memory(imghist_ctx *ctx, const void *data, size_t si
     img->view.channels = (uint32_t)raw.channels;
     img->flags = (raw.truncated ? IMGHIST_IMAGE_TRUNCATED : 0u) |
                  (reduced ? IMGHIST_IMAGE_REDUCED : 0u);
+    ih_stage_add(ctx, IMGHIST_STAGE_GRAY, t1);
     *out = img;
     return IMGHIST_OK;
 }

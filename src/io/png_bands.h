@@ -1,8 +1,10 @@
-/* Large 8-bit gray PNGs at level 1, compressed in bands on several threads. */
+/* imghist's own writer of 8-bit gray PNGs at level 1: filtered rows deflated
+ * in one piece, or in bands on several threads for large images. */
 #ifndef IMGHIST_PNG_BANDS_H
 #define IMGHIST_PNG_BANDS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core.h"
 
@@ -12,26 +14,24 @@
 /* Where the bytes go: returns 0, or -1 with errno set. */
 typedef int (*ih_png_write_fn)(void *arg, const void *data, size_t n);
 
-/*
- * Write img (U8, host) as a PNG at level 1: Sub filter and zlib's Z_RLE
- * strategy, as the single-stream writer uses, with the rows cut into bands of
- * about 4 MB, each deflated on its own (ending in a full flush) and the bands'
- * Adler-32 sums combined: one valid zlib stream. The bands depend on the
- * image only, so the bytes written are the same for any thread count.
- * Returns 0, or -1 with a reason in msg.
- */
-int ih_png_write_bands(const imghist_view *img, unsigned threads, ih_png_write_fn write,
-                       void *arg, char *msg, size_t msglen);
+/* The wall time of a call spent filtering and deflating, in nanoseconds (added
+ * to; bands on several threads split it as their own times split). */
+typedef struct ih_png_times {
+    uint64_t filter_ns, deflate_ns;
+} ih_png_times;
 
 /*
  * Write img (U8, host) as a PNG with each row filtered with Sub or Up,
- * whichever leaves the smaller sum of magnitudes, deflated in one piece by
- * libdeflate at its level 1: faster than zlib's Z_RLE with the Sub filter
- * (OpenCV's imwrite setting) at a small cost in size; bench/PNG-CODECS.md
- * holds the measurements of this and the other filters.
+ * whichever leaves the smaller sum of magnitudes, deflated at the fastest
+ * setting that keeps the size near OpenCV's imwrite (bench/results/png-deflate.md):
+ * ISA-L's level 1 where imghist is built with ISA-L, libdeflate's level 1
+ * otherwise. Images whose pixel data reach IH_PNG_BAND_MIN_BYTES are cut
+ * into bands of about 4 MB, each deflated on its own over `threads` threads
+ * (ISA-L, or zlib's Z_RLE without it) and written as one zlib stream. The
+ * bytes written depend on the image only, not on the thread count.
  * Returns 0, or -1 with a reason in msg.
  */
-int ih_png_write_deflate(const imghist_view *img, ih_png_write_fn write, void *arg, char *msg,
-                         size_t msglen);
+int ih_png_write_u8(const imghist_view *img, unsigned threads, ih_png_write_fn write, void *arg,
+                    ih_png_times *times, char *msg, size_t msglen);
 
 #endif
