@@ -16,6 +16,7 @@
 #include "cli_context.h"
 #include "imghist.h"
 #include "measure.h"
+#include "compare.h"
 #include "merge.h"
 #include "mpi_run.h"
 #include "outputs.h"
@@ -635,6 +636,12 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "merge") == 0) {
         return ih_merge_main(argc - 1, argv + 1); /* a file named merge: ./merge */
+    }
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) {
+        return ih_compare_main(argc - 1, argv + 1);
+    }
+    if (argc > 1 && strcmp(argv[1], "similar") == 0) {
+        return ih_similar_main(argc - 1, argv + 1);
     }
     if (ih_mpi_start(&argc, &argv) != 0) { /* under mpirun: one rank of a batch run */
         return IH_EXIT_FILE;
