@@ -463,18 +463,31 @@ static int new_context(imghist_backend backend, imghist_ctx **ctx)
     return IH_EXIT_OK;
 }
 
+/* The options and the context: IH_EXIT_OK, -1 after --help, or the exit
+ * status of a failure (said; nothing left to free). */
+static int start(int argc, char **argv, int similar, cmp_args *a, imghist_ctx **ctx)
+{
+    int rc = parse(argc, argv, similar, a);
+    if (rc == 0) {
+        rc = new_context(a->backend, ctx);
+    }
+    if (rc != IH_EXIT_OK) {
+        free(a->inputs);
+        a->inputs = NULL;
+    }
+    return rc;
+}
+
 /* ---- imghist compare ---- */
 
 int ih_compare_main(int argc, char **argv)
 {
     cmp_args a;
-    int rc = parse(argc, argv, 0, &a);
-    if (rc != 0) {
-        free(a.inputs);
-        return rc < 0 ? IH_EXIT_OK : rc;
-    }
     imghist_ctx *ctx = NULL;
-    rc = new_context(a.backend, &ctx);
+    int rc = start(argc, argv, 0, &a, &ctx);
+    if (rc != IH_EXIT_OK) {
+        return rc < 0 ? IH_EXIT_OK : rc; /* -1: --help */
+    }
     const size_t n = a.n_inputs; /* REF and the inputs */
     hist *h = calloc(n, sizeof *h);
     uint64_t *counts = NULL;
@@ -575,13 +588,11 @@ static int collect(const cmp_args *a, const imghist_file_list *fl, const size_t 
 int ih_similar_main(int argc, char **argv)
 {
     cmp_args a;
-    int rc = parse(argc, argv, 1, &a);
-    if (rc != 0) {
-        free(a.inputs);
-        return rc < 0 ? IH_EXIT_OK : rc;
-    }
     imghist_ctx *ctx = NULL;
-    rc = new_context(a.backend, &ctx);
+    int rc = start(argc, argv, 1, &a, &ctx);
+    if (rc != IH_EXIT_OK) {
+        return rc < 0 ? IH_EXIT_OK : rc; /* -1: --help */
+    }
     imghist_file_list *fl = NULL;
     if (rc == IH_EXIT_OK &&
         imghist_list_files(ctx, (const char *const *)a.inputs, a.n_inputs, a.recursive, &fl) !=
