@@ -17,6 +17,7 @@ Functions:
   histogramdd, cvt_color, backproject           N-d histograms of channels, colour spaces
   equalize, clahe, match_histograms, match_lut  contrast
   entropy, percentile, otsu                     statistics of a histogram
+  compare, compare_all                          comparing histograms (cv2.compareHist)
   load                                          image files as arrays
   histogram_files, total_files                  whole folders, on the library's threads
   numpy.histogram                               a drop-in numpy.histogram
@@ -35,12 +36,13 @@ from ._lib import (ImghistArgumentError, ImghistBufferError, ImghistCudaError,
 from ._lib import version_string as __version__
 from ._api import (cuda_available, device_count, entropy, equalize, histogram, histogram2d,
                    clahe, load, match_histograms, match_lut, mutual_information, otsu, percentile)
+from ._compare import compare, compare_all
 from ._files import FilesHistogram, histogram_files, total_files
 from ._ndhist import backproject, cvt_color, histogramdd
 from . import numpy
 
 __all__ = ["histogram", "equalize", "histogram2d", "mutual_information", "load",
-           "entropy", "percentile", "otsu", "match_lut", "match_histograms", "clahe",
+           "entropy", "percentile", "otsu", "compare", "compare_all", "match_lut", "match_histograms", "clahe",
            "cuda_available", "device_count", "numpy", "histogram_files", "total_files",
            "FilesHistogram", "histogramdd", "cvt_color", "backproject", "ImghistError", "ImghistArgumentError",
            "ImghistBufferError", "ImghistMemoryError", "ImghistIOError", "ImghistDecodeError",

@@ -127,6 +127,23 @@ imghist_counts read_counts(nb::handle t)
     return c;
 }
 
+// Histograms to compare: (data, type, mem, bins, count, stride).
+imghist_hists read_hists(nb::handle t)
+{
+    PyObject *o = t.ptr();
+    if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 6) {
+        type_error("imghist: internal: histograms are (data, type, mem, bins, count, stride)");
+    }
+    imghist_hists h;
+    h.data = (const void *)(uintptr_t)as_u64(PyTuple_GET_ITEM(o, 0));
+    h.type = (imghist_hist_type)as_i64(PyTuple_GET_ITEM(o, 1));
+    h.mem = (imghist_mem)as_i64(PyTuple_GET_ITEM(o, 2));
+    h.bins = (size_t)as_u64(PyTuple_GET_ITEM(o, 3));
+    h.count = (size_t)as_u64(PyTuple_GET_ITEM(o, 4));
+    h.stride = (size_t)as_u64(PyTuple_GET_ITEM(o, 5));
+    return h;
+}
+
 // A list of view tuples; masks live beside the views, one per view.
 struct Views {
     std::vector<imghist_view> v, m;
@@ -533,6 +550,28 @@ public:
         }
         return nb::make_tuple(out_list, (int)st);
     }
+    void compare_many(nb::handle query, nb::handle set, int method, uintptr_t out, int mem)
+    {
+        const imghist_hists q = read_hists(query), h = read_hists(set);
+        imghist_status st;
+        {
+            nb::gil_scoped_release r;
+            st = imghist_compare_many(ctx, &q, &h, (imghist_compare_method)method, (double *)out,
+                                      (imghist_mem)mem);
+        }
+        check(st);
+    }
+    void compare_all(nb::handle set, int method, uintptr_t out, int mem)
+    {
+        const imghist_hists h = read_hists(set);
+        imghist_status st;
+        {
+            nb::gil_scoped_release r;
+            st = imghist_compare_all(ctx, &h, (imghist_compare_method)method, (double *)out,
+                                     (imghist_mem)mem);
+        }
+        check(st);
+    }
     std::string last_error() const { return imghist_last_error(ctx); }
 };
 
@@ -560,6 +599,24 @@ size_t percentile(HostCounts h, double p)
     check_stat(imghist_percentile(h.data(), h.shape(0), p, &bin),
                "imghist: no count in the histogram");
     return bin;
+}
+
+double compare(nb::handle h1, nb::handle h2, int method)
+{
+    const imghist_hists a = read_hists(h1), b = read_hists(h2);
+    double r = 0;
+    check_stat(imghist_compare(&a, &b, (imghist_compare_method)method, &r),
+               "imghist: histograms of different bins, or an unknown metric");
+    return r;
+}
+
+int compare_method(const std::string &name)
+{
+    imghist_compare_method m;
+    if (imghist_compare_method_from_name(name.c_str(), &m) != IMGHIST_OK) {
+        return -1;
+    }
+    return (int)m;
 }
 
 size_t otsu(HostCounts h)
@@ -940,6 +997,8 @@ NB_MODULE(_imghist, m)
     m.def("percentile", &percentile);
     m.def("otsu", &otsu);
     m.def("match_lut", &match_lut);
+    m.def("compare", &compare);
+    m.def("compare_method", &compare_method);
 
     nb::class_<Context>(m, "Context")
         .def(nb::init<int, int>(), "backend"_a, "device"_a)
@@ -965,5 +1024,7 @@ NB_MODULE(_imghist, m)
         .def("files_counts_len", &Context::files_counts_len, "spec"_a.none())
         .def("histogram_files", &Context::histogram_files, "files"_a, "threads"_a,
              "spec"_a.none(), "out"_a, "len"_a, "progress"_a.none())
+        .def("compare_many", &Context::compare_many)
+        .def("compare_all", &Context::compare_all)
         .def("last_error", &Context::last_error);
 }

@@ -17,6 +17,7 @@
 #include "gpu_decode.h"
 #include "imghist.h"
 #include "measure.h"
+#include "compare.h"
 #include "merge.h"
 #include "ndhist_cli.h"
 #include "mpi_run.h"
@@ -693,6 +694,12 @@ int main(int argc, char **argv)
     }
     if (ih_is_space_call(argc, argv)) {
         return ih_ndhist_main(argc, argv);
+    }
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) {
+        return ih_compare_main(argc - 1, argv + 1);
+    }
+    if (argc > 1 && strcmp(argv[1], "similar") == 0) {
+        return ih_similar_main(argc - 1, argv + 1);
     }
     if (ih_mpi_start(&argc, &argv) != 0) { /* under mpirun: one rank of a batch run */
         return IH_EXIT_FILE;

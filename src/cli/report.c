@@ -480,3 +480,13 @@ void ih_print_picture(FILE *fp, const ih_hist_out *h, uint32_t ch, int rows)
     const int left = COLS / 2 + 1 - (int)strlen(lo);
     fprintf(fp, "%s%*s%*s\n", lo, left > 0 ? left : 1, mid, COLS / 2 - 1, hi);
 }
+
+void ih_write_json_string(FILE *fp, const char *s)
+{
+    json_string(fp, s);
+}
+
+void ih_write_csv_field(FILE *fp, const char *s)
+{
+    csv_field(fp, s);
+}

@@ -61,6 +61,10 @@ void ih_format_number(char *buf, size_t len, double v);
 /* CSV: bin,lower,upper,count (or one column per channel). 0, or -1 on a
  * stream error. */
 int ih_write_csv(FILE *fp, const ih_hist_out *h);
+/* One string as a JSON string and as a CSV field, escaped as the other
+ * outputs escape file names. */
+void ih_write_json_string(FILE *fp, const char *s);
+void ih_write_csv_field(FILE *fp, const char *s);
 /* Batch CSV: the header, then one row per bin (per channel with --channels)
  * with the file name first (quoted when it needs to be). */
 void ih_write_csv_header_with_file(FILE *fp, int channels);

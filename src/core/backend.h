@@ -79,6 +79,12 @@ struct ih_backend_ops {
      * lut is 256 host bytes. */
     imghist_status (*apply_lut)(imghist_ctx *ctx, const imghist_view *src,
                                 const imghist_view *dst, const uint8_t *lut);
+    /* Checked histogram comparisons (core/compare.c): query NULL for every
+     * pair of set, else query against each. NULL: the core computes host
+     * ones itself and refuses device memory. */
+    imghist_status (*compare)(imghist_ctx *ctx, const imghist_hists *query,
+                              const imghist_hists *set, imghist_compare_method method,
+                              double *out, imghist_mem out_mem);
 };
 
 /* The one fallback. After a call on the context's backend returned *st: the

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clahe.h"
+#include "cuda_compare.h"
 #include "cuda_state.h"
 #include "equalize_batch.cuh"
 #include "hist_u8.cuh"
@@ -473,6 +474,14 @@ static imghist_status cuda_apply_lut_any(imghist_ctx *ctx, const imghist_view *s
     return cuda_apply_lut(ctx, src, dst, lut);
 }
 
+static imghist_status cuda_compare(imghist_ctx *ctx, const imghist_hists *query,
+                                   const imghist_hists *set, imghist_compare_method method,
+                                   double *out, imghist_mem out_mem)
+{
+    IH_ON_DEVICE(ctx);
+    return ih_cuda_compare(ctx, query, set, method, out, out_mem);
+}
+
 extern "C" const ih_backend_ops ih_cuda_backend = {
     IMGHIST_BACKEND_CUDA,
     1,
@@ -487,4 +496,5 @@ extern "C" const ih_backend_ops ih_cuda_backend = {
     cuda_equalize_any,
     cuda_clahe,
     cuda_apply_lut_any,
+    cuda_compare,
 };
