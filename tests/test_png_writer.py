@@ -6,7 +6,8 @@ one row, one column, odd widths, constant images, incompressible noise,
 flat images with edges, an image large enough to be written in bands) and
 on the sample photographs: OpenCV (libpng) and Pillow (its own inflate and
 CRC checks) must both read OUT.png back as OpenCV's equalizeHist of the
-input, bit for bit. A 16-bit image (written through libpng) too.
+input, bit for bit. A 16-bit image (written through libpng) too. And
+every process writes the same bytes for one input.
 
 usage: test_png_writer.py IMGHIST_BINARY SAMPLES_DIR
 Exits 77 (skipped) when python3-opencv or python3-pil is not installed.
@@ -70,6 +71,26 @@ def check(exe, src, want, out_dir, name, extra=()):
     return os.path.getsize(out)
 
 
+def same_bytes_every_process(exe, src, out_dir, name, runs):
+    """The PNG of `runs` processes (16 at a time, address-space layouts of
+    their own) must be one file, byte for byte."""
+    import concurrent.futures
+    import hashlib
+
+    def one(k):
+        out = os.path.join(out_dir, f"{name}-{k}.png")
+        r = subprocess.run([exe, src, "--equalize", out, "-q"], capture_output=True, text=True)
+        assert r.returncode == 0, f"{name}: {r.stderr}"
+        with open(out, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        os.unlink(out)
+        return digest
+
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        digests = set(pool.map(one, range(runs)))
+    assert len(digests) == 1, f"{name}: {len(digests)} different PNGs from {runs} runs"
+
+
 def main():
     exe, samples = sys.argv[1], sys.argv[2]
     rng = np.random.default_rng(20261128)
@@ -86,6 +107,17 @@ def main():
             path = os.path.join(samples, f)
             want = cv2.equalizeHist(cv2.imread(path, cv2.IMREAD_GRAYSCALE))
             check(exe, path, want, tmp, "sample-" + f, ("--gray", "luma"))
+            n += 1
+        # The same bytes from every process: small PngSuite images (ISA-L
+        # gave some of them a different stream in about one process in a
+        # hundred) and a photograph, deflated by ISA-L.
+        suite = os.path.join(os.path.dirname(os.path.abspath(samples)), "tests", "conformance",
+                             "pngsuite")
+        for name, src, runs in (("s04n3p01", os.path.join(suite, "s04n3p01.png"), 200),
+                                ("s06n3p02", os.path.join(suite, "s06n3p02.png"), 200),
+                                ("s09i3p02", os.path.join(suite, "s09i3p02.png"), 200),
+                                ("moon", os.path.join(samples, "moon.png"), 48)):
+            same_bytes_every_process(exe, src, tmp, name, runs)
             n += 1
         # 16-bit samples go through libpng; the pixels must come back too.
         img16 = rng.integers(0, 65536, (37, 53), dtype=np.uint16)

