@@ -11,10 +11,11 @@
 set -eu
 
 # Building the library, the CLI (plots, MPI) and its man page and
-# completions.
+# completions, and the Python package from source (pip install . in a venv:
+# Python's headers and venv).
 build="meson ninja-build pkg-config gcc g++ libc6-dev dpkg-dev libstb-dev libpng-dev
 libjpeg62-turbo-dev libexif-dev libdeflate-dev libisal-dev libtiff-dev libgif-dev libcmocka-dev
-libopenmpi-dev openmpi-bin libcairo2-dev scdoc bash-completion"
+libopenmpi-dev openmpi-bin libcairo2-dev scdoc bash-completion python3-dev python3-venv"
 # The test suites: reference libraries, valgrind, strace, the wheel's bare
 # root (debootstrap), and the shells whose completions are checked.
 tests="python3 python3-opencv python3-numpy valgrind python3-pytest python3-pil python3-skimage
