@@ -119,7 +119,9 @@ static void watch(pool *p)
     const unsigned ms = job->tick_ms > 0 ? job->tick_ms : 100;
     pthread_mutex_lock(&p->mu);
     while (p->running > 0) {
-        if (job->tick == NULL) {
+        /* After a tick asked to stop, the caller hears nothing more: the
+         * workers finish what they hold, unticked. */
+        if (job->tick == NULL || p->stopped) {
             pthread_cond_wait(&p->watch_cv, &p->mu);
             continue;
         }
