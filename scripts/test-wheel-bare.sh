@@ -29,6 +29,10 @@ skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root (chroot and mounts)"
 command -v debootstrap >/dev/null || skip "debootstrap is missing (Debian: debootstrap)"
 command -v unshare >/dev/null || skip "unshare is missing (Debian: util-linux)"
+# Inside a chroot whose root is not a mount point (or a container without
+# the right), no private mount namespace can be made: skipped, not failed.
+unshare --mount --propagation private true 2>/dev/null ||
+    skip "no private mount namespace can be made here (a chroot or a container?)"
 
 mirror=${IMGHIST_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=${IMGHIST_BARE_CACHE:-$root/build-wheel/cache}
