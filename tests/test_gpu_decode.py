@@ -10,9 +10,11 @@ auto falls back to the CPU with the same output as --decode cpu.
 gpu mode (skips with 77 without a GPU or nvJPEG): over samples/, the
 libjpeg-turbo conformance JPEGs and generated ones (every chroma
 subsampling, gray, restart markers, progressive, CMYK, RGB-coded, odd
-sizes, an EXIF orientation, a truncated and a corrupt file), --decode gpu
-and auto write the same CSV and total as --decode cpu, byte for byte, with
-the same errors and exit status, and -v shows the GPU decoded most of them.
+sizes, EXIF orientations, a truncated and a corrupt file), --decode gpu
+and auto write the same CSV, total and equalized PNGs as --decode cpu, byte
+for byte, with the same errors and exit status, and -v shows the GPU decoded
+most of them. On a host of two GPUs or more, --gpus 0,1 too, each GPU
+decoding some of them.
 
 usage: test_gpu_decode.py IMGHIST MAKE_JPEG SOURCE_ROOT cpu|gpu
 """
@@ -52,6 +54,7 @@ def make_tree(root, copies):
             w, h = sizes[(i + c) % len(sizes)]
             make_jpeg(os.path.join(root, f"gen/{kind}_{c}.jpg"), kind, w, h, 7 * c + i + 1)
     make_jpeg(os.path.join(root, "gen/oriented.jpg"), "420", 300, 200, 3, "6")
+    make_jpeg(os.path.join(root, "gen/upright.jpg"), "420", 301, 203, 4, "1")
     for name in os.listdir(os.path.join(ROOT, "samples")):
         if name.endswith(".jpg"):
             shutil.copy(os.path.join(ROOT, "samples", name), os.path.join(root, name))
@@ -67,19 +70,45 @@ def make_tree(root, copies):
         f.write(b"\xff\xd8\xff\xe0" + b"\x00" * 64)
 
 
-def outputs(tmp, tag, src, *extra):
+def outputs(tmp, tag, src, *extra, equalize=False):
+    """The run's process, CSV, total, error lines and (equalize) its PNGs by
+    relative path."""
     csv, total = os.path.join(tmp, tag + ".csv"), os.path.join(tmp, tag + "_total.csv")
-    p = run("-r", "--gray", "luma", "--csv", csv, "--total", total, *extra, src)
+    eq = os.path.join(tmp, tag + "_eq")
+    p = run("-r", "--gray", "luma", "--csv", csv, "--total", total,
+            *(["--equalize", eq] if equalize else []), *extra, src)
     read = lambda path: open(path).read() if os.path.exists(path) else None
     errors = sorted(line for line in p.stderr.splitlines() if "invalid JPEG" in line)
-    return p, read(csv), read(total), errors
+    pngs = {}
+    for top, _, names in os.walk(eq):
+        for name in names:
+            with open(os.path.join(top, name), "rb") as f:
+                pngs[os.path.relpath(os.path.join(top, name), eq)] = f.read()
+    return p, read(csv), read(total), errors, pngs
+
+
+def on_gpus(stderr):
+    """-v's lines: images decoded on each GPU, JPEGs declined."""
+    each = {}
+    for n, g in re.findall(r"decode: (\d+) images on GPU (\d+)'s hardware JPEG decoder", stderr):
+        each[int(g)] = each.get(int(g), 0) + int(n)
+    m = re.search(r"decode: (\d+) JPEGs declined", stderr)
+    return each, int(m.group(1)) if m else None
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    except OSError:
+        return 0
+    return sum(line.startswith("GPU ") for line in out.splitlines())
 
 
 def usage_errors(tmp, src):
     for args, word in [(["--decode", "gpu"], "--gray luma"),
                        (["--decode", "gpu", "--gray", "luma", "--json", "-"], "--json"),
-                       (["--decode", "gpu", "--gray", "luma", "--equalize", tmp + "/eq"],
-                        "--equalize"),
+                       (["--decode", "gpu", "--gray", "luma", "--read-truncated"],
+                        "--read-truncated"),
                        (["--decode", "gpu", "--gray", "luma", "--channels"], "--channels"),
                        (["--decode", "gpu", "--gray", "luma", "--backend", "cpu"], "--backend"),
                        (["--decode", "quick"], "--decode")]:
@@ -87,6 +116,34 @@ def usage_errors(tmp, src):
         check(p.returncode == 2 and word in p.stderr and "--decode" in p.stderr,
               f"{args}: a usage error naming {word} (got {p.returncode}: {p.stderr.strip()})")
         check(not os.path.exists(os.path.join(tmp, "u.csv")), f"{args}: nothing written")
+
+
+def equalize_runs(tmp, src):
+    """--equalize: the GPU's PNGs are the CPU's, byte for byte; a turned
+    photograph goes to the CPU, an upright one with EXIF to the GPU."""
+    cpu = outputs(tmp, "eq_cpu", src, "--decode", "cpu", equalize=True)
+    check(cpu[0].returncode == 1 and len(cpu[4]) > 60,
+          f"--decode cpu --equalize: exit 1, the PNGs written ({len(cpu[4])})")
+    runs = [("eq_gpu", ["--decode", "gpu", "-v"]), ("eq_auto", ["-v"]),
+            ("eq_gpu_j2", ["--decode", "gpu", "-j", "2", "-v"])]
+    if gpu_count() >= 2:
+        runs.append(("eq_gpus", ["--decode", "gpu", "--gpus", "0,1", "-v"]))
+    for tag, extra in runs:
+        got = outputs(tmp, tag, src, *extra, equalize=True)
+        check(got[0].returncode == cpu[0].returncode,
+              f"{tag}: exit {got[0].returncode}, cpu {cpu[0].returncode}")
+        check(got[1] == cpu[1] and got[2] == cpu[2], f"{tag}: the CSV and total are the CPU's")
+        check(got[3] == cpu[3], f"{tag}: the same bad files named")
+        check(sorted(got[4]) == sorted(cpu[4]), f"{tag}: the same PNGs written")
+        differ = sorted(k for k in cpu[4] if got[4].get(k) != cpu[4][k])
+        check(not differ, f"{tag}: PNGs differ from the CPU's: {differ[:8]}")
+        each, declined = on_gpus(got[0].stderr)
+        print(f"{tag}: decoded on GPUs {each}, {declined} declined, {len(got[4])} PNGs")
+        if tag == "eq_gpu":
+            check(sum(each.values()) >= 6 * 8, f"{tag}: the GPU equalized the baseline files")
+        if tag == "eq_gpus":
+            check(len(each) == 2 and min(each.values()) > 0,
+                  f"{tag}: both GPUs decoded some files: {each}")
 
 
 def main():
@@ -121,14 +178,13 @@ def main():
             check(gpu[1] == cpu[1], "--decode gpu's CSV is --decode cpu's")
             check(gpu[2] == cpu[2], "--decode gpu's total is --decode cpu's")
             check(gpu[3] == cpu[3], f"the same bad files named: {gpu[3]} vs {cpu[3]}")
-            m = re.search(r"decode: (\d+) images on GPU \d+'s hardware JPEG decoder, (\d+) JPEGs",
-                          gpu[0].stderr)
-            check(m is not None, f"-v says what the GPU decoded: {gpu[0].stderr}")
-            if m:
-                print(m.group(0))
+            each, declined = on_gpus(gpu[0].stderr)
+            check(each and declined is not None, f"-v says what the GPU decoded: {gpu[0].stderr}")
+            if each and declined is not None:
+                print(f"decoded on GPUs {each}, {declined} declined")
                 # Baseline kinds, the samples and most conformance files.
-                check(int(m.group(1)) >= 6 * 8, f"the GPU decoded the baseline files: {m.group(0)}")
-                check(int(m.group(2)) >= 6 * 4, f"it declined the others: {m.group(0)}")
+                check(sum(each.values()) >= 6 * 8, f"the GPU decoded the baseline files: {each}")
+                check(declined >= 6 * 4, f"it declined the others: {declined}")
             if MODE == "cpu":
                 print("(the GPU decoder ran: this host has one)")
         auto = outputs(tmp, "auto", src, "-v")
@@ -138,6 +194,7 @@ def main():
         if MODE == "gpu":
             j1 = outputs(tmp, "gpu_j1", src, "--decode", "gpu", "-j", "1")
             check(j1[1] == cpu[1] and j1[2] == cpu[2], "--decode gpu -j 1: the same outputs")
+            equalize_runs(tmp, src)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if FAILURES:

@@ -4,7 +4,9 @@
  * restart-marked ones fit, with or without bytes after the end; progressive,
  * arithmetic-coded, RGB-coded (Adobe transform 0) and CMYK ones do not, nor
  * 12-bit frames, segments that run past the end, or any file cut short.
+ * ih_exif_upright: which EXIF blocks leave the CPU's decode upright.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +76,58 @@ static size_t find_marker(const unsigned char *p, size_t n, unsigned char m)
     return 0;
 }
 
+/* "Exif\0\0", a TIFF header (big: Motorola order) and IFD 0 at offset 8
+ * with one entry (tag, type, count, value); its size. */
+static size_t exif_block(uint8_t *b, int big, unsigned tag, unsigned type, unsigned count,
+                         unsigned value)
+{
+    /* header: byte order, 42, IFD 0's offset; IFD 0: one entry of tag,
+     * type, count and a value field, then no next IFD. */
+    const unsigned vals[] = {big ? 0x4D4Du : 0x4949u, 42, 8, 1, tag, type, count};
+    const int sizes[] = {2, 2, 4, 2, 2, 2, 4};
+    memcpy(b, "Exif\0\0", 6);
+    uint8_t *t = b + 6;
+    size_t at = 0;
+    for (int k = 0; k < 7; k++) {
+        for (int i = 0; i < sizes[k]; i++) {
+            t[at++] = (uint8_t)(vals[k] >> (big ? 8 * (sizes[k] - 1 - i) : 8 * i));
+        }
+    }
+    /* A SHORT value sits in the first two of the four value bytes. */
+    memset(t + at, 0, 8);
+    t[at] = (uint8_t)(big ? value >> 8 : value);
+    t[at + 1] = (uint8_t)(big ? value : value >> 8);
+    return 6 + at + 8;
+}
+
+static void exif_cases(void)
+{
+    uint8_t b[64];
+    check(ih_exif_upright(NULL, 0) == 1, "no APP1: upright");
+    check(ih_exif_upright((const uint8_t *)"http://ns.adobe.com/xap/1.0/", 29) == 1,
+          "an XMP APP1: upright");
+    for (int big = 0; big < 2; big++) {
+        size_t n = exif_block(b, big, 0x0112, 3, 1, 1);
+        check(ih_exif_upright(b, n) == 1, big ? "MM orientation 1: upright"
+                                              : "II orientation 1: upright");
+        for (unsigned o = 2; o <= 8; o++) {
+            n = exif_block(b, big, 0x0112, 3, 1, o);
+            check(ih_exif_upright(b, n) == 0, "orientation 2..8: not upright");
+        }
+        n = exif_block(b, big, 0x010F, 2, 1, 6); /* Make, no orientation */
+        check(ih_exif_upright(b, n) == 1, "EXIF without an orientation: upright");
+        n = exif_block(b, big, 0x0112, 4, 1, 1); /* a LONG: unsure */
+        check(ih_exif_upright(b, n) == 0, "orientation not a SHORT: to the CPU");
+        n = exif_block(b, big, 0x0112, 3, 1, 1);
+        check(ih_exif_upright(b, n - 10) == 0, "IFD 0 cut short: to the CPU");
+        b[6 + 2] ^= 0xFF;
+        check(ih_exif_upright(b, n) == 0, "not a TIFF header: to the CPU");
+    }
+}
+
 int main(void)
 {
+    exif_cases();
     static const struct {
         enum kind k;
         int fits;

@@ -171,8 +171,21 @@ static void process_item(void *user, unsigned worker, size_t item, void *slot)
     run *r = user;
     ih_result *res = slot;
     const ih_file *f = &r->files->files[item];
-    if (ih_gpu_decode_file(r->plan->gpu, f, &res->width, &res->height, &res->hist)) {
-        res->status = IMGHIST_OK; /* decoded and counted on the GPU */
+    uint8_t *equalized = NULL;
+    if (ih_gpu_decode_file(r->plan->gpu, f, &res->width, &res->height, &res->hist,
+                           &equalized)) {
+        res->status = IMGHIST_OK; /* decoded and counted (and equalized) on the GPU */
+        if (equalized != NULL) {
+            ih_worker *w = &r->plan->workers[worker];
+            const imghist_view v = {.data = equalized, .dtype = IMGHIST_U8,
+                                    .mem = IMGHIST_MEM_HOST, .width = res->width,
+                                    .height = res->height, .pitch = res->width, .channels = 1};
+            /* Writing is the CPU's work: -j at once, as for decoding. */
+            ih_gpu_cpu_enter(r->plan->gpu);
+            write_png(w, w->cpu != NULL ? w->cpu : w->ctx, f, &v, res);
+            ih_gpu_cpu_leave(r->plan->gpu);
+            free(equalized);
+        }
         return;
     }
     ih_gpu_cpu_enter(r->plan->gpu);

@@ -27,13 +27,14 @@ int ih_gpu_decode_fits(const ih_cli_args *a, const char **why)
 {
     /* Luma only: nvJPEG's colour conversion is not libjpeg-turbo's, its luma
      * plane is. --json reports sizes after the EXIF orientation, which the
-     * GPU's path does not read; the rest need the decoded image itself. */
+     * GPU's path does not apply (--equalize sends a turned photograph to the
+     * CPU instead); --plot-dir draws on the workers' CPU path. */
     const char *no = a->gray != IMGHIST_GRAY_LUMA
                          ? "it needs --gray luma (the hardware's colour conversion is not "
                            "libjpeg-turbo's; its luma plane is)"
                      : a->channels || a->native_depth ? "not with --channels or --depth native"
-                     : a->equalize_out != NULL || a->plot_dir != NULL || a->json_out != NULL
-                         ? "it writes --csv and --total only (not --equalize, --plot-dir or "
+                     : a->plot_dir != NULL || a->json_out != NULL
+                         ? "it writes --csv, --total and --equalize only (not --plot-dir or "
                            "--json)"
                      : a->mask != NULL || a->joint != NULL ? "not with --mask or --joint"
                      : a->read_truncated ? "not with --read-truncated"
@@ -44,8 +45,11 @@ int ih_gpu_decode_fits(const ih_cli_args *a, const char **why)
     return no == NULL;
 }
 
-int ih_jpeg_fits_gpu(const uint8_t *p, size_t n)
+/* ih_jpeg_fits_gpu, and the first APP1 segment's bytes (NULL: none). */
+static int scan_jpeg(const uint8_t *p, size_t n, const uint8_t **app1, size_t *app1_len)
 {
+    *app1 = NULL;
+    *app1_len = 0;
     if (n < 4 || p[0] != 0xFF || p[1] != 0xD8) {
         return 0;
     }
@@ -94,6 +98,9 @@ int ih_jpeg_fits_gpu(const uint8_t *p, size_t n)
             jfif = 1;
         } else if (m == 0xEE && sl >= 12 && memcmp(s, "Adobe", 5) == 0) {
             adobe = s[11];
+        } else if (m == 0xE1 && *app1 == NULL) {
+            *app1 = s;
+            *app1_len = sl;
         }
         i += len;
         if (m == 0xDA) {
@@ -123,6 +130,59 @@ int ih_jpeg_fits_gpu(const uint8_t *p, size_t n)
     return frame && !rgb;
 }
 
+int ih_jpeg_fits_gpu(const uint8_t *data, size_t size)
+{
+    const uint8_t *app1 = NULL;
+    size_t len = 0;
+    return scan_jpeg(data, size, &app1, &len);
+}
+
+static uint32_t exif_u(const uint8_t *b, int big, int bytes)
+{
+    return bytes == 2 ? (big ? (uint32_t)b[0] << 8 | b[1] : (uint32_t)b[1] << 8 | b[0])
+                      : (big ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+                                   (uint32_t)b[2] << 8 | b[3]
+                             : (uint32_t)b[3] << 24 | (uint32_t)b[2] << 16 |
+                                   (uint32_t)b[1] << 8 | b[0]);
+}
+
+int ih_exif_upright(const uint8_t *app1, size_t len)
+{
+    /* The CPU's decoder turns the image by the Orientation of IFD 0 (2..8).
+     * Upright here means provably so: no EXIF, or an IFD 0 read whole whose
+     * every Orientation entry is the SHORT 1 or has none. Anything this
+     * reading is unsure of goes to the CPU, which is right either way. */
+    if (app1 == NULL || len < 6 || memcmp(app1, "Exif\0\0", 6) != 0) {
+        return 1;
+    }
+    const uint8_t *t = app1 + 6;
+    const size_t n = len - 6;
+    if (n < 8 || !((t[0] == 'I' && t[1] == 'I') || (t[0] == 'M' && t[1] == 'M'))) {
+        return 0;
+    }
+    const int big = t[0] == 'M';
+    if (exif_u(t + 2, big, 2) != 42) {
+        return 0;
+    }
+    const uint32_t ifd = exif_u(t + 4, big, 4);
+    if (ifd < 8 || (size_t)ifd + 2 > n) {
+        return 0;
+    }
+    const uint32_t entries = exif_u(t + ifd, big, 2);
+    if ((size_t)ifd + 2 + 12 * (size_t)entries > n) {
+        return 0;
+    }
+    for (uint32_t k = 0; k < entries; k++) {
+        const uint8_t *e = t + ifd + 2 + 12 * (size_t)k;
+        if (exif_u(e, big, 2) == 0x0112 &&
+            (exif_u(e + 2, big, 2) != 3 || exif_u(e + 4, big, 4) < 1 ||
+             exif_u(e + 8, big, 2) != 1)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int ih_gpu_decode_built(void)
 {
     return IH_HAVE_NVJPEG;
@@ -130,11 +190,14 @@ int ih_gpu_decode_built(void)
 
 #if IH_HAVE_NVJPEG
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <time.h>
 
 #include <cuda_runtime_api.h>
 #include <nvjpeg.h>
+
+#include "mpi_run.h"
 
 /* Most files in one batch (enough to keep every hardware decoder of an
  * H100 or H200 busy), and how long a batch that is not full waits for more
@@ -144,9 +207,19 @@ int ih_gpu_decode_built(void)
 /* An auto run of fewer files stays on the CPU: nvJPEG's start (CUDA's,
  * then the decoder's, a second or more) would outlast it. */
 #define AUTO_MIN_FILES 64
-/* Device memory for the luma planes of both batches together: at most
- * this, and at most a quarter of what is free. */
+/* With --equalize the CPU's share (filtering, deflating, writing) is larger
+ * and the GPU saves less: 256 12-megapixel JPEGs on 16 cores took 2.5 s
+ * under auto against 2.1-2.2 s on the CPU, 1024 took 6.5 s against
+ * 7.1-7.5 s. */
+#define AUTO_MIN_FILES_EQUALIZE 512
+/* Device memory for the luma planes of both batches of a GPU together: at
+ * most this, and at most a quarter of what is free. --equalize brings the
+ * planes home through pinned memory of the same size, so it takes less. */
 #define PLANES_MAX_BYTES ((size_t)1 << 30)
+#define EQ_PLANES_MAX_BYTES ((size_t)1 << 29)
+/* Most GPUs that decode in one process (one thread each: a second thread
+ * on a GPU measured no faster, nvJPEG's host-side work in each slowing). */
+#define UNITS_MAX 16
 
 typedef struct nvj_api {
     void *so;
@@ -169,51 +242,71 @@ typedef struct job {
     size_t size;
     uint32_t w, h;
     uint64_t *counts; /* the worker's, counters_each long */
-    int state;        /* 0 queued, 1 counted, 2 declined */
+    const uint8_t *home;   /* --equalize: the equalized plane, in its batch's home */
+    struct batch *from;    /* that batch */
+    int state;             /* 0 queued, 1 counted, 2 declined */
     struct job *next;
 } job;
 
-/* A batch: its decoder state, planes and counts. Two take turns, so that
- * one is decoded on the GPU while the next is handed to nvJPEG. */
+/* A batch: its decoder state, planes and counts. Two take turns on each
+ * GPU, so that one is decoded while the next is handed to nvJPEG. */
 typedef struct batch {
     nvjpegJpegState_t state;
-    uint8_t *planes;        /* device */
-    uint64_t *dev_counts;   /* device */
-    uint64_t *counts;       /* pinned host */
+    uint8_t *planes;      /* device */
+    uint64_t *dev_counts; /* device */
+    uint64_t *counts;     /* pinned host */
+    uint8_t *home;        /* pinned host, --equalize: the equalized planes */
     cudaEvent_t done;
     job *jobs[BATCH_MAX];
+    size_t at[BATCH_MAX]; /* each plane's offset in planes and home */
     size_t n;
-    int ok; /* submitted without an error */
+    size_t readers; /* under mu: workers still to copy their planes from home */
+    int ok;         /* submitted without an error */
 } batch;
 
-struct ih_gpu_decoder {
-    const ih_cli_args *a;
-    int device;
-    int share; /* auto: a worker over the -j cap decodes on the CPU when the queue is full */
-    nvj_api api;
+struct ih_gpu_decoder;
+
+/* One GPU: its thread, nvJPEG handle, stream, library context and batches. */
+typedef struct unit {
+    struct ih_gpu_decoder *d;
+    int device; /* -1: chosen when opened (no --gpus) */
     nvjpegHandle_t handle;
     batch batches[2];
     nvjpegJpegStream_t parsed;
     cudaStream_t stream;
     imghist_ctx *ctx;
-    imghist_histspec spec;
-    ih_hist_out binning; /* the spec's fields for the records */
-    size_t counters_each;
     uint64_t max_pixels, max_bytes;
     size_t planes_bytes; /* of each batch */
     double t_submit, t_wait, t_idle; /* the thread's seconds, for -v */
-
+    size_t on_gpu;                   /* under the decoder's mu */
+    int failed;                      /* under mu */
+    char why[256];
     pthread_t tid;
+} unit;
+
+struct ih_gpu_decoder {
+    const ih_cli_args *a;
+    int share;    /* auto: a worker over the -j cap decodes on the CPU when the queue is full */
+    int equalize; /* the planes are equalized and come home */
+    int all_gpus; /* no --gpus: the first GPU's thread opens the others */
+    nvj_api api;
+    imghist_histspec spec;
+    ih_hist_out binning; /* the spec's fields for the records */
+    size_t counters_each;
+    uint64_t max_bytes; /* a file's, from the first GPU opened */
+
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv, cpu_cv;
+    unit units[UNITS_MAX];
+    size_t n_units; /* threads started; under mu */
     job *head, *tail;
     size_t queued;
     int closing;
-    int ready;  /* under mu: nvJPEG is open; atomic reads outside */
-    int failed; /* under mu: it could not be opened */
-    char why[256];
+    int ready;  /* some GPU is open: under mu, atomic reads outside */
+    int first_done; /* the first GPU is open or failed (and the others started) */
+    size_t opened;  /* threads past opening their GPU, either way */
     unsigned cpu_free; /* CPU decodes that may start (-j of them at most) */
-    size_t on_gpu, declined;
+    size_t declined;
 };
 
 static int load_api(nvj_api *api, char *why, size_t len)
@@ -250,79 +343,90 @@ static int load_api(nvj_api *api, char *why, size_t len)
     return 0;
 }
 
-/* nvJPEG's hardware backend, a stream, a CUDA context of the library on it
- * and the planes' memory; 0, or -1 with why. On the decoder's thread. */
-static int open_gpu(ih_gpu_decoder *d, char *why, size_t len)
+/* nvJPEG's hardware backend on the unit's GPU, a stream, a CUDA context of
+ * the library on it and the planes' memory; 0, or -1 with why. *gpus: how
+ * many GPUs CUDA sees. On the unit's thread. */
+static int open_unit(unit *u, int *gpus, char *why, size_t len)
 {
+    ih_gpu_decoder *d = u->d;
     int count = 0;
     cudaError_t ce = cudaGetDeviceCount(&count);
+    *gpus = ce == cudaSuccess ? count : 0;
     if (ce != cudaSuccess || count == 0) {
         snprintf(why, len, "no usable GPU (%s)", ce != cudaSuccess ? cudaGetErrorString(ce)
                                                                    : "none found");
         return -1;
     }
-    if (d->device >= count || cudaSetDevice(d->device) != cudaSuccess) {
-        snprintf(why, len, "GPU %d cannot be used", d->device);
+    if (u->device < 0) { /* ranks of one host under mpirun share its GPUs */
+        u->device = ih_mpi.local_size > 1 ? ih_mpi.local_rank % count : 0;
+    }
+    if (u->device >= count || cudaSetDevice(u->device) != cudaSuccess) {
+        snprintf(why, len, "GPU %d cannot be used", u->device);
         return -1;
     }
-    nvjpegStatus_t s = d->api.create_ex(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &d->handle);
+    nvjpegStatus_t s = d->api.create_ex(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &u->handle);
     if (s != NVJPEG_STATUS_SUCCESS) {
-        d->handle = NULL;
-        snprintf(why, len, "nvJPEG has no hardware decoder on GPU %d (status %d)", d->device,
+        u->handle = NULL;
+        snprintf(why, len, "nvJPEG has no hardware decoder on GPU %d (status %d)", u->device,
                  (int)s);
         return -1;
     }
-    if (d->api.state_create(d->handle, &d->batches[0].state) != NVJPEG_STATUS_SUCCESS ||
-        d->api.state_create(d->handle, &d->batches[1].state) != NVJPEG_STATUS_SUCCESS ||
-        d->api.stream_create(d->handle, &d->parsed) != NVJPEG_STATUS_SUCCESS) {
+    if (d->api.state_create(u->handle, &u->batches[0].state) != NVJPEG_STATUS_SUCCESS ||
+        d->api.state_create(u->handle, &u->batches[1].state) != NVJPEG_STATUS_SUCCESS ||
+        d->api.stream_create(u->handle, &u->parsed) != NVJPEG_STATUS_SUCCESS) {
         snprintf(why, len, "nvJPEG's decoder state cannot be made");
         return -1;
     }
-    if (cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking) != cudaSuccess) {
-        d->stream = NULL;
+    if (cudaStreamCreateWithFlags(&u->stream, cudaStreamNonBlocking) != cudaSuccess) {
+        u->stream = NULL;
         snprintf(why, len, "a CUDA stream cannot be made");
         return -1;
     }
     ih_cli_args cuda = *d->a;
     cuda.backend = IMGHIST_BACKEND_CUDA;
-    if (ih_make_context_on(&cuda, 1, d->device, &d->ctx) != IH_EXIT_OK ||
-        imghist_set_stream(d->ctx, (imghist_stream)d->stream) != IMGHIST_OK) {
-        snprintf(why, len, "no CUDA context of the library on GPU %d", d->device);
+    if (ih_make_context_on(&cuda, 1, u->device, &u->ctx) != IH_EXIT_OK ||
+        imghist_set_stream(u->ctx, (imghist_stream)u->stream) != IMGHIST_OK) {
+        snprintf(why, len, "no CUDA context of the library on GPU %d", u->device);
         return -1;
     }
     int64_t v = 0;
-    imghist_get_param(d->ctx, IMGHIST_P_MAX_PIXELS, &v);
-    d->max_pixels = (uint64_t)v;
-    imghist_get_param(d->ctx, IMGHIST_P_MAX_INPUT_BYTES, &v);
-    d->max_bytes = (uint64_t)v;
+    imghist_get_param(u->ctx, IMGHIST_P_MAX_PIXELS, &v);
+    u->max_pixels = (uint64_t)v;
+    imghist_get_param(u->ctx, IMGHIST_P_MAX_INPUT_BYTES, &v);
+    u->max_bytes = (uint64_t)v;
     size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
-    d->planes_bytes = (free_b / 4 < PLANES_MAX_BYTES ? free_b / 4 : PLANES_MAX_BYTES) / 2;
+    const size_t cap = d->equalize ? EQ_PLANES_MAX_BYTES : PLANES_MAX_BYTES;
+    u->planes_bytes = (free_b / 4 < cap ? free_b / 4 : cap) / 2;
     const size_t counts_bytes = BATCH_MAX * d->counters_each * sizeof(uint64_t);
     for (int b = 0; b < 2; b++) {
-        batch *t = &d->batches[b];
-        if (cudaMalloc((void **)&t->planes, d->planes_bytes) != cudaSuccess ||
+        batch *t = &u->batches[b];
+        if (cudaMalloc((void **)&t->planes, u->planes_bytes) != cudaSuccess ||
             cudaMalloc((void **)&t->dev_counts, counts_bytes) != cudaSuccess ||
             cudaMallocHost((void **)&t->counts, counts_bytes) != cudaSuccess ||
+            (d->equalize &&
+             cudaMallocHost((void **)&t->home, u->planes_bytes) != cudaSuccess) ||
             cudaEventCreateWithFlags(&t->done, cudaEventDisableTiming) != cudaSuccess) {
-            snprintf(why, len, "no memory for batches of luma planes on GPU %d", d->device);
+            snprintf(why, len, "no memory for batches of luma planes on GPU %d", u->device);
             return -1;
         }
     }
     return 0;
 }
 
-static void close_gpu(ih_gpu_decoder *d)
+static void close_unit(unit *u)
 {
-    if (d->stream != NULL) {
-        cudaStreamSynchronize(d->stream);
+    ih_gpu_decoder *d = u->d;
+    if (u->stream != NULL) {
+        cudaStreamSynchronize(u->stream);
     }
-    imghist_destroy(d->ctx);
+    imghist_destroy(u->ctx);
     for (int b = 0; b < 2; b++) {
-        batch *t = &d->batches[b];
+        batch *t = &u->batches[b];
         cudaFree(t->planes);
         cudaFree(t->dev_counts);
         cudaFreeHost(t->counts);
+        cudaFreeHost(t->home);
         if (t->done != NULL) {
             cudaEventDestroy(t->done);
         }
@@ -330,29 +434,30 @@ static void close_gpu(ih_gpu_decoder *d)
             d->api.state_destroy(t->state);
         }
     }
-    if (d->stream != NULL) {
-        cudaStreamDestroy(d->stream);
+    if (u->stream != NULL) {
+        cudaStreamDestroy(u->stream);
     }
-    if (d->parsed != NULL) {
-        d->api.stream_destroy(d->parsed);
+    if (u->parsed != NULL) {
+        d->api.stream_destroy(u->parsed);
     }
-    if (d->handle != NULL) {
-        d->api.destroy(d->handle);
+    if (u->handle != NULL) {
+        d->api.destroy(u->handle);
     }
     /* The library stays loaded: nvJPEG's own threads may outlive its handle. */
 }
 
 /* Whether job j is one the hardware takes within the limits; its size. */
-static int accept_job(ih_gpu_decoder *d, job *j)
+static int accept_job(unit *u, job *j)
 {
     int unsupported = 1;
     unsigned w = 0, h = 0;
-    if (j->size > d->max_bytes ||
-        d->api.parse_header(d->handle, j->data, j->size, d->parsed) != NVJPEG_STATUS_SUCCESS ||
-        d->api.frame_dims(d->parsed, &w, &h) != NVJPEG_STATUS_SUCCESS ||
-        d->api.batched_supported(d->handle, d->parsed, &unsupported) != NVJPEG_STATUS_SUCCESS ||
-        unsupported != 0 || w == 0 || h == 0 || (uint64_t)w * h > d->max_pixels ||
-        (size_t)w * h > d->planes_bytes) {
+    const nvj_api *api = &u->d->api;
+    if (j->size > u->max_bytes ||
+        api->parse_header(u->handle, j->data, j->size, u->parsed) != NVJPEG_STATUS_SUCCESS ||
+        api->frame_dims(u->parsed, &w, &h) != NVJPEG_STATUS_SUCCESS ||
+        api->batched_supported(u->handle, u->parsed, &unsupported) != NVJPEG_STATUS_SUCCESS ||
+        unsupported != 0 || w == 0 || h == 0 || (uint64_t)w * h > u->max_pixels ||
+        (size_t)w * h > u->planes_bytes) {
         return 0;
     }
     j->w = w;
@@ -360,11 +465,13 @@ static int accept_job(ih_gpu_decoder *d, job *j)
     return 1;
 }
 
-/* Queues the batch's decoding, counting and the counts' copy home on the
- * stream (nothing waits here for the GPU); whether nvJPEG and the library
- * took it. */
-static int submit_batch(ih_gpu_decoder *d, batch *t)
+/* Queues the batch's decoding, counting (and with --equalize the tables,
+ * their application and the planes' copy home) and the counts' copy home
+ * on the stream (nothing waits here for the GPU); whether nvJPEG and the
+ * library took it. */
+static int submit_batch(unit *u, batch *t)
 {
+    ih_gpu_decoder *d = u->d;
     const unsigned char *data[BATCH_MAX];
     size_t lengths[BATCH_MAX];
     nvjpegImage_t out[BATCH_MAX];
@@ -380,18 +487,27 @@ static int submit_batch(ih_gpu_decoder *d, batch *t)
         views[k] = (imghist_view){.data = t->planes + at, .dtype = IMGHIST_U8,
                                   .mem = IMGHIST_MEM_DEVICE, .width = j->w, .height = j->h,
                                   .pitch = j->w, .channels = 1};
+        t->at[k] = at;
         at += (size_t)j->w * j->h;
     }
     const size_t len = t->n * d->counters_each;
     const imghist_counts counts = {t->dev_counts, len, IMGHIST_MEM_DEVICE};
-    return d->api.batched_init(d->handle, t->state, (int)t->n, 1, NVJPEG_OUTPUT_Y) ==
-               NVJPEG_STATUS_SUCCESS &&
-           d->api.batched(d->handle, t->state, data, lengths, out, d->stream) ==
-               NVJPEG_STATUS_SUCCESS &&
-           imghist_histogram_list(d->ctx, views, t->n, &d->spec, &counts) == IMGHIST_OK &&
-           cudaMemcpyAsync(t->counts, t->dev_counts, len * sizeof *t->counts,
-                           cudaMemcpyDeviceToHost, d->stream) == cudaSuccess &&
-           cudaEventRecord(t->done, d->stream) == cudaSuccess;
+    int ok = d->api.batched_init(u->handle, t->state, (int)t->n, 1, NVJPEG_OUTPUT_Y) ==
+                 NVJPEG_STATUS_SUCCESS &&
+             d->api.batched(u->handle, t->state, data, lengths, out, u->stream) ==
+                 NVJPEG_STATUS_SUCCESS &&
+             imghist_histogram_list(u->ctx, views, t->n, &d->spec, &counts) == IMGHIST_OK &&
+             cudaMemcpyAsync(t->counts, t->dev_counts, len * sizeof *t->counts,
+                             cudaMemcpyDeviceToHost, u->stream) == cudaSuccess;
+    if (ok && d->equalize) {
+        /* In place, each plane with the table of its own 256 levels, as the
+         * CPU's path does after counting. */
+        ok = imghist_equalize_list(u->ctx, views, views, t->n, IMGHIST_EQ_OPENCV, NULL) ==
+                 IMGHIST_OK &&
+             cudaMemcpyAsync(t->home, t->planes, at, cudaMemcpyDeviceToHost, u->stream) ==
+                 cudaSuccess;
+    }
+    return ok && cudaEventRecord(t->done, u->stream) == cudaSuccess;
 }
 
 static double now_s(void)
@@ -401,22 +517,30 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Waits for a submitted batch and hands each worker its counts, or its
- * file back when anything failed. */
-static void finish_batch(ih_gpu_decoder *d, batch *t)
+/* Waits for a submitted batch and hands each worker its counts (and with
+ * --equalize where its plane is, which the worker copies out before the
+ * batch is used again), or its file back when anything failed. */
+static void finish_batch(unit *u, batch *t)
 {
+    ih_gpu_decoder *d = u->d;
     const double t0 = now_s();
     const int ok = t->ok && cudaEventSynchronize(t->done) == cudaSuccess;
-    d->t_wait += now_s() - t0;
+    u->t_wait += now_s() - t0;
     for (size_t k = 0; ok && k < t->n; k++) {
-        memcpy(t->jobs[k]->counts, t->counts + k * d->counters_each,
+        job *j = t->jobs[k];
+        memcpy(j->counts, t->counts + k * d->counters_each,
                d->counters_each * sizeof *t->counts);
+        if (d->equalize) {
+            j->home = t->home + t->at[k];
+            j->from = t;
+        }
     }
     pthread_mutex_lock(&d->mu);
     for (size_t k = 0; k < t->n; k++) {
         t->jobs[k]->state = ok ? 1 : 2;
     }
-    d->on_gpu += ok ? t->n : 0;
+    u->on_gpu += ok ? t->n : 0;
+    t->readers = ok && d->equalize ? t->n : 0;
     pthread_cond_broadcast(&d->done_cv);
     pthread_mutex_unlock(&d->mu);
     t->n = 0;
@@ -448,18 +572,50 @@ static struct timespec soon(long ns)
     return t;
 }
 
-/* The decoder's thread: opens nvJPEG, then a batch at a time until closed. */
-static void *decoder_main(void *arg)
+static void *unit_main(void *arg);
+
+/* After the first GPU opened (under mu): a thread for every other GPU, each
+ * taking batches from the same queue. */
+static void start_other_units(ih_gpu_decoder *d, int gpus)
 {
-    ih_gpu_decoder *d = arg;
+    for (int g = 0; g < gpus && d->n_units < UNITS_MAX && !d->closing; g++) {
+        if (g == d->units[0].device) {
+            continue;
+        }
+        unit *u = &d->units[d->n_units];
+        memset(u, 0, sizeof *u);
+        u->d = d;
+        u->device = g;
+        if (pthread_create(&u->tid, NULL, unit_main, u) != 0) {
+            break;
+        }
+        d->n_units++;
+    }
+}
+
+/* A GPU's thread: opens nvJPEG, then a batch at a time until closed. */
+static void *unit_main(void *arg)
+{
+    unit *u = arg;
+    ih_gpu_decoder *d = u->d;
     char why[256] = "";
-    const int ok = open_gpu(d, why, sizeof why) == 0;
+    int gpus = 0;
+    const int ok = open_unit(u, &gpus, why, sizeof why) == 0;
     pthread_mutex_lock(&d->mu);
     if (!ok) {
-        d->failed = 1;
-        snprintf(d->why, sizeof d->why, "%s", why);
+        u->failed = 1;
+        snprintf(u->why, sizeof u->why, "%s", why);
+    } else if (!d->ready) {
+        d->max_bytes = u->max_bytes;
+        __atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE);
     }
-    __atomic_store_n(&d->ready, ok, __ATOMIC_RELEASE);
+    d->opened++;
+    if (u == &d->units[0]) {
+        d->first_done = 1;
+        if (ok && d->all_gpus && ih_mpi.local_size <= 1) { /* a rank: its own GPU */
+            start_other_units(d, gpus);
+        }
+    }
     pthread_cond_broadcast(&d->done_cv);
     batch *pending = NULL; /* submitted, not yet finished */
     int turn = 0;
@@ -475,23 +631,35 @@ static void *decoder_main(void *arg)
             const struct timespec until = soon(FILL_WAIT_NS);
             pthread_cond_timedwait(&d->work_cv, &d->mu, &until);
         }
-        d->t_idle += now_s() - t0;
-        job *take = d->head;
-        d->head = d->tail = NULL;
-        d->queued = 0;
+        u->t_idle += now_s() - t0;
+        /* A batch's worth at most: the other GPUs take the rest. */
+        job *take = d->head, *last = NULL;
+        size_t taken = 0;
+        for (job *j = d->head; j != NULL && taken < BATCH_MAX; j = j->next) {
+            last = j;
+            taken++;
+        }
+        if (last != NULL) {
+            d->head = last->next;
+            if (d->head == NULL) {
+                d->tail = NULL;
+            }
+            last->next = NULL;
+            d->queued -= taken;
+        } else {
+            take = NULL;
+        }
         pthread_mutex_unlock(&d->mu);
 
-        batch *t = &d->batches[turn];
+        batch *t = &u->batches[turn];
         size_t bytes = 0;
         job_list left = {NULL, NULL}, declined = {NULL, NULL};
         for (job *j = take, *next; j != NULL; j = next) {
             next = j->next;
             j->next = NULL;
-            if (t->n == BATCH_MAX) {
-                push(&left, j); /* for the next batch */
-            } else if (!accept_job(d, j)) {
+            if (!accept_job(u, j)) {
                 push(&declined, j);
-            } else if (bytes + (size_t)j->w * j->h > d->planes_bytes) {
+            } else if (bytes + (size_t)j->w * j->h > u->planes_bytes) {
                 push(&left, j);
             } else {
                 bytes += (size_t)j->w * j->h;
@@ -513,14 +681,17 @@ static void *decoder_main(void *arg)
             d->head = left.head;
         }
         pthread_cond_broadcast(&d->done_cv);
+        while (t->n > 0 && t->readers > 0) { /* its planes still being copied out */
+            pthread_cond_wait(&d->done_cv, &d->mu);
+        }
         pthread_mutex_unlock(&d->mu);
         if (t->n > 0) {
             const double t1 = now_s();
-            t->ok = submit_batch(d, t);
-            d->t_submit += now_s() - t1;
+            t->ok = submit_batch(u, t);
+            u->t_submit += now_s() - t1;
         }
         if (pending != NULL) {
-            finish_batch(d, pending);
+            finish_batch(u, pending);
         }
         pending = t->n > 0 ? t : NULL;
         turn ^= t->n > 0;
@@ -528,7 +699,7 @@ static void *decoder_main(void *arg)
     }
     pthread_mutex_unlock(&d->mu);
     if (ok) {
-        close_gpu(d);
+        close_unit(u);
     }
     return NULL;
 }
@@ -564,8 +735,9 @@ static uint8_t *read_jpeg(const char *path, uint64_t max_bytes, size_t *size)
 }
 
 int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_t *h,
-                       ih_hist_out *hist)
+                       ih_hist_out *hist, uint8_t **pixels)
 {
+    *pixels = NULL;
     if (d == NULL || !__atomic_load_n(&d->ready, __ATOMIC_ACQUIRE)) {
         return 0;
     }
@@ -580,7 +752,10 @@ int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_
     size_t size = 0;
     uint8_t *data = read_jpeg(f->path, d->max_bytes, &size);
     /* Checked here, on the worker's thread: the scan reads the whole file. */
-    const int fits = data != NULL && ih_jpeg_fits_gpu(data, size);
+    const uint8_t *app1 = NULL;
+    size_t app1_len = 0;
+    const int fits = data != NULL && scan_jpeg(data, size, &app1, &app1_len) &&
+                     (!d->equalize || ih_exif_upright(app1, app1_len));
     uint64_t *counts = fits ? malloc(d->counters_each * sizeof *counts) : NULL;
     if (counts == NULL) {
         if (data != NULL) {
@@ -609,6 +784,23 @@ int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_
     }
     pthread_mutex_unlock(&d->mu);
     free(data);
+    uint8_t *plane = NULL;
+    if (j.state == 1 && j.from != NULL) { /* copied out while the next batch decodes */
+        const size_t bytes = (size_t)j.w * j.h;
+        plane = malloc(bytes);
+        if (plane != NULL) {
+            memcpy(plane, j.home, bytes);
+        }
+        pthread_mutex_lock(&d->mu);
+        if (--j.from->readers == 0) {
+            pthread_cond_broadcast(&d->done_cv);
+        }
+        if (plane == NULL) { /* the CPU's path reports it, if it cannot either */
+            j.state = 2;
+            d->declined++;
+        }
+        pthread_mutex_unlock(&d->mu);
+    }
     if (j.state != 1) {
         free(counts);
         return 0;
@@ -617,6 +809,7 @@ int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_
     hist->counts = counts;
     *w = j.w;
     *h = j.h;
+    *pixels = plane;
     return 1;
 }
 
@@ -629,13 +822,45 @@ static void free_decoder(ih_gpu_decoder *d)
     free(d);
 }
 
+/* How many GPUs the run may decode on, before CUDA starts: --gpus' distinct
+ * entries, or the driver's count of them (CUDA_VISIBLE_DEVICES may narrow
+ * it: a guess, only for how many workers wait on the batches). */
+static size_t gpus_guess(const ih_cli_args *a)
+{
+    if (a->scale.n_gpus > 0) {
+        size_t n = 0;
+        for (unsigned k = 0; k < a->scale.n_gpus; k++) {
+            unsigned m = 0;
+            while (m < k && a->scale.gpus[m] != a->scale.gpus[k]) {
+                m++;
+            }
+            n += m == k;
+        }
+        return n;
+    }
+    if (ih_mpi.local_size > 1) {
+        return 1;
+    }
+    size_t n = 0;
+    DIR *dir = opendir("/proc/driver/nvidia/gpus");
+    for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;) {
+        n += e->d_name[0] != '.';
+    }
+    if (dir != NULL) {
+        closedir(dir);
+    }
+    return n == 0 ? 1 : n < UNITS_MAX ? n : UNITS_MAX;
+}
+
 int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs,
                          ih_gpu_decoder **out, char *err, size_t errlen)
 {
     *out = NULL;
     const int want = a->decode == IH_DECODE_GPU;
     if (a->decode == IH_DECODE_CPU || !ih_gpu_decode_fits(a, NULL) ||
-        (!want && (a->backend == IMGHIST_BACKEND_CPU || n_files < AUTO_MIN_FILES))) {
+        (!want && (a->backend == IMGHIST_BACKEND_CPU ||
+                   n_files < (a->equalize_out != NULL ? AUTO_MIN_FILES_EQUALIZE
+                                                      : AUTO_MIN_FILES)))) {
         return 0;
     }
     ih_gpu_decoder *d = calloc(1, sizeof *d);
@@ -654,8 +879,8 @@ int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs
         return want ? -1 : 0;
     }
     d->a = a;
-    d->device = a->scale.n_gpus > 0 ? a->scale.gpus[0] : 0;
     d->share = !want;
+    d->equalize = a->equalize_out != NULL;
     d->cpu_free = cpu_jobs > 0 ? cpu_jobs : 1;
     /* Every JPEG here is 8-bit: the spec of an 8-bit image under the options. */
     const imghist_view u8 = {.dtype = IMGHIST_U8, .width = 1, .height = 1, .pitch = 1};
@@ -672,21 +897,48 @@ int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs
     pthread_cond_init(&d->work_cv, NULL);
     pthread_cond_init(&d->done_cv, NULL);
     pthread_cond_init(&d->cpu_cv, NULL);
-    if (d->counters_each != ih_hist_stride(&d->binning) ||
-        pthread_create(&d->tid, NULL, decoder_main, d) != 0) {
-        free_decoder(d);
+    /* --gpus: a thread for each GPU named (once each); otherwise the first
+     * GPU's thread starts the others once CUDA has counted them. */
+    d->all_gpus = a->scale.n_gpus == 0;
+    int started = d->counters_each == ih_hist_stride(&d->binning);
+    pthread_mutex_lock(&d->mu);
+    for (unsigned k = 0; started && k < (a->scale.n_gpus > 0 ? a->scale.n_gpus : 1); k++) {
+        const int dev = a->scale.n_gpus > 0 ? a->scale.gpus[k] : -1;
+        int seen = 0;
+        for (size_t m = 0; m < d->n_units; m++) {
+            seen |= d->units[m].device == dev;
+        }
+        if (seen || d->n_units == UNITS_MAX) {
+            continue;
+        }
+        unit *u = &d->units[d->n_units];
+        u->d = d;
+        u->device = dev;
+        if (pthread_create(&u->tid, NULL, unit_main, u) != 0) {
+            started = 0;
+        } else {
+            d->n_units++;
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (!started) {
+        if (d->n_units > 0) {
+            ih_gpu_decoder_stop(d);
+        } else {
+            free_decoder(d);
+        }
         snprintf(err, errlen, "--decode gpu: the decoder's thread cannot be started");
         return want ? -1 : 0;
     }
-    if (want) { /* the run needs it: wait for it */
+    if (want) { /* the run needs it: wait for its GPUs */
         pthread_mutex_lock(&d->mu);
-        while (!d->ready && !d->failed) {
+        while (!d->first_done || d->opened < d->n_units) {
             pthread_cond_wait(&d->done_cv, &d->mu);
         }
-        const int failed = d->failed;
+        const int failed = d->units[0].failed;
         pthread_mutex_unlock(&d->mu);
         if (failed) {
-            snprintf(err, errlen, "--decode gpu: %s", d->why);
+            snprintf(err, errlen, "--decode gpu: %s", d->units[0].why);
             ih_gpu_decoder_stop(d);
             return -1;
         }
@@ -697,8 +949,8 @@ int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs
 
 unsigned ih_gpu_extra_workers(const ih_gpu_decoder *d)
 {
-    /* One batch decoding, the next filling. */
-    return d != NULL ? 2 * BATCH_MAX : 0;
+    /* On each GPU one batch decoding, the next filling. */
+    return d != NULL ? (unsigned)(2 * BATCH_MAX * gpus_guess(d->a)) : 0;
 }
 
 void ih_gpu_cpu_enter(ih_gpu_decoder *d)
@@ -734,16 +986,28 @@ void ih_gpu_decoder_stop(ih_gpu_decoder *d)
     d->closing = 1;
     pthread_cond_broadcast(&d->work_cv);
     pthread_mutex_unlock(&d->mu);
-    pthread_join(d->tid, NULL);
-    if (ih_verbosity > 0 && (d->share || !d->failed)) { /* gpu's failure is said already */
-        if (d->failed) {
-            ih_say("decode: every image on the CPU (%s)", d->why);
+    /* The first thread may still start others: it is joined first. */
+    pthread_join(d->units[0].tid, NULL);
+    pthread_mutex_lock(&d->mu);
+    const size_t n = d->n_units;
+    pthread_mutex_unlock(&d->mu);
+    for (size_t k = 1; k < n; k++) {
+        pthread_join(d->units[k].tid, NULL);
+    }
+    /* --decode gpu's failure on the first GPU is said already. */
+    const int said = !d->share && d->units[0].failed;
+    for (size_t k = 0; ih_verbosity > 0 && !said && k < n; k++) {
+        const unit *u = &d->units[k];
+        if (u->failed) {
+            ih_say("decode: not on GPU %d (%s)", u->device, u->why);
         } else {
-            ih_say("decode: %zu images on GPU %d's hardware JPEG decoder, %zu JPEGs it declined "
-                   "on the CPU (its thread: %.2f s handing batches to nvJPEG, %.2f s waiting "
-                   "for the GPU, %.2f s for files)",
-                   d->on_gpu, d->device, d->declined, d->t_submit, d->t_wait, d->t_idle);
+            ih_say("decode: %zu images on GPU %d's hardware JPEG decoder (its thread: %.2f s "
+                   "handing batches to nvJPEG, %.2f s waiting for the GPU, %.2f s for files)",
+                   u->on_gpu, u->device, u->t_submit, u->t_wait, u->t_idle);
         }
+    }
+    if (ih_verbosity > 0 && !said) {
+        ih_say("decode: %zu JPEGs declined by the GPUs, on the CPU", d->declined);
     }
     free_decoder(d);
 }
@@ -771,10 +1035,11 @@ unsigned ih_gpu_extra_workers(const ih_gpu_decoder *d)
 }
 
 int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_t *h,
-                       ih_hist_out *hist)
+                       ih_hist_out *hist, uint8_t **pixels)
 {
     (void)d, (void)f, (void)w, (void)h, (void)hist;
-        return 0;
+    *pixels = NULL;
+    return 0;
 }
 
 void ih_gpu_cpu_enter(ih_gpu_decoder *d)

@@ -1,8 +1,9 @@
 /*
- * JPEG decoding on the GPU's hardware decoders (nvJPEG, opened at run time)
- * for batch runs that count luma histograms: workers hand their JPEG files to
- * one decoder thread, which decodes them in batches into device memory and
- * counts the luma planes there; only the counts come back. A file the
+ * JPEG decoding on the GPUs' hardware decoders (nvJPEG, opened at run time)
+ * for batch runs that count or equalize luma: workers hand their JPEG files
+ * to a queue that one thread per GPU takes batches from; each decodes its
+ * batch into device memory and counts (and equalizes) the luma planes there;
+ * only the counts (and the equalized planes) come back. A file the
  * hardware does not take (progressive, CMYK, 12-bit, an RGB-coded JPEG,
  * anything nvJPEG fails on) is declined and the worker decodes it on the
  * CPU, so every file is counted once, with libjpeg-turbo's bits either way
@@ -52,12 +53,20 @@ int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs
 unsigned ih_gpu_extra_workers(const ih_gpu_decoder *d);
 
 /*
+ * Whether a JPEG whose first APP1 segment is app1 (NULL: none) is upright
+ * for the CPU's decoder, which turns images by their EXIF orientation: 1
+ * when provably so (no EXIF, or an orientation of 1 or none), 0 otherwise.
+ */
+int ih_exif_upright(const uint8_t *app1, size_t len);
+
+/*
  * One file on the GPU: 1 when it was decoded and counted there (*w, *h and
- * hist set, hist's counts malloc'd), 0 when the worker is to decode it on the
- * CPU as usual, having first called ih_gpu_cpu_enter.
+ * hist set, hist's counts malloc'd; with --equalize *pixels is the equalized
+ * plane, w x h, malloc'd), 0 when the worker is to decode it on the CPU as
+ * usual, having first called ih_gpu_cpu_enter.
  */
 int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_t *h,
-                       ih_hist_out *hist);
+                       ih_hist_out *hist, uint8_t **pixels);
 /* CPU decoding: at most cpu_jobs workers at once; no-ops for NULL. */
 void ih_gpu_cpu_enter(ih_gpu_decoder *d);
 void ih_gpu_cpu_leave(ih_gpu_decoder *d);
