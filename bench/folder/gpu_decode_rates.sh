@@ -25,6 +25,8 @@ rate "gpu0 16c" $T16 $X --gray luma --decode gpu --gpus 0 -j 16 -v --total $D/t.
 rate "cpu -j16 16c" $T16 $X --gray luma --decode cpu -j 16 --total $D/c.csv $D/in
 rate "auto gpu0 -j16 16c" $T16 $X --gray luma -j 16 --gpus 0 -v --total $D/a.csv $D/in
 cmp $D/t.csv $D/c.csv && cmp $D/a.csv $D/c.csv && echo "totals equal" | tee -a $L/rates.txt
+# The GPU peer on the same files: torchvision's batched GPU decode + bincount.
+IMGHIST_TOTAL=$D/c.csv python3 "$(dirname "$0")/torchvision_decode.py" $D/in 48 2>&1 | tee -a $L/rates.txt
 for r in 1 2; do
   rate "gpu0 all cores" $X --gray luma --decode gpu --gpus 0 -v --total $D/t.csv $D/in
   rate "gpu0,1 all cores" $X --gray luma --decode gpu --gpus 0,1 -v --total $D/t2.csv $D/in
