@@ -501,6 +501,8 @@ static void edge_cases(void)
         {"small window, small image", {10, 10, 0, 8, 6, 1, 0, 0, 0, 0, 9, NULL, NULL, NULL}, 1, 0},
         {"small window, large image", {300, 300, 0, 8, 6, 1, 0, 0, 0, 0, 9, NULL, NULL, NULL}, 0, 0},
         {"large", {1000, 400, 6, 8, 6, 3, 0, 0, 0, 0, 0, NULL, NULL, NULL}, 1, 0},
+        /* inflated into mapped pages (over 4 MiB) */
+        {"mapped", {1600, 1000, 2, 8, 6, 4, 0, 0, 0, 0, 0, NULL, NULL, NULL}, 1, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         b = make_png(&cases[i].s, 50 + i, &zoff, &zlen);

@@ -18,9 +18,11 @@
  * that window: zlib refuses a match reaching further back, libdeflate does
  * not look. Bytes after IEND are never read, by libpng either.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE, madvise */
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -193,6 +195,53 @@ static int scan_chunks(const uint8_t *d, size_t n, int luma, lean_png *p)
         pos += 12 + (size_t)len;
     }
 }
+
+/*
+ * The inflated image, tens of megabytes for a photograph, is written once
+ * and dropped: fresh pages faulted in one at a time cost about as much as
+ * inflating into them. Where the system has it, a large buffer is mapped
+ * with its pages populated in one call, on huge pages where allowed.
+ */
+#if defined(MAP_ANONYMOUS) && defined(MAP_POPULATE)
+#define IH_MAP_MIN ((size_t)4 << 20)
+static uint8_t *raw_alloc(size_t n)
+{
+    if (n < IH_MAP_MIN) {
+        return malloc(n);
+    }
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    madvise(p, n, MADV_HUGEPAGE);
+#endif
+#ifdef MADV_POPULATE_WRITE
+    madvise(p, n, MADV_POPULATE_WRITE);
+#endif
+    return p;
+}
+
+static void raw_free(uint8_t *p, size_t n)
+{
+    if (p != NULL && n >= IH_MAP_MIN) {
+        munmap(p, n);
+    } else {
+        free(p);
+    }
+}
+#else
+static uint8_t *raw_alloc(size_t n)
+{
+    return malloc(n);
+}
+
+static void raw_free(uint8_t *p, size_t n)
+{
+    (void)n;
+    free(p);
+}
+#endif
 
 /* A zlib header zlib takes as libdeflate does, for an image of raw bytes. */
 static int zlib_header_ok(const uint8_t *z, size_t n, size_t raw)
@@ -600,7 +649,7 @@ int ih_png_lean_decode(imghist_ctx *ctx, const uint8_t *data, size_t size, const
     int ok = (p->idat_chunks == 1 || joined != NULL) &&
              zlib_header_ok(z, p->idat_bytes, raw_size);
     if (ok) {
-        raw = malloc(raw_size);
+        raw = raw_alloc(raw_size);
         samples = malloc(out_size);
         rgb = malloc((size_t)p->w * 3);
         dec = libdeflate_alloc_decompressor();
@@ -628,7 +677,7 @@ int ih_png_lean_decode(imghist_ctx *ctx, const uint8_t *data, size_t size, const
     if (ok && p->color == PNG_PALETTE && (int)job.max_idx >= p->num_palette) {
         ok = 0;
     }
-    free(raw);
+    raw_free(raw, raw_size);
     free(rgb);
     if (!ok) {
         free(samples);
