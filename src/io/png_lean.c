@@ -18,7 +18,7 @@
  * that window: zlib refuses a match reaching further back, libdeflate does
  * not look. Bytes after IEND are never read, by libpng either.
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE, madvise */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,7 +202,7 @@ static int scan_chunks(const uint8_t *d, size_t n, int luma, lean_png *p)
  * inflating into them. Where the system has it, a large buffer is mapped
  * with its pages populated in one call, on huge pages where allowed.
  */
-#if defined(MAP_ANONYMOUS) && defined(MAP_POPULATE)
+#if defined(MAP_ANONYMOUS) && defined(MADV_POPULATE_WRITE)
 #define IH_MAP_MIN ((size_t)4 << 20)
 static uint8_t *raw_alloc(size_t n)
 {
@@ -216,9 +216,7 @@ static uint8_t *raw_alloc(size_t n)
 #ifdef MADV_HUGEPAGE
     madvise(p, n, MADV_HUGEPAGE);
 #endif
-#ifdef MADV_POPULATE_WRITE
-    madvise(p, n, MADV_POPULATE_WRITE);
-#endif
+    madvise(p, n, MADV_POPULATE_WRITE); /* before Linux 5.14: faulted as written */
     return p;
 }
 
