@@ -322,8 +322,13 @@ static buf make_png(const spec *s, uint64_t seed, size_t *zoff, size_t *zlen)
         }
         chunk(&b, "tRNS", t, tn);
     }
+    /* big-endian EXIF, IFD 0 with one entry: Orientation (0x112) = 6 */
+    static const uint8_t exif[] = {'M', 'M', 0, 42, 0, 0, 0, 8, 0, 1, 1, 0x12, 0, 3,
+                                   0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0};
     if (s->pre != NULL && strcmp(s->pre, "gAMA") == 0) {
         chunk(&b, "gAMA", gama, 4);
+    } else if (s->pre != NULL && strcmp(s->pre, "eXIf") == 0) {
+        chunk(&b, "eXIf", exif, sizeof exif);
     } else if (s->pre != NULL && strcmp(s->pre, "PLTE") != 0) {
         chunk(&b, s->pre, text, sizeof text - 1);
     }
@@ -493,6 +498,7 @@ static void edge_cases(void)
         {"gAMA palette", {20, 20, 3, 8, 6, 1, 0, 200, 0, 0, 0, "gAMA", NULL, NULL}, 1, 1},
         {"private chunk", {20, 20, 2, 8, 6, 1, 0, 0, 0, 0, 0, "prVt", NULL, NULL}, 0, 0},
         {"private chunk after", {20, 20, 2, 8, 6, 1, 0, 0, 0, 0, 0, NULL, "prVt", NULL}, 0, 0},
+        {"eXIf", {30, 20, 2, 8, 6, 1, 0, 0, 0, 0, 0, "eXIf", NULL, NULL}, 1, 0},
         {"tEXt after IDAT", {20, 20, 2, 8, 6, 1, 0, 0, 0, 0, 0, NULL, "tEXt", NULL}, 1, 0},
         {"tEXt between IDATs", {20, 20, 2, 8, 6, 3, 0, 0, 0, 0, 0, NULL, NULL, "tEXt"}, 0, 0},
         {"PLTE in RGB", {20, 20, 2, 8, 6, 1, 0, 0, 0, 0, 0, "PLTE", NULL, NULL}, 0, 0},
@@ -507,6 +513,16 @@ static void edge_cases(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         b = make_png(&cases[i].s, 50 + i, &zoff, &zlen);
         compare_file(cases[i].what, b.d, b.n, cases[i].lean, cases[i].luma_falls_back);
+        if (strcmp(cases[i].what, "eXIf") == 0) {
+            /* the luma mode turns it upright: 30 x 20 becomes 20 x 30 */
+            imghist_ctx *ctx = make_ctx(&modes[1]);
+            result r = load(ctx, b.d, b.n, "eXIf", 0);
+            if (r.st != IMGHIST_OK || r.img->view.width != 20 || r.img->view.height != 30) {
+                fail("eXIf: not turned by its orientation");
+            }
+            imghist_image_free(r.img);
+            imghist_destroy(ctx);
+        }
         free(b.d);
     }
 }
