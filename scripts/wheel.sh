@@ -2,7 +2,7 @@
 # Build a manylinux wheel of the Python package: meson-python builds it from
 # this Meson build (pyproject.toml), and auditwheel repairs it: the codec
 # libraries the package's shared objects load (libpng, libjpeg, libtiff,
-# giflib, libexif, ISA-L or libdeflate, zlib and what they load in turn) are
+# giflib, libexif, libdeflate, ISA-L where found, zlib and what they load) are
 # copied into the wheel under new names, and the wheel gets the oldest
 # manylinux tag its symbols allow. The CUDA runtime is linked statically
 # (meson.build); the driver's libcuda.so.1 is opened at run time, and is

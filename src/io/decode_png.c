@@ -32,6 +32,7 @@
 #include "gray.h"
 #include "orient.h"
 #include "png_glue.h"
+#include "png_lean.h"
 
 struct png_src {
     const uint8_t *data;
@@ -97,6 +98,14 @@ static void set_transforms(png_structp png, png_infop info, const ih_load_opts *
 imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size, const char *name,
                              const ih_load_opts *opts, ih_raw *out)
 {
+    /* The common files go through png_lean.c first; IMGHIST_PNG_READER=libpng
+     * sends every file to libpng, for tests that compare the two. */
+    const char *reader = getenv("IMGHIST_PNG_READER");
+    imghist_status lean_st = IMGHIST_OK;
+    if ((reader == NULL || strcmp(reader, "libpng") != 0) &&
+        ih_png_lean_decode(ctx, data, size, name, opts, out, &lean_st)) {
+        return lean_st;
+    }
     struct png_src src = {data, size, 0, {{0}}};
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src.err, ih_png_error_fn,
                                              ih_png_warning_fn);
@@ -134,13 +143,10 @@ imghist_status ih_decode_png(imghist_ctx *ctx, const uint8_t *data, size_t size,
      * BGR2GRAY mode does not ask for; luma's rgb_to_gray uses them (gAMA,
      * sRGB and sBIT are a few bytes; libpng refuses iCCP profiles over its
      * 8 MB chunk limit), so that mode reads them. */
-    static const png_byte skipped[] = "tEXt\0zTXt\0iTXt\0eXIf\0sPLT\0pCAL\0sCAL\0"
-                                      "hIST\0tIME\0pHYs\0oFFs\0bKGD\0"
-                                      "iCCP\0sRGB\0cHRM\0gAMA\0sBIT";
+    static const png_byte skipped[] = IH_PNG_SKIPPED_CHUNKS;
     const int luma = opts->mode == IMGHIST_GRAY_LUMA && !opts->keep_channels;
-    const int colour_chunks = 5; /* the last five */
     png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped,
-                                (int)(sizeof skipped / 5) - (luma ? colour_chunks : 0));
+                                (int)(sizeof skipped / 5) - (luma ? IH_PNG_COLOUR_CHUNKS : 0));
     png_read_info(png, info);
 
     const uint32_t w = png_get_image_width(png, info), h = png_get_image_height(png, info);
