@@ -17,7 +17,7 @@ for t in test_context test_histogram test_equalize test_joint test_clahe test_nd
     [ -x "$B/tests/$t" ] && cp "$B/tests/$t" "$D/tests/"
 done
 for b in imghist_bench imghist_bench_wide imghist_bench_joint imghist_bench_batch \
-    imghist_bench_views16 imghist_bench_ndhist imghist_bench_host_cost; do
+    imghist_bench_views16 imghist_bench_ndhist imghist_bench_host_cost imghist_bench_backproject; do
     [ -x "$B/bench/$b" ] && cp "$B/bench/$b" "$D/bench/"
 done
 # Everything they load from outside the C library and the CUDA driver.

@@ -277,6 +277,7 @@ const bs_part ndhist_part = BS_PART("ndhist", tests, setup, NULL);
 
 extern const bs_part ndhist_part;
 extern const bs_part ndhist_cuda_part;
+extern const bs_part backproject_cuda_part;
 
 int main(int argc, char **argv)
 {
@@ -284,6 +285,7 @@ int main(int argc, char **argv)
         &ndhist_part,
 #ifdef IH_CUDA_PARTS
         &ndhist_cuda_part,
+        &backproject_cuda_part,
 #endif
     };
     return bs_main(argc, argv, "ndhist", parts, BS_COUNT(parts));

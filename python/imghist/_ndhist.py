@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _arrays as A
 from . import _lib as L
-from ._api import _context, _exact, _image_layout, _images, _mask, _view
+from ._api import _context, _exact, _host, _image_layout, _images, _mask, _view
 
 _I64 = np.dtype(np.int64)
 _F64 = np.dtype(np.float64)
@@ -235,8 +235,10 @@ def backproject(image, hist, ranges: Optional[Sequence] = None, scale: float = 1
     product rounded half to even and saturated, float32 the product.
 
     image: (H, W) or (..., H, W, C), C up to 4 (a batch: leading
-    dimensions), host memory. hist: a float32 array with one axis per
-    channel (1 to 4), C order. channels: as histogramdd (default: the first
+    dimensions), uint8, uint16 or float32, NumPy or a GPU tensor (torch,
+    CuPy: back-projected on its GPU, on its current stream, the same bits).
+    hist: a float32 array (NumPy, or a tensor: copied to the host) with one
+    axis per channel (1 to 4), C order. channels: as histogramdd (default: the first
     hist.ndim). ranges: one (lo, hi) per axis with uniform=True (None:
     [0, 256) or [0, 65536) for integers), binned by calcHist's rule
     (histogramdd's rule='opencv'), or one array of hist.shape[d] + 1
@@ -254,7 +256,7 @@ def backproject(image, hist, ranges: Optional[Sequence] = None, scale: float = 1
     _, lead, _, H, W, C, _ = lay
     if sp != L.SPACE_NONE and (a.dt != L.U8 or C < 3 or nimg != 3):
         raise ValueError("imghist: space= takes uint8 images of shape (..., H, W, 3 or 4)")
-    h = np.ascontiguousarray(np.asarray(hist), dtype=np.float32)
+    h = np.ascontiguousarray(_host(hist), dtype=np.float32)
     if h.ndim == 2 and h.shape[1] == 1 and (channels is None or len(channels) == 1):
         h = h.reshape(-1)  # cv2.calcHist's 1-D histograms are (bins, 1)
     nd = h.ndim

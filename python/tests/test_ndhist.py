@@ -309,12 +309,17 @@ def _gpu_libraries():
     return libs
 
 
-def test_gpu_arrays_equal_numpy(samples):
+def _gpu_libraries_or_skip():
     if not imghist.cuda_available():
         pytest.skip("no GPU usable by libimghist (or a build without CUDA)")
     libs = _gpu_libraries()
     if not libs:
         pytest.skip("neither torch with CUDA nor CuPy")
+    return libs
+
+
+def test_gpu_arrays_equal_numpy(samples):
+    libs = _gpu_libraries_or_skip()
     imgs = np.stack([img[:96, :128] for _, img in photos(samples)[:3]])
     for name, dev, host in libs:
         d = dev(imgs)
@@ -328,3 +333,49 @@ def test_gpu_arrays_equal_numpy(samples):
         for code in ("bgr2hsv", "rgb2lab"):
             assert np.array_equal(host(imghist.cvt_color(d, code)),
                                   imghist.cvt_color(imgs, code)), (name, code)
+
+
+def test_gpu_backproject_equals_cpu(samples, rng):
+    """imghist.backproject of GPU tensors: on the GPU, a tensor of the same
+    library and device, the same bytes as the CPU's (and cv2's)."""
+    libs = _gpu_libraries_or_skip()
+    imgs = np.stack([img[:96, :128] for _, img in photos(samples)[:3]])
+    hsv = np.stack([cv2.cvtColor(i, cv2.COLOR_BGR2HSV) for i in imgs])
+    model = cv2.calcHist([hsv[0]], [0, 1], None, [30, 32], [0, 180, 0, 256])
+    model[:3] = -1.0  # negative values saturate to 0
+    model[3, :5] = 0.5 + np.arange(5)  # half-way products
+    hs = [(0, 180), (0, 256)]
+    f = rng.uniform(-0.2, 1.2, (2, 20, 31)).astype(np.float32)
+    f[0, 0, :4] = [np.nan, np.inf, 0.0, 1.0]
+    m10 = rng.uniform(0, 2, 10).astype(np.float32)
+    u = rng.integers(0, 65536, (3, 9, 13), dtype=np.uint16)
+    m16 = rng.uniform(0, 300, 16).astype(np.float32)
+    e = [0, 50, 51, 200, 256]
+    m4 = np.float32([10, 20, 30, 40])
+    for name, dev, host in libs:
+        for scale in (1.0, 3.7, 1000.0):
+            got = imghist.backproject(dev(hsv), model, hs, scale, channels=(0, 1))
+            assert type(got) is type(dev(hsv[:1])), name
+            want = imghist.backproject(hsv, model, hs, scale, channels=(0, 1))
+            assert np.array_equal(host(got), want), (name, scale)
+            assert np.array_equal(want[1], cv2.calcBackProject([hsv[1]], [0, 1], model,
+                                                               [0, 180, 0, 256], scale))
+            got = imghist.backproject(dev(imgs), model, hs, scale, channels=(0, 1),
+                                      space="bgr2hsv")
+            assert np.array_equal(host(got), want), (name, scale, "fused")
+        # a tensor as the model; one image; a padded view of a wider tensor
+        got = imghist.backproject(dev(hsv[0]), dev(model), hs, 2.0, channels=(0, 1))
+        assert np.array_equal(host(got), imghist.backproject(hsv[0], model, hs, 2.0,
+                                                             channels=(0, 1)))
+        wide = dev(np.ascontiguousarray(np.pad(hsv[0], ((0, 0), (0, 5), (0, 0)))))
+        got = imghist.backproject(wide[:, :128], model, hs, 1.0, channels=(0, 1))
+        assert np.array_equal(host(got), imghist.backproject(hsv[0], model, hs, 1.0,
+                                                             channels=(0, 1)))
+        for img, m, r, s in ((f, m10, [(0, 1)], 2.5), (u, m16, [(0, 65536)], 300.0)):
+            got = host(imghist.backproject(dev(img), m, r, s))
+            want = imghist.backproject(img, m, r, s)
+            assert got.dtype == want.dtype and got.shape == want.shape, name
+            assert np.array_equal(got.view(np.uint8), want.view(np.uint8)), (name, img.dtype)
+        got = imghist.backproject(dev(hsv[..., 0]), m4, [e], 1.0, uniform=False)
+        assert np.array_equal(host(got), imghist.backproject(hsv[..., 0], m4, [e], 1.0,
+                                                             uniform=False))

@@ -181,4 +181,44 @@ IH_HD uint32_t ih_bin_of_int(const ih_binning *b, uint32_t v)
     return ih_bin_of_double(b, (double)v);
 }
 
+/* N-d axes (core/ndhist.h), for the CPU and the kernels alike. OpenCV's
+ * uniform bins: v in [lo, hi) is in bin floor(v * t + u) clamped to the
+ * bins, the product rounded on its own (as OpenCV's build has it); `bins`
+ * for a sample in none (NaN included). */
+IH_HD uint32_t ih_opencv_bin(double lo, double hi, double t, double u, uint32_t bins, double v)
+{
+    if (!(v >= lo && v < hi)) {
+        return bins;
+    }
+#ifdef __CUDA_ARCH__
+    const double f = floor(__dadd_rn(__dmul_rn(v, t), u));
+#else
+    volatile double prod = v * t;
+    const double f = floor(prod + u);
+#endif
+    return f < 0.0 ? 0u : f >= (double)(bins - 1) ? bins - 1 : (uint32_t)f;
+}
+
+/* Explicit edges e[0..bins]: v is in bin i when e[i] <= v < e[i+1], the
+ * last bin holding e[bins] when closed; `bins` for a sample in none. */
+IH_HD uint32_t ih_edges_bin(const double *e, uint32_t bins, int closed, double v)
+{
+    if (!(v >= e[0])) {
+        return bins;
+    }
+    if (v >= e[bins]) {
+        return closed && v == e[bins] ? bins - 1 : bins;
+    }
+    uint32_t lo = 0, hi = bins; /* e[lo] <= v < e[hi] */
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (e[mid] <= v) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 #endif

@@ -262,9 +262,12 @@ imghist_status imghist_backproject(imghist_ctx *ctx, const imghist_view *src,
     if (st != IMGHIST_OK) {
         return st;
     }
-    if (src->mem != IMGHIST_MEM_HOST) {
-        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
-                       "back-projection runs on host images (the CPU) only");
+    if (src->mem == IMGHIST_MEM_HOST) {
+        return ih_cpu_backproject(ctx, src, &job, hist, (float)scale, dst);
     }
-    return ih_cpu_backproject(ctx, src, &job, hist, (float)scale, dst);
+#if IH_HAVE_CUDA
+    return ih_cuda_backproject(ctx, src, &job, hist, (float)scale, dst);
+#else
+    return ih_fail(ctx, IMGHIST_E_UNSUPPORTED, "device memory without CUDA");
+#endif
 }

@@ -42,34 +42,13 @@ typedef struct ih_nd_job {
 static inline uint32_t ih_nd_bin(const ih_nd_axis *a, double v)
 {
     if (a->opencv) {
-        if (!(v >= a->lo && v < a->hi)) {
-            return a->bins;
-        }
-        volatile double prod = v * a->t; /* rounded on its own, as OpenCV's build has it */
-        const double f = floor(prod + a->u);
-        return f < 0.0 ? 0u : f >= (double)(a->bins - 1) ? a->bins - 1 : (uint32_t)f;
+        return ih_opencv_bin(a->lo, a->hi, a->t, a->u, a->bins, v);
     }
     if (a->edges == NULL) {
         const uint32_t i = ih_bin_of_double(&a->bin, v);
         return i < a->bins ? i : a->bins;
     }
-    const double *e = a->edges;
-    if (!(v >= e[0])) {
-        return a->bins;
-    }
-    if (v >= e[a->bins]) {
-        return a->closed && v == e[a->bins] ? a->bins - 1 : a->bins;
-    }
-    uint32_t lo = 0, hi = a->bins; /* e[lo] <= v < e[hi] */
-    while (hi - lo > 1) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        if (e[mid] <= v) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
+    return ih_edges_bin(a->edges, a->bins, a->closed, v);
 }
 
 /* Resolve and check axes for sources of dtype with `channels` channels
@@ -104,11 +83,15 @@ imghist_status ih_cpu_backproject(imghist_ctx *ctx, const imghist_view *src,
 void ih_nd_luts(const ih_nd_job *job, uint32_t levels, int32_t *lut);
 
 #if IH_HAVE_CUDA
-/* The CUDA backend (src/cuda/cuda_ndhist_ops.cu): U8 sources. */
+/* The CUDA backend (src/cuda/cuda_ndhist_ops.cu): U8 sources; device views. */
 imghist_status ih_cuda_histogramdd(imghist_ctx *ctx, const imghist_view *src,
                                    const ih_nd_job *job, const imghist_counts *out);
 imghist_status ih_cuda_cvt_color(imghist_ctx *ctx, const imghist_view *src,
                                  const imghist_view *dst, imghist_space space);
+/* src/cuda/cuda_backproject_ops.cu: every source type; hist in host memory. */
+imghist_status ih_cuda_backproject(imghist_ctx *ctx, const imghist_view *src,
+                                   const ih_nd_job *job, const float *hist, float scale,
+                                   const imghist_view *dst);
 #endif
 
 #ifdef __cplusplus
