@@ -882,12 +882,6 @@ int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs
     d->share = !want;
     d->equalize = a->equalize_out != NULL;
     d->cpu_free = cpu_jobs > 0 ? cpu_jobs : 1;
-    /* auto: each GPU's thread needs a core of its own for its host work in
-     * nvJPEG (about a millisecond an image); -j counts it. */
-    const size_t gpus = gpus_guess(a);
-    if (d->share && d->cpu_free > gpus) {
-        d->cpu_free -= (unsigned)gpus;
-    }
     /* Every JPEG here is 8-bit: the spec of an 8-bit image under the options. */
     const imghist_view u8 = {.dtype = IMGHIST_U8, .width = 1, .height = 1, .pitch = 1};
     char msg[256];
