@@ -12,8 +12,38 @@
 #include "ycc_cases.h"
 #include "ycc_gray.h"
 
+/* The layouts nvJPEG's planes are trusted for: the measured ones only. */
+static int check_nvjpeg_layouts(void)
+{
+    static const struct {
+        int components, h[3], v[3], want;
+    } cases[] = {
+        {1, {1}, {1}, 1},           {1, {2}, {2}, 0},           {3, {1, 1, 1}, {1, 1, 1}, 1},
+        {3, {2, 1, 1}, {1, 1, 1}, 1}, {3, {2, 1, 1}, {2, 1, 1}, 1}, {3, {1, 1, 1}, {2, 1, 1}, 1},
+        {3, {2, 2, 2}, {1, 1, 1}, 1}, {3, {2, 1, 1}, {2, 2, 2}, 1}, {3, {2, 2, 2}, {2, 1, 1}, 1},
+        {3, {4, 1, 1}, {1, 1, 1}, 0}, {3, {4, 1, 1}, {2, 1, 1}, 0}, {3, {2, 1, 2}, {2, 1, 2}, 0},
+        {3, {1, 2, 2}, {1, 2, 2}, 0}, {3, {3, 1, 1}, {1, 1, 1}, 0}, {4, {1, 1, 1}, {1, 1, 1}, 0},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (ih_nvjpeg_yuv_exact(cases[i].components, cases[i].h, cases[i].v) != cases[i].want) {
+            printf("FAIL ih_nvjpeg_yuv_exact case %zu\n", i);
+            bad = 1;
+        }
+    }
+    const int frac_h[3] = {3, 2, 2}, frac_v[3] = {1, 1, 1};
+    if (ih_jpeg_color_exact(3, frac_h, frac_v)) {
+        printf("FAIL ih_jpeg_color_exact takes factors 3 and 2\n");
+        bad = 1;
+    }
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
+    if (check_nvjpeg_layouts() != 0) {
+        return 1;
+    }
     ycc_case *cases;
     size_t n;
     if (ycc_inputs(argv + 1, argc - 1, &cases, &n) != 0) {

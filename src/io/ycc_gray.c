@@ -29,6 +29,25 @@ int ih_jpeg_color_exact(int components, const int h[], const int v[])
     return 1;
 }
 
+int ih_nvjpeg_yuv_exact(int components, const int h[], const int v[])
+{
+    if (components == 1) {
+        return h[0] == 1 && v[0] == 1;
+    }
+    if (components != 3 || h[1] != h[2] || v[1] != v[2]) {
+        return 0;
+    }
+    static const int measured[][4] = {{1, 1, 1, 1}, {2, 1, 1, 1}, {2, 2, 1, 1}, {1, 2, 1, 1},
+                                      {2, 1, 2, 1}, {2, 2, 1, 2}, {2, 2, 2, 1}};
+    for (size_t k = 0; k < sizeof measured / sizeof measured[0]; k++) {
+        if (h[0] == measured[k][0] && v[0] == measured[k][1] && h[1] == measured[k][2] &&
+            v[1] == measured[k][3]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Component c's plane description for an image of width x height. */
 static ih_ycc_comp comp_of(const uint8_t *plane, size_t pitch, int h, int v, int mh, int mv,
                            uint32_t width, uint32_t height)

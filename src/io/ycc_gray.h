@@ -24,6 +24,17 @@ extern "C" {
 int ih_jpeg_color_exact(int components, const int h[], const int v[]);
 
 /*
+ * Whether nvJPEG's hardware decoder (NVJPEG_OUTPUT_YUV) was measured to give
+ * planes equal to libjpeg's inverse DCT output for this layout, so that the
+ * gray plane made from them is exact (bench/results/jpeg-color-gpu.md):
+ * gray at factors 1x1 only (a gray frame at 2x2 decodes to other samples),
+ * and YCbCr with Cb and Cr alike at luma/chroma factors 1x1/1x1, 2x1/1x1,
+ * 2x2/1x1, 1x2/1x1, 2x1/2x1, 2x2/1x2 or 2x2/2x1. The hardware itself refuses
+ * 4:1:1, 4:1:0, ratio 3, mixed chroma and upsampled luma. Returns 1 or 0.
+ */
+int ih_nvjpeg_yuv_exact(int components, const int h[], const int v[]);
+
+/*
  * planes[c] (rows pitches[c] bytes apart) hold component c's samples at its
  * own size: ceil(width * h[c] / max h) x ceil(height * v[c] / max v); no
  * padding is read. Writes width x height gray bytes to gray (rows gray_pitch
