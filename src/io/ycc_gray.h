@@ -61,7 +61,8 @@ typedef struct ih_ycc_image {
  * planes and gray outputs are device memory) on stream (a cudaStream_t, NULL
  * for the default one). Returns 0, -1 when an image's layout is not exact
  * (nothing is launched) or -2 when a launch fails (cudaGetLastError). Only in
- * CUDA builds.
+ * CUDA builds (src/meson.build's ycc_gray_lib, which the CLI may link: the
+ * library's copy of these symbols would be hidden).
  */
 int ih_ycc_gray_launch(const ih_ycc_image *images, int count, void *stream);
 
