@@ -224,3 +224,71 @@ cudaError_t ih_launch_backproject(const ih_bp_kjob &j, int sm_count, cudaStream_
         return bp_by_model<IH_BP_FLOAT>(j, shared_hist, nlut, shmem, want, sm_count, stream);
     }
 }
+
+/*
+ * Counting: a warp takes 32 pixels of a row, each lane adds its pixel's
+ * cell to the image's counters with one global atomic. 16-bit and float
+ * images have too many distinct values for the 8-bit kernels' tables in
+ * shared memory; this path gives the CPU's counts, not the 8-bit path's
+ * speed.
+ */
+template <int MODE>
+__global__ void __launch_bounds__(BP_THREADS) nd_count_kernel(ih_bp_kjob j, ih_bp_count c)
+{
+    const uint32_t lane = threadIdx.x & 31u;
+    const uint32_t chunks = (j.width + 31u) / 32u;
+    const size_t items = (size_t)j.count * j.height * chunks;
+    const size_t warps = (size_t)gridDim.x * BP_WARPS;
+    for (size_t it = (size_t)blockIdx.x * BP_WARPS + threadIdx.x / 32; it < items; it += warps) {
+        const size_t r = it / chunks;
+        const uint32_t x = (uint32_t)(it - r * chunks) * 32u + lane;
+        const size_t img = r / j.height;
+        const size_t y = r - img * j.height;
+        if (x >= j.width ||
+            (c.mask != NULL && c.mask[(ptrdiff_t)img * c.mask_stride + y * c.mask_pitch + x] == 0)) {
+            continue;
+        }
+        const uint8_t *row = j.src + (ptrdiff_t)img * j.image_stride + y * j.pitch;
+        const int cell = bp_cell<MODE, 0>(j, row, x, j.lut);
+        unsigned long long *o = c.out + img * c.len;
+        if (cell >= 0) {
+            atomicAdd(&o[cell], 1ull);
+        } else if (c.outliers) {
+            atomicAdd(&o[j.cells], 1ull);
+        }
+    }
+}
+
+template <int MODE>
+static cudaError_t nd_count_go(const ih_bp_kjob &j, const ih_bp_count &c, size_t want,
+                               int sm_count, cudaStream_t stream)
+{
+    int per_sm = 0;
+    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, nd_count_kernel<MODE>, BP_THREADS, 0);
+    if (e != cudaSuccess) {
+        return e;
+    }
+    const size_t most = (size_t)(sm_count > 0 ? sm_count : 1) * (per_sm > 0 ? per_sm : 1);
+    const uint32_t blocks = (uint32_t)(want < most ? want : most);
+    nd_count_kernel<MODE><<<blocks, BP_THREADS, 0, stream>>>(j, c);
+    return cudaGetLastError();
+}
+
+cudaError_t ih_launch_nd_count(const ih_bp_kjob &j, const ih_bp_count &c, int sm_count,
+                               cudaStream_t stream)
+{
+    const size_t rows = (size_t)j.count * j.height;
+    if (rows == 0 || j.width == 0) {
+        return cudaSuccess;
+    }
+    const size_t items = rows * ((j.width + 31u) / 32u);
+    const size_t want = (items + BP_WARPS - 1) / BP_WARPS;
+    if (j.mode == IH_BP_TABLES_U16) {
+        return nd_count_go<IH_BP_TABLES_U16>(j, c, want, sm_count, stream);
+    }
+    if (j.mode == IH_BP_FLOAT) {
+        return nd_count_go<IH_BP_FLOAT>(j, c, want, sm_count, stream);
+    }
+    return cudaErrorInvalidValue;
+}

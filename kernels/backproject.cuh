@@ -1,7 +1,8 @@
 /*
- * Launcher of the back-projection kernel (host side, C++): cv2.calcBackProject
- * on device images, bit for bit with the CPU reference (cpu/cpu_ndhist.c).
- * The launcher only enqueues work on `stream`.
+ * Launchers of the back-projection kernel (host side, C++): cv2.calcBackProject
+ * on device images, bit for bit with the CPU reference (cpu/cpu_ndhist.c),
+ * and of the count that finds its cells the same way (16-bit and float N-d
+ * histograms). The launchers only enqueue work on `stream`.
  */
 #ifndef IMGHIST_BACKPROJECT_CUH
 #define IMGHIST_BACKPROJECT_CUH
@@ -55,5 +56,20 @@ struct ih_bp_kjob {
 
 /* Enqueue the back-projection of job; sm_count sizes the grid. */
 cudaError_t ih_launch_backproject(const ih_bp_kjob &job, int sm_count, cudaStream_t stream);
+
+/* Counting with the same cells: the N-d histogram of 16-bit and float
+ * images (IH_BP_TABLES_U16, IH_BP_FLOAT; dst, hist and scale unused). */
+struct ih_bp_count {
+    const uint8_t *mask;       /* NULL: none; else mask i at mask + i * mask_stride */
+    size_t mask_pitch;
+    ptrdiff_t mask_stride;
+    unsigned long long *out;   /* image i's counters at out + i * len, added to */
+    size_t len;
+    int outliers;              /* count pixels in no cell at out[cells] */
+};
+
+/* Enqueue the count of job into c.out; sm_count sizes the grid. */
+cudaError_t ih_launch_nd_count(const ih_bp_kjob &job, const ih_bp_count &c, int sm_count,
+                               cudaStream_t stream);
 
 #endif /* IMGHIST_BACKPROJECT_CUH */

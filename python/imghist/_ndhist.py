@@ -166,7 +166,7 @@ def histogramdd(image, bins: Any = 10, range: Optional[Sequence] = None, mask=No
 
     image: (H, W) or (..., H, W, C) with C from 1 to 4 (leading dimensions
     are a batch, counted in one call), uint8, uint16 or float32, NumPy or a
-    GPU tensor (torch, CuPy; uint8 only there). channels: the channels that
+    GPU tensor (torch, CuPy). channels: the channels that
     are the axes, in order (default: all). space: None, or a cvt_color code
     ('bgr2hsv', ...): every pixel is converted first, and channels index the
     converted pixel. bins: one entry for every axis, or one per axis; an

@@ -335,6 +335,21 @@ def test_gpu_arrays_equal_numpy(samples):
                                   imghist.cvt_color(imgs, code)), (name, code)
 
 
+def test_gpu_wide_types_equal_numpy(rng):
+    """uint16 and float32 GPU tensors: the GPU's counts are numpy.histogramdd's."""
+    libs = _gpu_libraries_or_skip()
+    u16 = rng.integers(0, 65536, size=(2, 37, 53, 3), dtype=np.uint16)
+    f32 = rng.normal(0, 3, size=(2, 37, 53, 3)).astype(np.float32)
+    f32[0, 0, :5, 0] = [np.nan, np.inf, -np.inf, 4.0, -4.0]  # outside or on the edges
+    for name, dev, host in libs:
+        for img, rng_ in ((u16, [(0, 65536)] * 3), (f32, [(-4, 4)] * 3)):
+            got = host(imghist.histogramdd(dev(img), bins=(8, 5, 3), range=rng_))
+            for i in range(2):
+                want, _ = np.histogramdd(img[i].reshape(-1, 3).astype(np.float64),
+                                         bins=(8, 5, 3), range=rng_)
+                assert np.array_equal(got[i], want.astype(np.int64)), (name, img.dtype)
+
+
 def test_gpu_backproject_equals_cpu(samples, rng):
     """imghist.backproject of GPU tensors: on the GPU, a tensor of the same
     library and device, the same bytes as the CPU's (and cv2's)."""

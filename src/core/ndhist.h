@@ -82,8 +82,8 @@ imghist_status ih_cpu_backproject(imghist_ctx *ctx, const imghist_view *src,
 /* Fill lut (levels entries an axis, axis after axis) for an integer source. */
 void ih_nd_luts(const ih_nd_job *job, uint32_t levels, int32_t *lut);
 
-#if IH_HAVE_CUDA
-/* The CUDA backend (src/cuda/cuda_ndhist_ops.cu): U8 sources; device views. */
+#if IH_HAVE_CUDA || defined(__CUDACC__) /* the .cu files that define them */
+/* The CUDA backend (src/cuda/cuda_ndhist_ops.cu): device views. */
 imghist_status ih_cuda_histogramdd(imghist_ctx *ctx, const imghist_view *src,
                                    const ih_nd_job *job, const imghist_counts *out);
 imghist_status ih_cuda_cvt_color(imghist_ctx *ctx, const imghist_view *src,
@@ -92,6 +92,9 @@ imghist_status ih_cuda_cvt_color(imghist_ctx *ctx, const imghist_view *src,
 imghist_status ih_cuda_backproject(imghist_ctx *ctx, const imghist_view *src,
                                    const ih_nd_job *job, const float *hist, float scale,
                                    const imghist_view *dst);
+/* The same file: N-d histograms of U16 and F32 device images. */
+imghist_status ih_cuda_histogramdd_wide(imghist_ctx *ctx, const imghist_view *src,
+                                        const ih_nd_job *job, const imghist_counts *out);
 #endif
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 /*
- * The CUDA backend's back-projection (core/ndhist.h): device views only,
- * queued on the context's stream. Everything the kernel reads besides the
+ * The CUDA backend's back-projection, and the N-d histograms of 16-bit and
+ * float images that find their cells the same way (core/ndhist.h): device
+ * views only, queued on the context's stream. Everything the kernel reads besides the
  * images (the channel tables, the model, the colour tables, float edges)
  * is packed on the host into one buffer and goes up in one copy into a
  * stream-ordered allocation freed behind the kernel: the call holds no
@@ -42,17 +43,17 @@ static void fold_tables(const ih_nd_job *job, const int32_t *axis, uint32_t leve
     }
 }
 
-extern "C" imghist_status ih_cuda_backproject(imghist_ctx *ctx, const imghist_view *src,
-                                              const ih_nd_job *job, const float *hist,
-                                              float scale, const imghist_view *dst)
+/* The kernel's job for src under job, its tables, model (hist; NULL when
+ * counting) and edges packed and sent up in one stream-ordered allocation
+ * (*dev: the caller frees it behind the kernel). */
+static imghist_status bp_prepare(imghist_ctx *ctx, const imghist_view *src, const ih_nd_job *job,
+                                 const float *hist, ih_bp_kjob *kp, void **dev)
 {
     ih_cuda_state *s = ih_cuda(ctx);
     const size_t count = src->count > 1 ? src->count : 1;
-    if (count > UINT32_MAX) {
-        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%zu images: at most 2^32 - 1", count);
-    }
-    ih_bp_kjob k;
+    ih_bp_kjob &k = *kp;
     memset(&k, 0, sizeof k);
+    *dev = NULL;
     uint32_t levels = 0;
     if (job->space != IMGHIST_SPACE_NONE) {
         k.mode = IH_BP_CONVERTED;
@@ -74,23 +75,25 @@ extern "C" imghist_status ih_cuda_backproject(imghist_ctx *ctx, const imghist_vi
         }
     }
     const size_t lut_bytes = bp_round((size_t)job->dims * levels * sizeof(int32_t));
-    const size_t hist_bytes = bp_round(job->cells * sizeof(float));
+    const size_t hist_bytes = hist != NULL ? bp_round(job->cells * sizeof(float)) : 0;
     const size_t col_bytes =
         k.mode == IH_BP_CONVERTED ? bp_round(sizeof(ih_color_tables)) : 0;
     const size_t bytes = lut_bytes + hist_bytes + col_bytes + n_edges * sizeof(double);
-    uint8_t *host = (uint8_t *)calloc(1, bytes);
+    uint8_t *host = (uint8_t *)calloc(1, bytes > 0 ? bytes : 1);
     int32_t *axis_lut = levels > 0 ? (int32_t *)malloc((size_t)job->dims * levels * 4) : NULL;
     if (host == NULL || (levels > 0 && axis_lut == NULL)) {
         free(host);
         free(axis_lut);
-        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for the back-projection's tables");
+        return ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory for the N-d tables");
     }
     if (levels > 0) {
         ih_nd_luts(job, levels, axis_lut);
         fold_tables(job, axis_lut, levels, &k, (int32_t *)host);
         free(axis_lut);
     }
-    memcpy(host + lut_bytes, hist, job->cells * sizeof(float));
+    if (hist != NULL) {
+        memcpy(host + lut_bytes, hist, job->cells * sizeof(float));
+    }
     if (col_bytes > 0) {
         memcpy(host + lut_bytes + hist_bytes, ih_color_tables_get(), sizeof(ih_color_tables));
     }
@@ -103,21 +106,21 @@ extern "C" imghist_status ih_cuda_backproject(imghist_ctx *ctx, const imghist_vi
             edge += job->ax[d].bins + 1;
         }
     }
-    void *dev = NULL;
-    cudaError_t e = cudaMallocAsync(&dev, bytes, s->stream);
-    if (e == cudaSuccess) {
-        e = cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s->stream);
+    cudaError_t e = bytes > 0 ? cudaMallocAsync(dev, bytes, s->stream) : cudaSuccess;
+    if (e == cudaSuccess && bytes > 0) {
+        e = cudaMemcpyAsync(*dev, host, bytes, cudaMemcpyHostToDevice, s->stream);
     }
+    free(host);
     if (e != cudaSuccess) {
-        free(host);
-        if (dev != NULL) {
-            (void)cudaFreeAsync(dev, s->stream);
+        if (*dev != NULL) {
+            (void)cudaFreeAsync(*dev, s->stream);
+            *dev = NULL;
         }
-        return ih_cuda_error(ctx, "back-projection upload", e);
+        return ih_cuda_error(ctx, "N-d tables' upload", e);
     }
-    uint8_t *d8 = (uint8_t *)dev;
+    uint8_t *d8 = (uint8_t *)*dev;
     k.lut = levels > 0 ? (const int32_t *)d8 : NULL;
-    k.hist = (const float *)(d8 + lut_bytes);
+    k.hist = hist != NULL ? (const float *)(d8 + lut_bytes) : NULL;
     k.tables = col_bytes > 0 ? (const ih_color_tables *)(d8 + lut_bytes + hist_bytes) : NULL;
     k.dims = job->dims;
     edge = 0;
@@ -139,7 +142,6 @@ extern "C" imghist_status ih_cuda_backproject(imghist_ctx *ctx, const imghist_vi
             edge += a->bins + 1;
         }
     }
-    free(host);
     k.src = (const uint8_t *)src->data;
     k.pitch = src->pitch;
     k.image_stride = src->image_stride;
@@ -147,20 +149,82 @@ extern "C" imghist_status ih_cuda_backproject(imghist_ctx *ctx, const imghist_vi
     k.height = src->height;
     k.channels = job->channels;
     k.count = (uint32_t)count;
+    k.space = job->space;
+    k.cells = (uint32_t)job->cells;
+    return IMGHIST_OK;
+}
+
+/* st, or the error of freeing dev behind the kernel. */
+static imghist_status bp_release(imghist_ctx *ctx, void *dev, imghist_status st)
+{
+    if (dev != NULL) {
+        const cudaError_t e = cudaFreeAsync(dev, ih_cuda(ctx)->stream);
+        if (e != cudaSuccess && st == IMGHIST_OK) {
+            return ih_cuda_error(ctx, "free", e);
+        }
+    }
+    return st;
+}
+
+extern "C" imghist_status ih_cuda_backproject(imghist_ctx *ctx, const imghist_view *src,
+                                              const ih_nd_job *job, const float *hist,
+                                              float scale, const imghist_view *dst)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    const size_t count = src->count > 1 ? src->count : 1;
+    if (count > UINT32_MAX) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%zu images: at most 2^32 - 1", count);
+    }
+    ih_bp_kjob k;
+    void *dev = NULL;
+    imghist_status st = bp_prepare(ctx, src, job, hist, &k, &dev);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
     k.dst = (uint8_t *)dst->data;
     k.dst_pitch = dst->pitch;
     k.dst_stride = dst->image_stride;
-    k.space = job->space;
-    k.cells = (uint32_t)job->cells;
     k.scale = scale;
-    imghist_status st = IMGHIST_OK;
-    e = ih_launch_backproject(k, s->sm_count, s->stream);
+    const cudaError_t e = ih_launch_backproject(k, s->sm_count, s->stream);
     if (e != cudaSuccess) {
         st = ih_cuda_error(ctx, "back-projection kernel", e);
     }
-    e = cudaFreeAsync(dev, s->stream);
-    if (e != cudaSuccess && st == IMGHIST_OK) {
-        st = ih_cuda_error(ctx, "free", e);
+    return bp_release(ctx, dev, st);
+}
+
+extern "C" imghist_status ih_cuda_histogramdd_wide(imghist_ctx *ctx, const imghist_view *src,
+                                                   const ih_nd_job *job,
+                                                   const imghist_counts *out)
+{
+    ih_cuda_state *s = ih_cuda(ctx);
+    const size_t count = src->count > 1 ? src->count : 1;
+    if (count > UINT32_MAX) {
+        return ih_fail(ctx, IMGHIST_E_INVALID_ARG, "%zu images: at most 2^32 - 1", count);
     }
-    return st;
+    if (!job->accumulate) {
+        IH_CUDA_TRY(ctx, "memset", cudaMemsetAsync(out->data, 0,
+                                                   count * job->len * sizeof(uint64_t),
+                                                   s->stream));
+    }
+    ih_bp_kjob k;
+    void *dev = NULL;
+    imghist_status st = bp_prepare(ctx, src, job, NULL, &k, &dev);
+    if (st != IMGHIST_OK) {
+        return st;
+    }
+    ih_bp_count c;
+    memset(&c, 0, sizeof c);
+    if (src->mask != NULL) {
+        c.mask = (const uint8_t *)src->mask->data;
+        c.mask_pitch = src->mask->pitch;
+        c.mask_stride = src->mask->count > 1 ? src->mask->image_stride : 0;
+    }
+    c.out = (unsigned long long *)out->data;
+    c.len = job->len;
+    c.outliers = job->outliers;
+    const cudaError_t e = ih_launch_nd_count(k, c, s->sm_count, s->stream);
+    if (e != cudaSuccess) {
+        st = ih_cuda_error(ctx, "N-d histogram kernel", e);
+    }
+    return bp_release(ctx, dev, st);
 }

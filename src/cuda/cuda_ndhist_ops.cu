@@ -80,9 +80,8 @@ static int shift_form(const int32_t *t, uint32_t pc, uint32_t *shift, uint32_t *
 extern "C" imghist_status ih_cuda_histogramdd(imghist_ctx *ctx, const imghist_view *src,
                                               const ih_nd_job *job, const imghist_counts *out)
 {
-    if (src->dtype != IMGHIST_U8) {
-        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
-                       "N-d histograms of device images take 8-bit samples");
+    if (src->dtype != IMGHIST_U8) { /* cuda_backproject_ops.cu: cells found per sample */
+        return ih_cuda_histogramdd_wide(ctx, src, job, out);
     }
     ih_cuda_state *s = ih_cuda(ctx);
     const size_t count = src->count > 1 ? src->count : 1;
