@@ -3,6 +3,7 @@
  * take. JPEGs written with libjpeg in memory: baseline YCbCr, gray and
  * restart-marked ones fit, with or without bytes after the end; progressive,
  * arithmetic-coded, RGB-coded (Adobe transform 0) and CMYK ones do not, nor
+ * gray frames with sampling factors other than 1x1, nor
  * 12-bit frames, segments that run past the end, or any file cut short.
  * ih_exif_upright: which EXIF blocks leave the CPU's decode upright.
  */
@@ -25,7 +26,7 @@ static void check(int cond, const char *what)
     }
 }
 
-enum kind { BASELINE, GRAY, RESTART, PROGRESSIVE, ARITH, ADOBE_RGB, CMYK };
+enum kind { BASELINE, GRAY, GRAY22, RESTART, PROGRESSIVE, ARITH, ADOBE_RGB, CMYK };
 
 /* A 67x45 JPEG of kind k (malloc'd). */
 static unsigned char *make(enum kind k, unsigned long *size)
@@ -36,13 +37,17 @@ static unsigned char *make(enum kind k, unsigned long *size)
     c.err = jpeg_std_error(&err);
     jpeg_create_compress(&c);
     jpeg_mem_dest(&c, &out, size);
-    const int comps = k == GRAY ? 1 : k == CMYK ? 4 : 3;
+    const int gray = k == GRAY || k == GRAY22;
+    const int comps = gray ? 1 : k == CMYK ? 4 : 3;
     c.image_width = 67;
     c.image_height = 45;
     c.input_components = comps;
-    c.in_color_space = k == GRAY ? JCS_GRAYSCALE : k == CMYK ? JCS_CMYK : JCS_RGB;
+    c.in_color_space = gray ? JCS_GRAYSCALE : k == CMYK ? JCS_CMYK : JCS_RGB;
     jpeg_set_defaults(&c);
-    if (k == RESTART) {
+    if (k == GRAY22) {
+        c.comp_info[0].h_samp_factor = 2;
+        c.comp_info[0].v_samp_factor = 2;
+    } else if (k == RESTART) {
         c.restart_interval = 2;
     } else if (k == PROGRESSIVE) {
         jpeg_simple_progression(&c);
@@ -133,6 +138,7 @@ int main(void)
         int fits;
         const char *name;
     } kinds[] = {{BASELINE, 1, "baseline YCbCr"}, {GRAY, 1, "gray"},
+                 {GRAY22, 0, "gray with 2x2 sampling factors"},
                  {RESTART, 1, "restart markers"}, {PROGRESSIVE, 0, "progressive"},
                  {ARITH, 0, "arithmetic-coded"}, {ADOBE_RGB, 0, "RGB-coded (Adobe)"},
                  {CMYK, 0, "CMYK"}};

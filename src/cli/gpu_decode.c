@@ -84,7 +84,12 @@ static int scan_jpeg(const uint8_t *p, size_t n, const uint8_t **app1, size_t *a
                 return 0;
             }
             comps = s[5];
-            if ((comps != 1 && comps != 3) || sl < 6 + 3 * (size_t)comps) {
+            /* A gray frame whose component claims sampling factors other
+             * than 1x1 (its scan codes one block a unit all the same):
+             * nvJPEG's hardware decodes such planes wrong, measured on an
+             * H200. */
+            if ((comps != 1 && comps != 3) || sl < 6 + 3 * (size_t)comps ||
+                (comps == 1 && s[7] != 0x11)) {
                 return 0;
             }
             for (int c = 0; c < comps; c++) {
