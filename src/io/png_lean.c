@@ -556,7 +556,7 @@ static void convert_row(row_job *j, const uint8_t *row, void *out_row)
             int match = add_alpha;
             for (int c = 0; c < copy_ch; c++) {
                 const uint32_t v = sample(px, (size_t)c, 16);
-                match &= v == p->trans[c];
+                match &= add_alpha && v == p->trans[c]; /* trans has 3 entries */
                 *out++ = (uint16_t)v;
             }
             if (add_alpha) {
@@ -575,7 +575,7 @@ static void convert_row(row_job *j, const uint8_t *row, void *out_row)
         int match = add_alpha;
         for (int c = 0; c < copy_ch; c++) {
             const uint32_t v = sample(px, (size_t)c, depth);
-            match &= v == p->trans[c];
+            match &= add_alpha && v == p->trans[c]; /* trans has 3 entries */
             *out++ = (uint8_t)(depth == 16 ? v >> 8 : v);
         }
         if (add_alpha) {
