@@ -25,14 +25,13 @@
 
 int ih_gpu_decode_fits(const ih_cli_args *a, const char **why)
 {
-    /* Luma only: nvJPEG's colour conversion is not libjpeg-turbo's, its luma
-     * plane is. --json reports sizes after the EXIF orientation, which the
+    /* Both gray modes: --gray luma takes the hardware's luma plane, which is
+     * libjpeg-turbo's; bgr2gray makes the gray from its Y, Cb and Cr planes
+     * with libjpeg-turbo's upsampling and colour rules (ycc_gray.h), not
+     * nvJPEG's. --json reports sizes after the EXIF orientation, which the
      * GPU's path does not apply (--equalize sends a turned photograph to the
      * CPU instead); --plot-dir draws on the workers' CPU path. */
-    const char *no = a->gray != IMGHIST_GRAY_LUMA
-                         ? "it needs --gray luma (the hardware's colour conversion is not "
-                           "libjpeg-turbo's; its luma plane is)"
-                     : a->channels || a->native_depth ? "not with --channels or --depth native"
+    const char *no = a->channels || a->native_depth ? "not with --channels or --depth native"
                      : a->plot_dir != NULL || a->json_out != NULL
                          ? "it writes --csv, --total and --equalize only (not --plot-dir or "
                            "--json)"
@@ -45,11 +44,18 @@ int ih_gpu_decode_fits(const ih_cli_args *a, const char **why)
     return no == NULL;
 }
 
-/* ih_jpeg_fits_gpu, and the first APP1 segment's bytes (NULL: none). */
-static int scan_jpeg(const uint8_t *p, size_t n, const uint8_t **app1, size_t *app1_len)
+/* What the scan reads of a JPEG besides whether it fits. */
+typedef struct jpeg_facts {
+    const uint8_t *app1; /* the first APP1 segment's bytes (NULL: none) */
+    size_t app1_len;
+    int comps;           /* the frame's components and their sampling factors */
+    int h[3], v[3];
+} jpeg_facts;
+
+/* ih_jpeg_fits_gpu, and the file's facts. */
+static int scan_jpeg(const uint8_t *p, size_t n, jpeg_facts *f)
 {
-    *app1 = NULL;
-    *app1_len = 0;
+    memset(f, 0, sizeof *f);
     if (n < 4 || p[0] != 0xFF || p[1] != 0xD8) {
         return 0;
     }
@@ -94,7 +100,10 @@ static int scan_jpeg(const uint8_t *p, size_t n, const uint8_t **app1, size_t *a
             }
             for (int c = 0; c < comps; c++) {
                 ids[c] = s[6 + 3 * c];
+                f->h[c] = s[7 + 3 * c] >> 4;
+                f->v[c] = s[7 + 3 * c] & 15;
             }
+            f->comps = comps;
             frame = 1;
         } else if ((m >= 0xC2 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) ||
                    m == 0xDC) {
@@ -103,9 +112,9 @@ static int scan_jpeg(const uint8_t *p, size_t n, const uint8_t **app1, size_t *a
             jfif = 1;
         } else if (m == 0xEE && sl >= 12 && memcmp(s, "Adobe", 5) == 0) {
             adobe = s[11];
-        } else if (m == 0xE1 && *app1 == NULL) {
-            *app1 = s;
-            *app1_len = sl;
+        } else if (m == 0xE1 && f->app1 == NULL) {
+            f->app1 = s;
+            f->app1_len = sl;
         }
         i += len;
         if (m == 0xDA) {
@@ -137,9 +146,8 @@ static int scan_jpeg(const uint8_t *p, size_t n, const uint8_t **app1, size_t *a
 
 int ih_jpeg_fits_gpu(const uint8_t *data, size_t size)
 {
-    const uint8_t *app1 = NULL;
-    size_t len = 0;
-    return scan_jpeg(data, size, &app1, &len);
+    jpeg_facts f;
+    return scan_jpeg(data, size, &f);
 }
 
 static uint32_t exif_u(const uint8_t *b, int big, int bytes)
@@ -203,6 +211,7 @@ int ih_gpu_decode_built(void)
 #include <nvjpeg.h>
 
 #include "mpi_run.h"
+#include "ycc_gray.h"
 
 /* Most files in one batch (enough to keep every hardware decoder of an
  * H100 or H200 busy), and how long a batch that is not full waits for more
@@ -246,6 +255,8 @@ typedef struct job {
     const uint8_t *data;
     size_t size;
     uint32_t w, h;
+    int comps, hs[3], vs[3]; /* the frame's sampling, for bgr2gray */
+    size_t bytes;            /* device memory it takes in a batch */
     uint64_t *counts; /* the worker's, counters_each long */
     const uint8_t *home;   /* --equalize: the equalized plane, in its batch's home */
     struct batch *from;    /* that batch */
@@ -293,6 +304,7 @@ struct ih_gpu_decoder {
     const ih_cli_args *a;
     int share;    /* auto: a worker over the -j cap decodes on the CPU when the queue is full */
     int equalize; /* the planes are equalized and come home */
+    int bgr;      /* bgr2gray: Y, Cb and Cr planes decoded, the gray made from them */
     int all_gpus; /* no --gpus: the first GPU's thread opens the others */
     nvj_api api;
     imghist_histspec spec;
@@ -451,6 +463,34 @@ static void close_unit(unit *u)
     /* The library stays loaded: nvJPEG's own threads may outlive its handle. */
 }
 
+/* Component c's plane of a bgr2gray job: libjpeg's size of it, rows
+ * padded to 256 bytes. */
+static int max_of(const int *f, int n)
+{
+    int m = 1;
+    for (int c = 0; c < n; c++) {
+        m = f[c] > m ? f[c] : m;
+    }
+    return m;
+}
+
+static size_t plane_width(const job *j, int c)
+{
+    const int hm = max_of(j->hs, j->comps);
+    return ((size_t)j->w * (size_t)j->hs[c] + (size_t)hm - 1) / (size_t)hm;
+}
+
+static size_t plane_pitch(const job *j, int c)
+{
+    return (plane_width(j, c) + 255) / 256 * 256;
+}
+
+static size_t plane_rows(const job *j, int c)
+{
+    const int vm = max_of(j->vs, j->comps);
+    return ((size_t)j->h * (size_t)j->vs[c] + (size_t)vm - 1) / (size_t)vm;
+}
+
 /* Whether job j is one the hardware takes within the limits; its size. */
 static int accept_job(unit *u, job *j)
 {
@@ -461,13 +501,16 @@ static int accept_job(unit *u, job *j)
         api->parse_header(u->handle, j->data, j->size, u->parsed) != NVJPEG_STATUS_SUCCESS ||
         api->frame_dims(u->parsed, &w, &h) != NVJPEG_STATUS_SUCCESS ||
         api->batched_supported(u->handle, u->parsed, &unsupported) != NVJPEG_STATUS_SUCCESS ||
-        unsupported != 0 || w == 0 || h == 0 || (uint64_t)w * h > u->max_pixels ||
-        (size_t)w * h > u->planes_bytes) {
+        unsupported != 0 || w == 0 || h == 0 || (uint64_t)w * h > u->max_pixels) {
         return 0;
     }
     j->w = w;
     j->h = h;
-    return 1;
+    j->bytes = (size_t)w * h;
+    for (int c = 0; u->d->bgr && c < j->comps; c++) {
+        j->bytes += plane_pitch(j, c) * plane_rows(j, c);
+    }
+    return j->bytes <= u->planes_bytes;
 }
 
 /* Queues the batch's decoding, counting (and with --equalize the tables,
@@ -481,26 +524,54 @@ static int submit_batch(unit *u, batch *t)
     size_t lengths[BATCH_MAX];
     nvjpegImage_t out[BATCH_MAX];
     imghist_view views[BATCH_MAX];
+    ih_ycc_image ycc[BATCH_MAX];
+    /* The gray planes first, one after another (what comes home); with
+     * bgr2gray each file's component planes after them all. */
     size_t at = 0;
+    for (size_t k = 0; k < t->n; k++) {
+        at += (size_t)t->jobs[k]->w * t->jobs[k]->h;
+    }
+    size_t comp_at = at;
+    at = 0;
     for (size_t k = 0; k < t->n; k++) {
         const job *j = t->jobs[k];
         data[k] = j->data;
         lengths[k] = j->size;
         memset(&out[k], 0, sizeof out[k]);
-        out[k].channel[0] = t->planes + at;
-        out[k].pitch[0] = j->w;
         views[k] = (imghist_view){.data = t->planes + at, .dtype = IMGHIST_U8,
                                   .mem = IMGHIST_MEM_DEVICE, .width = j->w, .height = j->h,
                                   .pitch = j->w, .channels = 1};
+        if (d->bgr) {
+            memset(&ycc[k], 0, sizeof ycc[k]);
+            ycc[k].components = j->comps;
+            ycc[k].width = j->w;
+            ycc[k].height = j->h;
+            ycc[k].gray = t->planes + at;
+            ycc[k].gray_pitch = j->w;
+            for (int c = 0; c < j->comps; c++) {
+                out[k].channel[c] = t->planes + comp_at;
+                out[k].pitch[c] = (unsigned)plane_pitch(j, c);
+                ycc[k].planes[c] = t->planes + comp_at;
+                ycc[k].pitches[c] = plane_pitch(j, c);
+                ycc[k].h[c] = (uint8_t)j->hs[c];
+                ycc[k].v[c] = (uint8_t)j->vs[c];
+                comp_at += plane_pitch(j, c) * plane_rows(j, c);
+            }
+        } else {
+            out[k].channel[0] = t->planes + at;
+            out[k].pitch[0] = j->w;
+        }
         t->at[k] = at;
         at += (size_t)j->w * j->h;
     }
     const size_t len = t->n * d->counters_each;
     const imghist_counts counts = {t->dev_counts, len, IMGHIST_MEM_DEVICE};
-    int ok = d->api.batched_init(u->handle, t->state, (int)t->n, 1, NVJPEG_OUTPUT_Y) ==
+    int ok = d->api.batched_init(u->handle, t->state, (int)t->n, 1,
+                                 d->bgr ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_Y) ==
                  NVJPEG_STATUS_SUCCESS &&
              d->api.batched(u->handle, t->state, data, lengths, out, u->stream) ==
                  NVJPEG_STATUS_SUCCESS &&
+             (!d->bgr || ih_ycc_gray_launch(ycc, (int)t->n, u->stream) == 0) &&
              imghist_histogram_list(u->ctx, views, t->n, &d->spec, &counts) == IMGHIST_OK &&
              cudaMemcpyAsync(t->counts, t->dev_counts, len * sizeof *t->counts,
                              cudaMemcpyDeviceToHost, u->stream) == cudaSuccess;
@@ -664,10 +735,10 @@ static void *unit_main(void *arg)
             j->next = NULL;
             if (!accept_job(u, j)) {
                 push(&declined, j);
-            } else if (bytes + (size_t)j->w * j->h > u->planes_bytes) {
+            } else if (bytes + j->bytes > u->planes_bytes) {
                 push(&left, j);
             } else {
-                bytes += (size_t)j->w * j->h;
+                bytes += j->bytes;
                 t->jobs[t->n++] = j;
             }
         }
@@ -757,10 +828,10 @@ int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_
     size_t size = 0;
     uint8_t *data = read_jpeg(f->path, d->max_bytes, &size);
     /* Checked here, on the worker's thread: the scan reads the whole file. */
-    const uint8_t *app1 = NULL;
-    size_t app1_len = 0;
-    const int fits = data != NULL && scan_jpeg(data, size, &app1, &app1_len) &&
-                     (!d->equalize || ih_exif_upright(app1, app1_len));
+    jpeg_facts facts;
+    const int fits = data != NULL && scan_jpeg(data, size, &facts) &&
+                     (!d->equalize || ih_exif_upright(facts.app1, facts.app1_len)) &&
+                     (!d->bgr || ih_nvjpeg_yuv_exact(facts.comps, facts.h, facts.v));
     uint64_t *counts = fits ? malloc(d->counters_each * sizeof *counts) : NULL;
     if (counts == NULL) {
         if (data != NULL) {
@@ -771,7 +842,9 @@ int ih_gpu_decode_file(ih_gpu_decoder *d, const ih_file *f, uint32_t *w, uint32_
         free(data);
         return 0;
     }
-    job j = {.data = data, .size = size, .counts = counts};
+    job j = {.data = data, .size = size, .comps = facts.comps, .counts = counts};
+    memcpy(j.hs, facts.h, sizeof j.hs);
+    memcpy(j.vs, facts.v, sizeof j.vs);
     pthread_mutex_lock(&d->mu);
     if (d->tail != NULL) {
         d->tail->next = &j;
@@ -886,6 +959,7 @@ int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs
     d->a = a;
     d->share = !want;
     d->equalize = a->equalize_out != NULL;
+    d->bgr = a->gray != IMGHIST_GRAY_LUMA;
     d->cpu_free = cpu_jobs > 0 ? cpu_jobs : 1;
     /* Every JPEG here is 8-bit: the spec of an 8-bit image under the options. */
     const imghist_view u8 = {.dtype = IMGHIST_U8, .width = 1, .height = 1, .pitch = 1};
