@@ -1,10 +1,10 @@
 /*
- * nvJPEG's hardware decoder for batch runs (gpu_decode.h). One thread owns
- * nvJPEG, the CUDA stream and a CUDA context of the library: it takes the
- * files the workers queue, checks each (well formed, a layout whose luma is
- * libjpeg-turbo's, one the hardware takes), decodes a batch into one device
- * buffer, counts every plane with imghist_histogram_list on the same stream
- * and hands each worker its counts. The workers wait on their file; the ones
+ * nvJPEG's hardware decoders for batch runs (gpu_decode.h). One thread per
+ * GPU owns an nvJPEG handle, a CUDA stream and a CUDA context of the
+ * library: it takes files the workers queue (each checked by its worker: well
+ * formed, a layout whose gray the GPU makes as libjpeg-turbo does), decodes
+ * a batch into one device buffer, counts (and equalizes) every gray plane
+ * with the library on the same stream and hands each worker its counts. The workers wait on their file; the ones
  * beyond the run's -j exist only to keep the next batch full while one is
  * decoded, and decode on the CPU only under the -j cap.
  */

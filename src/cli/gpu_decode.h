@@ -1,9 +1,11 @@
 /*
  * JPEG decoding on the GPUs' hardware decoders (nvJPEG, opened at run time)
- * for batch runs that count or equalize luma: workers hand their JPEG files
- * to a queue that one thread per GPU takes batches from; each decodes its
- * batch into device memory and counts (and equalizes) the luma planes there;
- * only the counts (and the equalized planes) come back. A file the
+ * for batch runs that count or equalize gray images: workers hand their JPEG
+ * files to a queue that one thread per GPU takes batches from; each decodes
+ * its batch into device memory (the luma plane, or for bgr2gray the Y, Cb
+ * and Cr planes made into gray there with libjpeg-turbo's rules) and counts
+ * (and equalizes) the gray planes there; only the counts (and the equalized
+ * planes) come back. A file the
  * hardware does not take (progressive, CMYK, 12-bit, an RGB-coded JPEG,
  * anything nvJPEG fails on) is declined and the worker decodes it on the
  * CPU, so every file is counted once, with libjpeg-turbo's bits either way
