@@ -35,7 +35,8 @@ int ih_gpu_decode_fits(const ih_cli_args *a, const char **why);
 /*
  * Whether data is a JPEG the GPU may decode to libjpeg-turbo's luma: SOF0 or
  * SOF1 (Huffman, sequential), 8-bit, 1 or 3 components that libjpeg takes as
- * gray or YCbCr (not RGB: its gray is then converted), and whole: every
+ * gray (sampling factors 1x1) or YCbCr (not RGB: its gray is then
+ * converted), and whole: every
  * segment inside the file, the scans ending in a marker, an EOI at the end.
  * libjpeg-turbo refuses a file that ends early; nvJPEG may not, so such
  * files go to the CPU, which says why.
