@@ -33,21 +33,19 @@ static void *to_device(const void *h, size_t n)
     return d;
 }
 
-/* One case: `count` images W x H of C channels, pitch `pitch`, masked or
- * not, counted on the CPU from host memory and on the GPU from device memory. */
-static void nd_case(uint32_t W, uint32_t H, uint32_t C, size_t pitch, uint32_t count,
-                    int masked, const imghist_ndaxes *ax, const char *what)
+/* The images of h (`count` images W x H of C channels of type dt, pitch
+ * `pitch`), masked or not, counted on the CPU from host memory and on the
+ * GPU from device memory: the same counts, added to the same start. */
+static void nd_compare(const uint8_t *h, imghist_dtype dt, uint32_t W, uint32_t H, uint32_t C,
+                       size_t pitch, uint32_t count, int masked, const imghist_ndaxes *ax,
+                       const char *what)
 {
     imghist_ctx *cpu = bs_cpu, *gpu = bs_ctx;
     const size_t img_bytes = pitch * H;
-    uint8_t *h = malloc(img_bytes * count), *m = malloc((size_t)W * H);
-    assert_true(h && m);
-    for (size_t i = 0; i < img_bytes * count; i++) {
-        /* a few values repeat a lot, as in photographs */
-        h[i] = (uint8_t)(tu_below(&rng, 4) == 0 ? 17 : tu_below(&rng, 256));
-    }
+    uint8_t *m = malloc((size_t)W * H);
+    assert_non_null(m);
     for (size_t i = 0; i < (size_t)W * H; i++) m[i] = (uint8_t)tu_below(&rng, 2);
-    const size_t len = imghist_ndcounts_len(ax, IMGHIST_U8);
+    const size_t len = imghist_ndcounts_len(ax, dt);
     assert_true(len > 0);
     uint64_t *want = malloc(len * count * 8), *got = malloc(len * count * 8);
     for (size_t i = 0; i < len * count; i++) want[i] = got[i] = tu_below(&rng, 1000);
@@ -55,7 +53,7 @@ static void nd_case(uint32_t W, uint32_t H, uint32_t C, size_t pitch, uint32_t c
     uint64_t *dc = to_device(got, len * count * 8);
     imghist_view hm = {.data = m, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
                        .height = H, .pitch = W, .channels = 1};
-    imghist_view hv = {.data = h, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
+    imghist_view hv = {.data = (void *)h, .dtype = dt, .mem = IMGHIST_MEM_HOST, .width = W,
                        .height = H, .pitch = pitch, .channels = C, .count = count,
                        .image_stride = (ptrdiff_t)img_bytes, .mask = masked ? &hm : NULL};
     imghist_view dmv = hm;
@@ -78,7 +76,36 @@ static void nd_case(uint32_t W, uint32_t H, uint32_t C, size_t pitch, uint32_t c
         fail_msg("%s: GPU and CPU counts differ (%ux%u, %u channels, %u images)", what, W, H,
                  C, count);
     }
+    cudaFree(dh);
+    cudaFree(dm);
+    cudaFree(dc);
+    free(m);
+    free(want);
+    free(got);
+}
+
+/* One 8-bit case: nd_compare, and with a colour space the conversion of
+ * the same images on both. */
+static void nd_case(uint32_t W, uint32_t H, uint32_t C, size_t pitch, uint32_t count,
+                    int masked, const imghist_ndaxes *ax, const char *what)
+{
+    const size_t img_bytes = pitch * H;
+    uint8_t *h = malloc(img_bytes * count);
+    assert_non_null(h);
+    for (size_t i = 0; i < img_bytes * count; i++) {
+        /* a few values repeat a lot, as in photographs */
+        h[i] = (uint8_t)(tu_below(&rng, 4) == 0 ? 17 : tu_below(&rng, 256));
+    }
+    nd_compare(h, IMGHIST_U8, W, H, C, pitch, count, masked, ax, what);
     if (ax->space != IMGHIST_SPACE_NONE) {
+        imghist_ctx *cpu = bs_cpu, *gpu = bs_ctx;
+        const imghist_view hv = {.data = h, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
+                                 .width = W, .height = H, .pitch = pitch, .channels = C,
+                                 .count = count, .image_stride = (ptrdiff_t)img_bytes};
+        uint8_t *dh = to_device(h, img_bytes * count);
+        imghist_view dv = hv;
+        dv.data = dh;
+        dv.mem = IMGHIST_MEM_DEVICE;
         uint8_t *hout = malloc((size_t)W * H * 3 * count), *gout = malloc((size_t)W * H * 3 * count);
         uint8_t *dout = to_device(hout, (size_t)W * H * 3 * count);
         imghist_view ho = {.data = hout, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST,
@@ -87,7 +114,6 @@ static void nd_case(uint32_t W, uint32_t H, uint32_t C, size_t pitch, uint32_t c
         imghist_view dov = ho;
         dov.data = dout;
         dov.mem = IMGHIST_MEM_DEVICE;
-        hv.mask = dv.mask = NULL;
         assert_int_equal(imghist_cvt_color(cpu, &hv, &ho, ax->space), IMGHIST_OK);
         assert_int_equal(imghist_cvt_color(gpu, &dv, &dov, ax->space), IMGHIST_OK);
         assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
@@ -95,16 +121,11 @@ static void nd_case(uint32_t W, uint32_t H, uint32_t C, size_t pitch, uint32_t c
                                     cudaMemcpyDeviceToHost), cudaSuccess);
         assert_memory_equal(gout, hout, (size_t)W * H * 3 * count);
         cudaFree(dout);
+        cudaFree(dh);
         free(hout);
         free(gout);
     }
-    cudaFree(dh);
-    cudaFree(dm);
-    cudaFree(dc);
     free(h);
-    free(m);
-    free(want);
-    free(got);
 }
 
 static imghist_ndaxes axes3(uint32_t b0, uint32_t b1, uint32_t b2, imghist_space space,
@@ -165,15 +186,14 @@ static void test_nd_gpu_colour_spaces(void **state)
 }
 
 /* A 16-bit or float batch (values that repeat, sit on bin edges, or for
- * floats are NaN and infinite), counted on the CPU and the GPU. */
+ * floats are NaN and infinite), through nd_compare. */
 static void nd_wide_case(imghist_dtype dt, uint32_t W, uint32_t H, uint32_t C, size_t pitch,
                          uint32_t count, int masked, const imghist_ndaxes *ax,
                          const char *what)
 {
-    imghist_ctx *cpu = bs_cpu, *gpu = bs_ctx;
     const size_t img_bytes = pitch * H;
-    uint8_t *h = calloc(img_bytes * count, 1), *m = malloc((size_t)W * H);
-    assert_true(h && m);
+    uint8_t *h = calloc(img_bytes * count, 1);
+    assert_non_null(h);
     static const float special[] = {0.0f, -0.0f, 1.0f, 255.0f, 256.0f, 0.5f, -1.0f, 1e30f,
                                     NAN, INFINITY, -INFINITY, 100.0f};
     for (uint32_t i = 0; i < count; i++) {
@@ -193,44 +213,8 @@ static void nd_wide_case(imghist_dtype dt, uint32_t W, uint32_t H, uint32_t C, s
             }
         }
     }
-    for (size_t i = 0; i < (size_t)W * H; i++) m[i] = (uint8_t)tu_below(&rng, 2);
-    const size_t len = imghist_ndcounts_len(ax, dt);
-    assert_true(len > 0);
-    uint64_t *want = malloc(len * count * 8), *got = malloc(len * count * 8);
-    for (size_t i = 0; i < len * count; i++) want[i] = got[i] = tu_below(&rng, 1000);
-    uint8_t *dh = to_device(h, img_bytes * count), *dm = to_device(m, (size_t)W * H);
-    uint64_t *dc = to_device(got, len * count * 8);
-    imghist_view hm = {.data = m, .dtype = IMGHIST_U8, .mem = IMGHIST_MEM_HOST, .width = W,
-                       .height = H, .pitch = W, .channels = 1};
-    imghist_view hv = {.data = h, .dtype = dt, .mem = IMGHIST_MEM_HOST, .width = W,
-                       .height = H, .pitch = pitch, .channels = C, .count = count,
-                       .image_stride = (ptrdiff_t)img_bytes, .mask = masked ? &hm : NULL};
-    imghist_view dmv = hm;
-    dmv.data = dm;
-    dmv.mem = IMGHIST_MEM_DEVICE;
-    imghist_view dv = hv;
-    dv.data = dh;
-    dv.mem = IMGHIST_MEM_DEVICE;
-    dv.mask = masked ? &dmv : NULL;
-    const imghist_counts hc = {want, len * count, IMGHIST_MEM_HOST};
-    const imghist_counts gc = {dc, len * count, IMGHIST_MEM_DEVICE};
-    assert_int_equal(imghist_histogramdd(cpu, &hv, ax, &hc), IMGHIST_OK);
-    if (imghist_histogramdd(gpu, &dv, ax, &gc) != IMGHIST_OK) {
-        fail_msg("%s: %s", what, imghist_last_error(gpu));
-    }
-    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-    assert_int_equal(cudaMemcpy(got, dc, len * count * 8, cudaMemcpyDeviceToHost), cudaSuccess);
-    if (memcmp(got, want, len * count * 8) != 0) {
-        fail_msg("%s: GPU and CPU counts differ (%ux%u, %u channels, %u images)", what, W, H,
-                 C, count);
-    }
-    cudaFree(dh);
-    cudaFree(dm);
-    cudaFree(dc);
+    nd_compare(h, dt, W, H, C, pitch, count, masked, ax, what);
     free(h);
-    free(m);
-    free(want);
-    free(got);
 }
 
 static void test_nd_gpu_wide_types(void **state)
