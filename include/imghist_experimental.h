@@ -61,6 +61,92 @@ typedef enum imghist_stage {
  * out over threads counts once); zeros for a NULL context. */
 IMGHIST_API void imghist_exp_stage_ns(const imghist_ctx *ctx, uint64_t ns[IMGHIST_STAGES]);
 
+/* ---- JPEG decoding on GPUs' hardware decoders (nvJPEG) ----
+ * The engine behind imghist_histogram_files' IMGHIST_P_DECODE and the CLI's
+ * --decode: callers on many threads each hand it one JPEG file at a time;
+ * one thread per GPU decodes them in batches with nvJPEG's hardware backend
+ * (libnvjpeg.so.13, opened at run time), makes the gray of the context's
+ * IMGHIST_P_LOAD_GRAY mode and counts it there. A file it declines is the
+ * caller's to decode on the CPU; either way the bits are libjpeg-turbo's
+ * and OpenCV's (docs/gpu-decode.md). */
+
+/* Whether this build has the engine (nvJPEG's header was found). */
+IMGHIST_API int imghist_exp_jpeg_gpu_built(void);
+/* Whether a file's bytes are a JPEG the engine may take: SOF0 or SOF1
+ * (Huffman, sequential), 8-bit, gray with sampling 1x1 or YCbCr (not RGB
+ * coded), and whole: every segment inside the file, the scans ending in a
+ * marker, an EOI at the end (libjpeg-turbo refuses a file that ends early;
+ * nvJPEG may not). */
+IMGHIST_API int imghist_exp_jpeg_fits_gpu(const void *data, size_t size);
+/* The EXIF orientation (1..8) the CPU's decoder turns a JPEG by, from its
+ * first APP1 segment's bytes (NULL: none, orientation 1); 0 when unsure. */
+IMGHIST_API int imghist_exp_exif_orientation(const void *app1, size_t len);
+
+typedef struct imghist_exp_jpeg_gpu imghist_exp_jpeg_gpu;
+
+typedef struct imghist_exp_jpeg_gpu_opts {
+    imghist_decode mode;   /* IMGHIST_DECODE_GPU: the GPUs open now or the start fails;
+                              AUTO: they open in the background (callers decode on
+                              the CPU meanwhile), and not at all for short runs */
+    size_t n_files;        /* the run's files, for AUTO */
+    int equalize;          /* also equalize each plane (IMGHIST_EQ_OPENCV) and hand it
+                              back */
+    const imghist_histspec *spec; /* counted as imghist_histogram counts a U8 gray
+                                     image (NULL: 256 bins) */
+    const int *gpus;       /* the GPUs to decode on, a thread each (repeats ignored); */
+    size_t n_gpus;         /* 0: every GPU CUDA shows, or under local_size > 1 the GPU
+                              local_rank % count */
+    int local_rank, local_size; /* processes sharing the host's GPUs (0, 1: none) */
+    unsigned cpu_jobs;     /* CPU decodes at once, through cpu_enter and cpu_leave */
+} imghist_exp_jpeg_gpu_opts;
+
+/*
+ * Starts the engine with ctx's parameters (limits, gray mode): *out NULL
+ * with IMGHIST_OK means the CPU decodes everything (AUTO, a short run, no
+ * nvJPEG). IMGHIST_DECODE_GPU without nvJPEG, a GPU or its hardware decoder
+ * is IMGHIST_E_UNSUPPORTED, IMGHIST_E_NO_GPU or IMGHIST_E_CUDA, the reason
+ * in ctx's message.
+ */
+IMGHIST_API imghist_status imghist_exp_jpeg_gpu_start(imghist_ctx *ctx,
+                                                      const imghist_exp_jpeg_gpu_opts *o,
+                                                      imghist_exp_jpeg_gpu **out);
+/* Callers beyond cpu_jobs worth having: they only wait on batches. */
+IMGHIST_API unsigned imghist_exp_jpeg_gpu_waiters(const imghist_exp_jpeg_gpu *d);
+/*
+ * One file: 1 when it was decoded and counted on a GPU (*w and *h the
+ * image's size after its EXIF orientation, counts[] set: the spec's
+ * counters; with equalize *pixels the equalized plane, w x h, malloc'd),
+ * 0 when the caller decodes it on the CPU (counts untouched, *pixels NULL),
+ * having called cpu_enter. NULL d: 0.
+ */
+IMGHIST_API int imghist_exp_jpeg_gpu_file(imghist_exp_jpeg_gpu *d, const char *path,
+                                          uint32_t *w, uint32_t *h, uint64_t *counts,
+                                          uint8_t **pixels);
+/* CPU decoding: at most cpu_jobs callers at once; no-ops for NULL. */
+IMGHIST_API void imghist_exp_jpeg_gpu_cpu_enter(imghist_exp_jpeg_gpu *d);
+IMGHIST_API void imghist_exp_jpeg_gpu_cpu_leave(imghist_exp_jpeg_gpu *d);
+
+/* What one GPU's thread did. */
+typedef struct imghist_exp_jpeg_gpu_unit {
+    int device;
+    int failed;          /* it could not open: why says why */
+    char why[200];
+    size_t images;       /* decoded and counted there */
+    double submit_s;     /* its thread's seconds handing batches to nvJPEG, */
+    double wait_s;       /* waiting for the GPU, */
+    double idle_s;       /* and waiting for files */
+} imghist_exp_jpeg_gpu_unit;
+
+/*
+ * Ends the engine's threads and frees it (NULL: no-op, 0). Up to n_units
+ * of its GPUs' reports go to units (NULL: none), the count of JPEGs its
+ * GPUs declined to *declined (NULL: not wanted); returns how many GPU
+ * threads it ran.
+ */
+IMGHIST_API size_t imghist_exp_jpeg_gpu_stop(imghist_exp_jpeg_gpu *d,
+                                             imghist_exp_jpeg_gpu_unit *units, size_t n_units,
+                                             size_t *declined);
+
 #ifdef __cplusplus
 }
 #endif

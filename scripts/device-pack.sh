@@ -12,7 +12,7 @@ for f in "$B"/src/libimghist.so*; do
     [ -d "$f" ] || cp -a "$f" "$D/src/"
 done
 cp "$B/src/imghist" "$D/src/"
-for t in test_context test_histogram test_equalize test_joint test_clahe test_ndhist test_compare \
+for t in test_context test_histogram test_equalize test_joint test_clahe test_ndhist test_compare test_files \
     make_jpeg; do
     [ -x "$B/tests/$t" ] && cp "$B/tests/$t" "$D/tests/"
 done

@@ -235,7 +235,7 @@ static void test_streams_on_cpu(void **state)
 static const imghist_param all_params[] = {
     IMGHIST_P_MAX_PIXELS,    IMGHIST_P_MAX_INPUT_BYTES,        IMGHIST_P_CPU_THREADS,
     IMGHIST_P_STAGING_BYTES, IMGHIST_P_LOAD_GRAY, IMGHIST_P_PNG_LEVEL,
-    IMGHIST_P_LOAD_TRUNCATED, IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, IMGHIST_P_EXP_BATCH_RUN, IMGHIST_P_EXP_EQ_BATCH_SMALL,
+    IMGHIST_P_LOAD_TRUNCATED, IMGHIST_P_DECODE, IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, IMGHIST_P_EXP_BATCH_RUN, IMGHIST_P_EXP_EQ_BATCH_SMALL,
     IMGHIST_P_EXP_BATCH_TINY, IMGHIST_P_EXP_HIST16_GLOBAL,
 };
 #define N_PARAMS (sizeof all_params / sizeof all_params[0])
@@ -318,7 +318,7 @@ static void test_param_unknown_and_null(void **state)
     int64_t v = 5, lo, hi;
     /* 9 and 1005 are numbers of parameters that are gone (the equalization
      * method, the batch route): unknown now, not reused. */
-    const int unknown[] = {0, 77, 11, 999, 1050, -1, 9, 1005};
+    const int unknown[] = {0, 77, 12, 999, 1050, -1, 9, 1005};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const imghist_param p = (imghist_param)unknown[i];
         EXPECT(ctx, imghist_set_param(ctx, p, 1), IMGHIST_E_UNSUPPORTED);

@@ -5,8 +5,11 @@
  * each file, failures included (a truncated JPEG, text named .png, an empty
  * file, a missing one, a link loop, a folder), with 1 and 4 threads, bins
  * and ranges, native depth and channels, progress, cancelling, and the
- * refusals before any work. Arguments: cpu or cuda (77 without a GPU), and
- * quick (for valgrind: no 4-MiB image, fewer files).
+ * refusals before any work; IMGHIST_P_DECODE: JPEGs of every sampling
+ * layout, progressive, arithmetic-coded, 12-bit and EXIF-turned ones,
+ * decoded on the GPU's hardware decoder (where the build and the GPU have
+ * one) with the CPU's counts and sizes. Arguments: cpu or cuda (77 without
+ * a GPU), and quick (for valgrind: no 4-MiB image, fewer files).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -21,8 +24,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jpeglib.h>
 
 #include "imghist.h"
+#include "imghist_experimental.h"
 
 static imghist_backend backend = IMGHIST_BACKEND_CPU;
 static char dir[64];
@@ -539,6 +544,235 @@ static void test_refusals(void **state)
     imghist_destroy(ctx);
 }
 
+/* ---- JPEGs on the GPU's decoder (IMGHIST_P_DECODE) ---- */
+
+enum { JPEG_KINDS = 9 };
+static const char *const jpeg_kind_names[JPEG_KINDS] = {
+    "444", "422", "420", "440", "411", "gray", "progressive", "restart", "quality100"};
+
+/* rgb (w x h x 3) as a JPEG of kind k into the folder. */
+static void write_jpeg(const char *name, const uint8_t *rgb, uint32_t w, uint32_t h, int k)
+{
+    char *p = path_in(name);
+    FILE *fp = fopen(p, "wb");
+    assert_non_null(fp);
+    struct jpeg_compress_struct c;
+    struct jpeg_error_mgr err;
+    c.err = jpeg_std_error(&err);
+    jpeg_create_compress(&c);
+    jpeg_stdio_dest(&c, fp);
+    c.image_width = w;
+    c.image_height = h;
+    c.input_components = 3;
+    c.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&c);
+    jpeg_set_quality(&c, k == 8 ? 100 : 85, TRUE);
+    static const int hs[] = {1, 2, 2, 1, 4}, vs[] = {1, 1, 2, 2, 1};
+    if (k <= 4) {
+        c.comp_info[0].h_samp_factor = hs[k];
+        c.comp_info[0].v_samp_factor = vs[k];
+    } else if (k == 5) {
+        jpeg_set_colorspace(&c, JCS_GRAYSCALE);
+    } else if (k == 6) {
+        jpeg_simple_progression(&c);
+    } else if (k == 7) {
+        c.restart_interval = 3;
+    }
+    jpeg_start_compress(&c, TRUE);
+    while (c.next_scanline < h) {
+        JSAMPROW row = (JSAMPROW)(rgb + (size_t)c.next_scanline * w * 3);
+        jpeg_write_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_compress(&c);
+    jpeg_destroy_compress(&c);
+    assert_int_equal(fclose(fp), 0);
+    free(p);
+}
+
+/* The file name with an APP1 EXIF block of orientation o after its SOI. */
+static void write_turned(const char *from, const char *name, unsigned o)
+{
+    char *src = path_in(from);
+    size_t n = 0;
+    uint8_t *data = read_whole(src, &n);
+    static const uint8_t exif[] = {'E', 'x', 'i', 'f', 0, 0, 'I', 'I', 42, 0, 8, 0, 0, 0, 1, 0,
+                                   0x12, 0x01, 3, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint8_t *out = malloc(n + 4 + sizeof exif);
+    assert_non_null(out);
+    memcpy(out, data, 2);
+    const uint8_t head[4] = {0xFF, 0xE1, 0, (uint8_t)(sizeof exif + 2)};
+    memcpy(out + 2, head, 4);
+    memcpy(out + 6, exif, sizeof exif);
+    out[6 + 24] = (uint8_t)o; /* the entry's value: IFD 0 at 8, its entry at 10, value +8 */
+    memcpy(out + 6 + sizeof exif, data + 2, n - 2);
+    write_bytes(name, out, n + 4 + sizeof exif);
+    free(out);
+    free(data);
+    free(src);
+}
+
+/* The JPEGs of the GPU test into the folder as dec_*.jpg, their paths in
+ * paths (malloc'd), repeated to at least `least` files. */
+static size_t make_jpegs(char **paths, size_t least)
+{
+    imghist_ctx *ctx = new_ctx(IMGHIST_BACKEND_CPU);
+    assert_int_equal(imghist_set_param(ctx, IMGHIST_P_LOAD_CHANNELS, 1), IMGHIST_OK);
+    const char *samples = getenv("IMGHIST_SAMPLES");
+    char src[1024];
+    snprintf(src, sizeof src, "%s/%s", samples != NULL ? samples : "samples", "astronaut.png");
+    imghist_image *img = NULL;
+    assert_int_equal(imghist_load_file(ctx, src, &img), IMGHIST_OK);
+    assert_int_equal(img->view.channels, 3);
+    /* An odd size, cropped from the photograph. */
+    const uint32_t w = 509, h = 383;
+    uint8_t *rgb = malloc((size_t)w * h * 3);
+    assert_non_null(rgb);
+    for (uint32_t y = 0; y < h; y++) {
+        memcpy(rgb + (size_t)y * w * 3, (const uint8_t *)img->view.data + y * img->view.pitch,
+               (size_t)w * 3);
+    }
+    size_t n = 0;
+    char name[64];
+    for (int k = 0; k < JPEG_KINDS; k++) {
+        snprintf(name, sizeof name, "dec_%s.jpg", jpeg_kind_names[k]);
+        write_jpeg(name, rgb, w, h, k);
+        paths[n++] = path_in(name);
+    }
+    for (unsigned o = 1; o <= 8; o++) {
+        snprintf(name, sizeof name, "dec_turned%u.jpg", o);
+        write_turned("dec_420.jpg", name, o);
+        paths[n++] = path_in(name);
+    }
+    const char *conf[] = {"testorig.jpg", "testimgint.jpg", "testimgari.jpg", "monkey12.jpg"};
+    for (size_t i = 0; i < sizeof conf / sizeof conf[0]; i++) {
+        snprintf(name, sizeof name, "../tests/conformance/libjpeg-turbo/%s", conf[i]);
+        snprintf(src, sizeof src, "dec_conf_%s", conf[i]);
+        copy_sample(name, src, 1.0);
+        paths[n++] = path_in(src);
+    }
+    copy_sample("hubble_deep_field.jpg", "dec_hubble.jpg", 1.0);
+    paths[n++] = path_in("dec_hubble.jpg");
+    const size_t distinct = n;
+    for (size_t i = 0; n < least; i++) {
+        paths[n++] = strdup(paths[i % distinct]);
+    }
+    free(rgb);
+    imghist_image_free(img);
+    imghist_destroy(ctx);
+    return n;
+}
+
+static void remove_jpegs(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unlink(paths[i]); /* repeats are gone already */
+        free(paths[i]);
+    }
+}
+
+/* The CPU's counts and sizes for each file, on the GPU's decoder or not. */
+static void check_decode_mode(imghist_ctx *ctx, char **paths, size_t n, imghist_decode mode)
+{
+    assert_int_equal(imghist_set_param(ctx, IMGHIST_P_DECODE, mode), IMGHIST_OK);
+    uint64_t *counts = malloc(n * 256 * sizeof *counts);
+    imghist_file_result *res = malloc(n * sizeof *res);
+    assert_true(counts != NULL && res != NULL);
+    memset(counts, 0xab, n * 256 * sizeof *counts);
+    const imghist_counts out = {counts, n * 256, IMGHIST_MEM_HOST};
+    const imghist_status st = imghist_histogram_files(ctx, (const char *const *)paths, n, 4,
+                                                      NULL, &out, res, NULL, NULL);
+    /* The 12-bit JPEG fails on the CPU too (libjpeg-turbo's 8-bit build),
+     * and only it. */
+    if (st != IMGHIST_OK && strstr(imghist_last_error(ctx), "monkey12") == NULL) {
+        fail_msg("decode mode %d: %s", (int)mode, imghist_last_error(ctx));
+    }
+    check_against_reference(ctx, paths, n, NULL, counts, res, st);
+    free_results(res, n);
+    free(res);
+    free(counts);
+}
+
+static void test_decode_param(void **state)
+{
+    (void)state;
+    imghist_ctx *ctx = new_ctx(backend);
+    int64_t v = -1, lo = 0, hi = 0;
+    assert_int_equal(imghist_get_param(ctx, IMGHIST_P_DECODE, &v), IMGHIST_OK);
+    assert_int_equal(v, IMGHIST_DECODE_AUTO);
+    assert_int_equal(imghist_param_bounds(IMGHIST_P_DECODE, &lo, &hi), IMGHIST_OK);
+    assert_int_equal(lo, IMGHIST_DECODE_AUTO);
+    assert_int_equal(hi, IMGHIST_DECODE_GPU);
+    assert_int_equal(imghist_set_param(ctx, IMGHIST_P_DECODE, 3), IMGHIST_E_INVALID_ARG);
+    char *paths[128];
+    const size_t n = make_jpegs(paths, quick ? 22 : 70);
+    uint64_t counts[256];
+    const imghist_counts out = {counts, 256, IMGHIST_MEM_HOST};
+    imghist_file_result res[1];
+    if (backend == IMGHIST_BACKEND_CPU) {
+        /* A CPU context has no GPU to decode on: refused before any work. */
+        assert_int_equal(imghist_set_param(ctx, IMGHIST_P_DECODE, IMGHIST_DECODE_GPU),
+                         IMGHIST_OK);
+        memset(counts, 0xab, sizeof counts);
+        assert_int_equal(imghist_histogram_files(ctx, (const char *const *)paths, 1, 1, NULL,
+                                                 &out, res, NULL, NULL),
+                         IMGHIST_E_UNSUPPORTED);
+        assert_non_null(strstr(imghist_last_error(ctx), "CPU context"));
+        assert_int_equal(counts[0], 0xababababababababull);
+        /* auto and cpu decode on the CPU, with its counts. */
+        check_decode_mode(ctx, paths, n, IMGHIST_DECODE_AUTO);
+        check_decode_mode(ctx, paths, n, IMGHIST_DECODE_CPU);
+    } else if (!imghist_exp_jpeg_gpu_built()) {
+        assert_int_equal(imghist_set_param(ctx, IMGHIST_P_DECODE, IMGHIST_DECODE_GPU),
+                         IMGHIST_OK);
+        assert_int_equal(imghist_histogram_files(ctx, (const char *const *)paths, 1, 1, NULL,
+                                                 &out, res, NULL, NULL),
+                         IMGHIST_E_UNSUPPORTED);
+        assert_non_null(strstr(imghist_last_error(ctx), "nvJPEG"));
+        check_decode_mode(ctx, paths, n, IMGHIST_DECODE_AUTO);
+        printf("no nvJPEG in this build: the GPU's decode was not run\n");
+    } else {
+        for (int gray = 0; gray < 2; gray++) {
+            assert_int_equal(imghist_set_param(ctx, IMGHIST_P_LOAD_GRAY, gray), IMGHIST_OK);
+            /* The engine itself: which of the distinct files the GPU takes. */
+            const imghist_exp_jpeg_gpu_opts o = {.mode = IMGHIST_DECODE_GPU, .n_files = n,
+                                                 .local_size = 1, .cpu_jobs = 1};
+            imghist_exp_jpeg_gpu *eng = NULL;
+            if (imghist_exp_jpeg_gpu_start(ctx, &o, &eng) != IMGHIST_OK) {
+                fail_msg("the GPU's JPEG decoder: %s", imghist_last_error(ctx));
+            }
+            size_t taken = 0;
+            for (size_t i = 0; i < 22; i++) {
+                uint32_t w = 0, h = 0;
+                memset(counts, 0, sizeof counts);
+                const int on_gpu = imghist_exp_jpeg_gpu_file(eng, paths[i], &w, &h, counts, NULL);
+                const char *base = strrchr(paths[i], '/') + 1;
+                /* Which ones the GPU must take: baseline 8-bit layouts whose
+                 * gray it makes exactly; 4:1:1 never as bgr2gray, and as luma
+                 * as the hardware decides (an H200's declines it). */
+                const int maybe = gray == 1 && strstr(base, "411") != NULL;
+                const int must = strstr(base, "progressive") == NULL &&
+                                 strstr(base, "ari") == NULL && strstr(base, "monkey12") == NULL &&
+                                 strstr(base, "411") == NULL;
+                printf("%s %s: %s\n", gray ? "luma" : "bgr2gray", base,
+                       on_gpu ? "GPU" : "CPU");
+                if (!maybe && must != on_gpu) {
+                    fail_msg("%s: %s on the GPU", base, on_gpu ? "decoded" : "not decoded");
+                }
+                taken += (size_t)on_gpu;
+            }
+            imghist_exp_jpeg_gpu_unit units[4];
+            size_t declined = 0;
+            assert_int_equal(imghist_exp_jpeg_gpu_stop(eng, units, 4, &declined), 1);
+            assert_int_equal(units[0].images, taken);
+            assert_int_equal(declined, 22 - taken);
+            check_decode_mode(ctx, paths, n, IMGHIST_DECODE_GPU);
+            check_decode_mode(ctx, paths, n, IMGHIST_DECODE_AUTO);
+        }
+    }
+    remove_jpegs(paths, n);
+    imghist_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "cuda") == 0) {
@@ -557,6 +791,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_files_bins_channels_depth),
         cmocka_unit_test(test_progress_and_cancel),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_decode_param),
     };
     return cmocka_run_group_tests(tests, make_folder, remove_folder);
 }

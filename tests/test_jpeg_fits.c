@@ -1,11 +1,12 @@
 /*
- * ih_jpeg_fits_gpu (src/cli/gpu_decode.h): which JPEGs the GPU's path may
- * take. JPEGs written with libjpeg in memory: baseline YCbCr, gray and
+ * imghist_exp_jpeg_fits_gpu (imghist_experimental.h): which JPEGs the GPU's
+ * path may take. JPEGs written with libjpeg in memory: baseline YCbCr, gray and
  * restart-marked ones fit, with or without bytes after the end; progressive,
  * arithmetic-coded, RGB-coded (Adobe transform 0) and CMYK ones do not, nor
  * gray frames with sampling factors other than 1x1, nor
  * 12-bit frames, segments that run past the end, or any file cut short.
- * ih_exif_upright: which EXIF blocks leave the CPU's decode upright.
+ * imghist_exp_exif_orientation: the EXIF orientation the CPU's decode turns
+ * an image by, checked against imghist_load's own turn on the same files.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +15,8 @@
 
 #include <jpeglib.h>
 
-#include "gpu_decode.h"
+#include "imghist.h"
+#include "imghist_experimental.h"
 
 static int failures;
 
@@ -105,29 +107,81 @@ static size_t exif_block(uint8_t *b, int big, unsigned tag, unsigned type, unsig
     return 6 + at + 8;
 }
 
+/* p (a JPEG of n bytes) with an APP1 segment of block's len bytes after
+ * its SOI (malloc'd); its size in *out_n. */
+static unsigned char *with_app1(const unsigned char *p, size_t n, const uint8_t *block,
+                                size_t len, size_t *out_n)
+{
+    unsigned char *q = malloc(n + 4 + len);
+    memcpy(q, p, 2);
+    q[2] = 0xFF;
+    q[3] = 0xE1;
+    q[4] = (unsigned char)((len + 2) >> 8);
+    q[5] = (unsigned char)(len + 2);
+    memcpy(q + 6, block, len);
+    memcpy(q + 6 + len, p + 2, n - 2);
+    *out_n = n + 4 + len;
+    return q;
+}
+
+static unsigned char *make(enum kind k, unsigned long *size);
+
 static void exif_cases(void)
 {
     uint8_t b[64];
-    check(ih_exif_upright(NULL, 0) == 1, "no APP1: upright");
-    check(ih_exif_upright((const uint8_t *)"http://ns.adobe.com/xap/1.0/", 29) == 1,
-          "an XMP APP1: upright");
+    check(imghist_exp_exif_orientation(NULL, 0) == 1, "no APP1: orientation 1");
+    check(imghist_exp_exif_orientation("http://ns.adobe.com/xap/1.0/", 29) == 1,
+          "an XMP APP1: orientation 1");
     for (int big = 0; big < 2; big++) {
-        size_t n = exif_block(b, big, 0x0112, 3, 1, 1);
-        check(ih_exif_upright(b, n) == 1, big ? "MM orientation 1: upright"
-                                              : "II orientation 1: upright");
-        for (unsigned o = 2; o <= 8; o++) {
-            n = exif_block(b, big, 0x0112, 3, 1, o);
-            check(ih_exif_upright(b, n) == 0, "orientation 2..8: not upright");
+        for (unsigned o = 1; o <= 8; o++) {
+            const size_t n = exif_block(b, big, 0x0112, 3, 1, o);
+            check(imghist_exp_exif_orientation(b, n) == (int)o,
+                  big ? "MM orientation 1..8 read" : "II orientation 1..8 read");
         }
-        n = exif_block(b, big, 0x010F, 2, 1, 6); /* Make, no orientation */
-        check(ih_exif_upright(b, n) == 1, "EXIF without an orientation: upright");
+        size_t n = exif_block(b, big, 0x010F, 2, 1, 6); /* Make, no orientation */
+        check(imghist_exp_exif_orientation(b, n) == 1, "EXIF without an orientation: 1");
         n = exif_block(b, big, 0x0112, 4, 1, 1); /* a LONG: unsure */
-        check(ih_exif_upright(b, n) == 0, "orientation not a SHORT: to the CPU");
+        check(imghist_exp_exif_orientation(b, n) == 0, "orientation not a SHORT: unsure");
+        n = exif_block(b, big, 0x0112, 3, 1, 9);
+        check(imghist_exp_exif_orientation(b, n) == 0, "orientation 9: unsure");
+        n = exif_block(b, big, 0x0112, 3, 1, 0);
+        check(imghist_exp_exif_orientation(b, n) == 0, "orientation 0: unsure");
         n = exif_block(b, big, 0x0112, 3, 1, 1);
-        check(ih_exif_upright(b, n - 10) == 0, "IFD 0 cut short: to the CPU");
+        check(imghist_exp_exif_orientation(b, n - 10) == 0, "IFD 0 cut short: unsure");
         b[6 + 2] ^= 0xFF;
-        check(ih_exif_upright(b, n) == 0, "not a TIFF header: to the CPU");
+        check(imghist_exp_exif_orientation(b, n) == 0, "not a TIFF header: unsure");
     }
+    /* The CPU's decoder on the same blocks: orientations 5..8 swap width
+     * and height (a 67x45 image), 1..4 do not; the file fits either way. */
+    imghist_ctx *ctx = NULL;
+    if (imghist_create(IMGHIST_BACKEND_CPU, -1, &ctx) != IMGHIST_OK) {
+        check(0, "a CPU context");
+        imghist_destroy(ctx);
+        return;
+    }
+    unsigned long jn = 0;
+    unsigned char *jpeg = make(BASELINE, &jn);
+    for (int big = 0; big < 2; big++) {
+        for (unsigned o = 1; o <= 8; o++) {
+            const size_t len = exif_block(b, big, 0x0112, 3, 1, o);
+            size_t qn = 0;
+            unsigned char *q = with_app1(jpeg, jn, b, len, &qn);
+            imghist_image *img = NULL;
+            char what[96];
+            snprintf(what, sizeof what, "%s orientation %u: the CPU's decode turns it as read",
+                     big ? "MM" : "II", o);
+            const int turned = imghist_exp_exif_orientation(b, len) >= 5;
+            check(imghist_load_memory(ctx, q, qn, "exif.jpg", &img) == IMGHIST_OK &&
+                      img->view.width == (turned ? 45u : 67u) &&
+                      img->view.height == (turned ? 67u : 45u),
+                  what);
+            check(imghist_exp_jpeg_fits_gpu(q, qn) == 1, "a JPEG with EXIF fits");
+            imghist_image_free(img);
+            free(q);
+        }
+    }
+    free(jpeg);
+    imghist_destroy(ctx);
 }
 
 int main(void)
@@ -147,7 +201,7 @@ int main(void)
         unsigned long n = 0;
         unsigned char *p = make(kinds[i].k, &n);
         snprintf(what, sizeof what, "%s: %s", kinds[i].name, kinds[i].fits ? "fits" : "declined");
-        check(ih_jpeg_fits_gpu(p, n) == kinds[i].fits, what);
+        check(imghist_exp_jpeg_fits_gpu(p, n) == kinds[i].fits, what);
         free(p);
     }
 
@@ -155,7 +209,7 @@ int main(void)
     unsigned char *p = make(RESTART, &n);
     /* Any file cut short: no EOI at its end. */
     for (size_t cut = 0; cut < n; cut++) {
-        if (ih_jpeg_fits_gpu(p, cut)) {
+        if (imghist_exp_jpeg_fits_gpu(p, cut)) {
             snprintf(what, sizeof what, "restart-marked file cut to %zu of %lu bytes: declined",
                      cut, n);
             check(0, what);
@@ -166,25 +220,25 @@ int main(void)
     unsigned char *longer = malloc(n + 16);
     memcpy(longer, p, n);
     memset(longer + n, 0xA5, 16);
-    check(ih_jpeg_fits_gpu(longer, n + 16) == 1, "bytes after the EOI: fits");
+    check(imghist_exp_jpeg_fits_gpu(longer, n + 16) == 1, "bytes after the EOI: fits");
     free(longer);
     /* A 12-bit frame, and a segment longer than the file. */
     const size_t sof = find_marker(p, n, 0xC0);
     check(sof > 0 && p[sof + 4] == 8, "the baseline frame is found");
     if (sof > 0) {
         p[sof + 4] = 12;
-        check(ih_jpeg_fits_gpu(p, n) == 0, "12-bit frame: declined");
+        check(imghist_exp_jpeg_fits_gpu(p, n) == 0, "12-bit frame: declined");
         p[sof + 4] = 8;
         const size_t dqt = find_marker(p, n, 0xDB);
         check(dqt > 0, "a DQT segment is found");
         if (dqt > 0) {
             p[dqt + 2] = 0xFF;
             p[dqt + 3] = 0xF0;
-            check(ih_jpeg_fits_gpu(p, n) == 0, "a segment past the end: declined");
+            check(imghist_exp_jpeg_fits_gpu(p, n) == 0, "a segment past the end: declined");
         }
     }
     free(p);
-    check(ih_jpeg_fits_gpu((const unsigned char *)"\xff\xd8\xff\xd9", 4) == 0,
+    check(imghist_exp_jpeg_fits_gpu((const unsigned char *)"\xff\xd8\xff\xd9", 4) == 0,
           "no frame: declined");
     if (failures) {
         printf("%d failure(s)\n", failures);

@@ -74,8 +74,11 @@ def _inputs(paths_or_folder) -> List[bytes]:
     return out
 
 
+_DECODES = {"auto": L.DECODE_AUTO, "cpu": L.DECODE_CPU, "gpu": L.DECODE_GPU}
+
+
 def _run(paths_or_folder, recursive, gray, depth, bins, range, threads, backend, progress,
-         read_truncated, total: bool) -> FilesHistogram:
+         read_truncated, decode, total: bool) -> FilesHistogram:
     g = _api._GRAYS.get(gray)
     if g is None:
         raise ValueError(f"imghist: gray={gray!r}; want 'bgr2gray' or 'luma'")
@@ -86,11 +89,18 @@ def _run(paths_or_folder, recursive, gray, depth, bins, range, threads, backend,
         threads = 0
     elif not isinstance(threads, int) or threads < 0:
         raise ValueError(f"imghist: threads={threads!r}; want None (a thread per core) or a count")
+    dec = _DECODES.get(decode)
+    if dec is None:
+        raise ValueError(f"imghist: decode={decode!r}; want 'auto', 'cpu' or 'gpu'")
     if backend is None:
-        b, dev = L.BACKEND_CPU, -1
+        # decode='gpu' decodes on a GPU: the first, unless backend names one.
+        b, dev = (L.BACKEND_CUDA, 0) if dec == L.DECODE_GPU else (L.BACKEND_CPU, -1)
     else:
         b, dev = _api._parse_backend(backend)
+    if dec == L.DECODE_GPU and b == L.BACKEND_CPU:
+        raise ValueError("imghist: decode='gpu' decodes on a GPU; backend='cpu' has none")
     ctx = L.context(b, -1 if b == L.BACKEND_CPU else max(dev, 0))
+    ctx.set_param(L.P_DECODE, dec)
     ctx.set_param(L.P_LOAD_DEPTH, d)
     ctx.set_param(L.P_LOAD_CHANNELS, 0)
     ctx.set_param(L.P_LOAD_GRAY, g)
@@ -143,7 +153,7 @@ def histogram_files(paths_or_folder: Union[PathLike, Sequence[PathLike]], *,
                     bins: Optional[int] = None, range: Optional[Tuple[float, float]] = None,
                     threads: Optional[int] = None, backend: Optional[str] = None,
                     progress: Union[bool, Callable[[int, int], Any]] = False,
-                    read_truncated: bool = False) -> FilesHistogram:
+                    read_truncated: bool = False, decode: str = "auto") -> FilesHistogram:
     """Histograms of many image files in one call, decoded on the library's
     threads (the CLI's batch engine; the GIL is released), each as
     histogram(load(file, depth, gray=gray), bins, range) counts it.
@@ -153,7 +163,12 @@ def histogram_files(paths_or_folder: Union[PathLike, Sequence[PathLike]], *,
     with recursive=True those of their sub-folders too, sorted by path as
     the CLI's batch run takes them. threads: decoding threads (None: one per
     core). backend: None or 'cpu' counts on the CPU; 'cuda'/'cuda:N' counts
-    large images on that GPU. progress: True shows a bar (tqdm when
+    large images on that GPU. decode: where baseline JPEGs are decoded, with
+    the same bits either way: 'cpu' (libjpeg-turbo), 'gpu' (the GPU's
+    hardware JPEG decoder, nvJPEG; the first GPU unless backend names one;
+    an error where the build or the GPU lacks it) or 'auto' (the GPU for 64
+    files or more when backend is a GPU and it has the decoder, else the
+    CPU). progress: True shows a bar (tqdm when
     installed), or a callable(done, total) called on this thread. Ctrl-C
     stops the call (KeyboardInterrupt). Memory: the decoded images in flight
     (one a thread) and the result.
@@ -170,7 +185,7 @@ def histogram_files(paths_or_folder: Union[PathLike, Sequence[PathLike]], *,
     ((1, 256), dtype('uint64'), 1, [])
     """
     return _run(paths_or_folder, recursive, gray, depth, bins, range, threads, backend,
-                progress, read_truncated, False)
+                progress, read_truncated, decode, False)
 
 
 def total_files(paths_or_folder: Union[PathLike, Sequence[PathLike]], *,
@@ -178,10 +193,10 @@ def total_files(paths_or_folder: Union[PathLike, Sequence[PathLike]], *,
                 bins: Optional[int] = None, range: Optional[Tuple[float, float]] = None,
                 threads: Optional[int] = None, backend: Optional[str] = None,
                 progress: Union[bool, Callable[[int, int], Any]] = False,
-                read_truncated: bool = False) -> FilesHistogram:
+                read_truncated: bool = False, decode: str = "auto") -> FilesHistogram:
     """The summed histogram of many image files (arguments as
     histogram_files()): FilesHistogram(counts, files, failures) with counts
     uint64 (bins,), the sum over the files counted. Memory stays bounded
     whatever the number of files (they go to the library in chunks)."""
     return _run(paths_or_folder, recursive, gray, depth, bins, range, threads, backend,
-                progress, read_truncated, True)
+                progress, read_truncated, decode, True)

@@ -88,3 +88,64 @@ def test_single_file_and_empty_folder(tmp_path, samples):
     e = imghist.histogram_files(tmp_path / "empty")
     assert e.counts.shape == (0, 256) and e.files == [] and e.failures == []
     assert imghist.total_files(tmp_path / "empty").counts.sum() == 0
+
+
+def _jpeg_folder(tmp_path, samples, copies):
+    """copies of a sample photograph as JPEGs of several layouts (Pillow's
+    4:4:4, 4:2:2 and 4:2:0 where it is installed, OpenCV's 4:2:0), progressive
+    and gray, plus the sample JPEG, for the GPU's decoder."""
+    cv2 = pytest.importorskip("cv2")
+    d = tmp_path / "jpegs"
+    d.mkdir()
+    img = cv2.imread(os.path.join(samples, "astronaut.png"), cv2.IMREAD_COLOR)
+    crop = img[:383, :509]
+    assert cv2.imwrite(str(d / "a420.jpg"), crop, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    try:
+        from PIL import Image
+        rgb = Image.fromarray(np.ascontiguousarray(crop[:, :, ::-1]))
+        for name, sub in (("444", 0), ("422", 1), ("420p", 2)):
+            rgb.save(d / f"pil{name}.jpg", quality=85, subsampling=sub)
+    except ImportError:
+        pass
+    assert cv2.imwrite(str(d / "progressive.jpg"), img, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])
+    assert cv2.imwrite(str(d / "gray.jpg"), cv2.cvtColor(img, cv2.COLOR_BGR2GRAY))
+    shutil.copy(os.path.join(samples, "hubble_deep_field.jpg"), d / "hubble.jpg")
+    base = sorted(os.listdir(d))
+    k = 0
+    while len(os.listdir(d)) < copies:
+        shutil.copy(d / base[k % len(base)], d / f"c{k}_{base[k % len(base)]}")
+        k += 1
+    return d
+
+
+def test_decode_choice(tmp_path, samples):
+    d = _jpeg_folder(tmp_path, samples, 8)
+    with pytest.raises(ValueError, match="decode"):
+        imghist.histogram_files(d, decode="nvjpeg")
+    with pytest.raises(ValueError, match="backend='cpu'"):
+        imghist.histogram_files(d, decode="gpu", backend="cpu")
+    auto = imghist.histogram_files(d)
+    cpu = imghist.histogram_files(d, decode="cpu")
+    assert auto.files == cpu.files and not cpu.failures
+    np.testing.assert_array_equal(auto.counts, cpu.counts)
+
+
+@pytest.mark.skipif(not imghist.cuda_available(), reason="no usable GPU")
+@pytest.mark.parametrize("gray", ["bgr2gray", "luma"])
+def test_decode_gpu_equals_cpu(tmp_path, samples, gray):
+    # 80 files: auto takes the GPU too (64 or more on a GPU backend).
+    d = _jpeg_folder(tmp_path, samples, 80)
+    cpu = imghist.histogram_files(d, gray=gray, decode="cpu")
+    assert len(cpu.files) == 80 and not cpu.failures
+    try:
+        gpu = imghist.histogram_files(d, gray=gray, decode="gpu")
+    except imghist.ImghistError as e:
+        if "nvJPEG" in str(e) or "libnvjpeg" in str(e):
+            pytest.skip(f"no GPU JPEG decoder here: {e}")
+        raise
+    auto = imghist.histogram_files(d, gray=gray, backend="cuda")
+    for r in (gpu, auto):
+        assert r.files == cpu.files and not r.failures
+        np.testing.assert_array_equal(r.counts, cpu.counts)
+    tot = imghist.total_files(d, gray=gray, decode="gpu")
+    np.testing.assert_array_equal(tot.counts, cpu.counts.sum(axis=0))

@@ -33,6 +33,7 @@ typedef struct ih_params {
     int64_t load_depth;         /* 0: U8; 1: the file's depth */
     int64_t load_channels;      /* 0: gray; 1: the file's channels */
     int64_t load_truncated;     /* 1: JPEGs that end early are read */
+    int64_t decode;             /* imghist_decode: where many files' JPEGs decode */
     int64_t hist_blocks_per_sm; /* experimental; 0: automatic */
     int64_t batch_run;          /* experimental; 0: automatic */
     int64_t eq_batch_small;     /* experimental; 0: automatic */

@@ -34,6 +34,8 @@ static const param_info params[] = {
      offsetof(ih_params, load_channels)},
     {IMGHIST_P_LOAD_TRUNCATED, "IMGHIST_P_LOAD_TRUNCATED", 0, 1, 0,
      offsetof(ih_params, load_truncated)},
+    {IMGHIST_P_DECODE, "IMGHIST_P_DECODE", IMGHIST_DECODE_AUTO, IMGHIST_DECODE_GPU,
+     IMGHIST_DECODE_AUTO, offsetof(ih_params, decode)},
     {IMGHIST_P_EXP_HIST_BLOCKS_PER_SM, "IMGHIST_P_EXP_HIST_BLOCKS_PER_SM", 0, 64, 0,
      offsetof(ih_params, hist_blocks_per_sm)},
     {IMGHIST_P_EXP_BATCH_RUN, "IMGHIST_P_EXP_BATCH_RUN", 0, INT64_C(1) << 24, 0,

@@ -11,6 +11,7 @@
 
 #include "core.h"
 #include "file_pool.h"
+#include "imghist_experimental.h"
 #include "parallel.h"
 #include "sanitize.h"
 #include "walk.h"
@@ -155,9 +156,13 @@ size_t imghist_files_counts_len(const imghist_ctx *ctx, const imghist_histspec *
 }
 
 /* A worker's contexts: `count` counts (the caller's backend and GPU),
- * `load` decodes and counts small images (a CPU one beside a GPU one). */
+ * `load` decodes and counts small images (a CPU one beside a GPU one).
+ * Made on the worker's first CPU decode: with the GPU's JPEG decoder most
+ * workers only wait on its batches. */
 typedef struct files_worker {
     imghist_ctx *count, *load;
+    imghist_status st; /* the contexts could not be made */
+    char why[256];
 } files_worker;
 
 typedef struct files_run {
@@ -170,6 +175,9 @@ typedef struct files_run {
     files_worker *workers;
     imghist_progress_fn progress;
     void *user;
+    imghist_ctx *caller;     /* whose backend, GPU and parameters the workers take */
+    unsigned threads_each;
+    imghist_exp_jpeg_gpu *gpu; /* JPEGs decoded on the GPU (NULL: none) */
     imghist_status first;  /* the first failure in list order, IMGHIST_OK if none */
     size_t first_at, failed;
 } files_run;
@@ -187,6 +195,63 @@ static void set_message(imghist_file_result *r, const char *fmt, const char *a, 
     }
 }
 
+static imghist_status worker_context(imghist_ctx *ctx, imghist_backend backend,
+                                     unsigned threads, imghist_ctx **out, char *why,
+                                     size_t len);
+
+/* The worker's contexts, made on first use. */
+static imghist_status ready_worker(const files_run *run, files_worker *w)
+{
+    if (w->count != NULL || w->st != IMGHIST_OK) {
+        return w->st;
+    }
+    imghist_ctx *ctx = run->caller;
+    w->st = worker_context(ctx, ctx->backend, run->threads_each, &w->count, w->why,
+                           sizeof w->why);
+    w->load = w->count;
+    if (w->st == IMGHIST_OK && ctx->backend != IMGHIST_BACKEND_CPU) {
+        w->st = worker_context(ctx, IMGHIST_BACKEND_CPU, run->threads_each, &w->load, w->why,
+                               sizeof w->why);
+    }
+    return w->st;
+}
+
+/* One file on the CPU's decoder. */
+static imghist_status count_on_cpu(files_run *run, files_worker *w, const char *path,
+                                   imghist_file_result *r, uint64_t *counts)
+{
+    imghist_status st = ready_worker(run, w);
+    if (st != IMGHIST_OK) {
+        set_message(r, "%s: not counted: %s", path, w->why);
+        return st;
+    }
+    imghist_image *img = NULL;
+    st = imghist_load_file(w->load, path, &img);
+    if (st != IMGHIST_OK) {
+        set_message(r, "%s%s", imghist_last_error(w->load), "");
+        return st;
+    }
+    const imghist_view *v = &img->view;
+    const size_t channels = v->channels > 1 ? v->channels : 1;
+    const size_t bytes = (size_t)v->width * v->height * channels * ih_dtype_size(v->dtype);
+    imghist_ctx *ctx = bytes >= IH_GPU_MIN_BYTES ? w->count : w->load;
+    const imghist_counts c = {counts, channels * run->stride, IMGHIST_MEM_HOST};
+    st = imghist_histogram(ctx, v, run->spec, &c);
+    if (st != IMGHIST_OK) {
+        memset(counts, 0, run->len * sizeof *counts);
+        set_message(r, "%s: %s", path, imghist_last_error(ctx));
+    }
+    if (r != NULL) {
+        r->width = v->width;
+        r->height = v->height;
+        r->channels = (uint32_t)channels;
+        r->dtype = v->dtype;
+        r->flags = img->flags;
+    }
+    imghist_image_free(img);
+    return st;
+}
+
 static void count_file(void *user, unsigned worker, size_t item, void *slot)
 {
     files_run *run = user;
@@ -195,29 +260,20 @@ static void count_file(void *user, unsigned worker, size_t item, void *slot)
     imghist_file_result *r = run->results != NULL ? &run->results[item] : NULL;
     uint64_t *counts = run->out + item * run->len;
     memset(counts, 0, run->len * sizeof *counts);
-    imghist_image *img = NULL;
-    imghist_status st = imghist_load_file(w->load, path, &img);
-    if (st != IMGHIST_OK) {
-        set_message(r, "%s%s", imghist_last_error(w->load), "");
+    uint32_t width = 0, height = 0;
+    imghist_status st = IMGHIST_OK;
+    if (imghist_exp_jpeg_gpu_file(run->gpu, path, &width, &height, counts, NULL)) {
+        if (r != NULL) { /* an 8-bit gray image, as the CPU's load makes it */
+            r->width = width;
+            r->height = height;
+            r->channels = 1;
+            r->dtype = IMGHIST_U8;
+            r->flags = 0;
+        }
     } else {
-        const imghist_view *v = &img->view;
-        const size_t channels = v->channels > 1 ? v->channels : 1;
-        const size_t bytes = (size_t)v->width * v->height * channels * ih_dtype_size(v->dtype);
-        imghist_ctx *ctx = bytes >= IH_GPU_MIN_BYTES ? w->count : w->load;
-        const imghist_counts c = {counts, channels * run->stride, IMGHIST_MEM_HOST};
-        st = imghist_histogram(ctx, v, run->spec, &c);
-        if (st != IMGHIST_OK) {
-            memset(counts, 0, run->len * sizeof *counts);
-            set_message(r, "%s: %s", path, imghist_last_error(ctx));
-        }
-        if (r != NULL) {
-            r->width = v->width;
-            r->height = v->height;
-            r->channels = (uint32_t)channels;
-            r->dtype = v->dtype;
-            r->flags = img->flags;
-        }
-        imghist_image_free(img);
+        imghist_exp_jpeg_gpu_cpu_enter(run->gpu);
+        st = count_on_cpu(run, w, path, r, counts);
+        imghist_exp_jpeg_gpu_cpu_leave(run->gpu);
     }
     if (r != NULL) {
         r->status = st;
@@ -241,9 +297,11 @@ static unsigned thread_count(unsigned threads)
     return threads < IH_PARALLEL_MAX_THREADS ? threads : IH_PARALLEL_MAX_THREADS;
 }
 
-/* A context of ctx's backend and GPU with its parameters, but threads. */
+/* A context of ctx's backend and GPU with its parameters, but threads; on
+ * failure why says so. */
 static imghist_status worker_context(imghist_ctx *ctx, imghist_backend backend,
-                                     unsigned threads, imghist_ctx **out)
+                                     unsigned threads, imghist_ctx **out, char *why,
+                                     size_t len)
 {
     int device = -1;
     if (backend == IMGHIST_BACKEND_CUDA) {
@@ -251,8 +309,8 @@ static imghist_status worker_context(imghist_ctx *ctx, imghist_backend backend,
     }
     imghist_status st = imghist_create(backend, device, out);
     if (st != IMGHIST_OK) {
-        ih_fail(ctx, st, "a worker's %s context: %s", imghist_backend_name(backend),
-                *out != NULL ? imghist_last_error(*out) : "out of memory");
+        snprintf(why, len, "a worker's %s context: %s", imghist_backend_name(backend),
+                 *out != NULL ? imghist_last_error(*out) : "out of memory");
         imghist_destroy(*out);
         *out = NULL;
         return st;
@@ -273,27 +331,54 @@ static void destroy_workers(files_worker *w, unsigned n)
     free(w);
 }
 
-static files_worker *make_workers(imghist_ctx *ctx, unsigned n, unsigned threads_each,
-                                  imghist_status *st)
+/* The workers, the first one's contexts made now: a backend that cannot
+ * make one fails the call before any work. */
+static files_worker *make_workers(files_run *run, unsigned n, imghist_status *st)
 {
     files_worker *w = calloc(n, sizeof *w);
     if (w == NULL) {
-        *st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
+        *st = ih_fail(run->caller, IMGHIST_E_NOMEM, "out of memory");
         return NULL;
     }
-    *st = IMGHIST_OK;
-    for (unsigned i = 0; i < n && *st == IMGHIST_OK; i++) {
-        *st = worker_context(ctx, ctx->backend, threads_each, &w[i].count);
-        w[i].load = w[i].count;
-        if (*st == IMGHIST_OK && ctx->backend != IMGHIST_BACKEND_CPU) {
-            *st = worker_context(ctx, IMGHIST_BACKEND_CPU, threads_each, &w[i].load);
-        }
-    }
+    *st = ready_worker(run, &w[0]);
     if (*st != IMGHIST_OK) {
+        ih_fail(run->caller, *st, "%s", w[0].why);
         destroy_workers(w, n);
         return NULL;
     }
     return w;
+}
+
+/* The GPU's JPEG decoder for the call, as IMGHIST_P_DECODE asks: NULL when
+ * the CPU decodes every file. */
+static imghist_status start_gpu_decode(imghist_ctx *ctx, size_t n, unsigned cpu_jobs,
+                                       const imghist_histspec *spec, imghist_exp_jpeg_gpu **out)
+{
+    *out = NULL;
+    const int64_t mode = ctx->params.decode;
+    if (mode == IMGHIST_DECODE_CPU || (mode == IMGHIST_DECODE_AUTO &&
+                                       ctx->backend != IMGHIST_BACKEND_CUDA)) {
+        return IMGHIST_OK;
+    }
+    if (ctx->backend != IMGHIST_BACKEND_CUDA) {
+        return ih_fail(ctx, IMGHIST_E_UNSUPPORTED,
+                       "IMGHIST_DECODE_GPU decodes on the context's GPU: a CPU context has none");
+    }
+    int device = 0;
+    (void)imghist_get_device(ctx, &device);
+    const imghist_exp_jpeg_gpu_opts o = {.mode = (imghist_decode)mode,
+                                         .n_files = n,
+                                         .spec = spec,
+                                         .gpus = &device,
+                                         .n_gpus = 1,
+                                         .local_size = 1,
+                                         .cpu_jobs = cpu_jobs};
+    const imghist_status st = imghist_exp_jpeg_gpu_start(ctx, &o, out);
+    if (st != IMGHIST_OK && mode != IMGHIST_DECODE_GPU) {
+        *out = NULL;
+        return ih_begin(ctx); /* auto: the CPU decodes; the failure is no error */
+    }
+    return st;
 }
 
 /* The arguments, before any work. */
@@ -379,12 +464,23 @@ imghist_status imghist_histogram_files(imghist_ctx *ctx, const char *const *path
         memset(results, 0, n * sizeof *results);
     }
     const unsigned all = thread_count(threads);
-    const unsigned n_workers = n < all ? (unsigned)n : all;
+    unsigned n_workers = n < all ? (unsigned)n : all;
     /* Fewer files than threads: the spare threads count within images. */
     const unsigned threads_each = all / n_workers;
     files_run run = {paths, spec, out->data, job.len, job.stride, results, NULL, progress, user,
-                     IMGHIST_OK, 0, 0};
-    run.workers = make_workers(ctx, n_workers, threads_each, &st);
+                     ctx, threads_each, NULL, IMGHIST_OK, 0, 0};
+    if ((st = start_gpu_decode(ctx, n, n_workers, spec, &run.gpu)) != IMGHIST_OK) {
+        return st;
+    }
+    if (run.gpu != NULL) {
+        /* Workers beyond the threads asked for only wait on the GPU's
+         * batches: at most `all` of them decode on the CPU at once. */
+        const size_t more = imghist_exp_jpeg_gpu_waiters(run.gpu);
+        const size_t most = IH_PARALLEL_MAX_THREADS;
+        const size_t want = n < n_workers + more ? n : n_workers + more;
+        n_workers = (unsigned)(want < most ? want : most);
+    }
+    run.workers = make_workers(&run, n_workers, &st);
     size_t taken = 0;
     if (st == IMGHIST_OK) {
         const ih_pool_job pool = {.items = n,
@@ -400,6 +496,7 @@ imghist_status imghist_histogram_files(imghist_ctx *ctx, const char *const *path
             st = ih_fail(ctx, IMGHIST_E_NOMEM, "out of memory");
         }
     }
+    (void)imghist_exp_jpeg_gpu_stop(run.gpu, NULL, 0, NULL);
     destroy_workers(run.workers, n_workers);
     if (st != IMGHIST_OK) {
         return st; /* nothing was counted */
