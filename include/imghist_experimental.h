@@ -135,6 +135,9 @@ typedef struct imghist_exp_jpeg_gpu_unit {
     double submit_s;     /* its thread's seconds handing batches to nvJPEG, */
     double wait_s;       /* waiting for the GPU, */
     double idle_s;       /* and waiting for files */
+    double open_s;       /* opening it all, before the first batch: */
+    double cuda_s;       /* the GPU's CUDA context */
+    double nvjpeg_s;     /* nvJPEG's hardware backend and states */
 } imghist_exp_jpeg_gpu_unit;
 
 /*

@@ -150,8 +150,10 @@ void ih_gpu_decoder_stop(ih_gpu_decoder *d)
             ih_say("decode: not on GPU %d (%s)", u->device, u->why);
         } else {
             ih_say("decode: %zu images on GPU %d's hardware JPEG decoder (its thread: %.2f s "
-                   "handing batches to nvJPEG, %.2f s waiting for the GPU, %.2f s for files)",
-                   u->images, u->device, u->submit_s, u->wait_s, u->idle_s);
+                   "opening it, of which CUDA %.2f s and nvJPEG %.2f s; %.2f s handing batches "
+                   "to nvJPEG, %.2f s waiting for the GPU, %.2f s for files)",
+                   u->images, u->device, u->open_s, u->cuda_s, u->nvjpeg_s, u->submit_s,
+                   u->wait_s, u->idle_s);
         }
     }
     if (ih_verbosity > 0) {

@@ -287,6 +287,7 @@ typedef struct unit {
     uint64_t max_pixels, max_bytes;
     size_t planes_bytes; /* of each batch */
     double t_submit, t_wait, t_idle; /* the thread's seconds, for -v */
+    double t_cuda, t_nvjpeg, t_open;  /* opening: CUDA's context, nvJPEG's, all */
     size_t on_gpu;                   /* under the decoder's mu */
     int failed;                      /* under mu */
     imghist_status st;               /* why it failed */
@@ -296,7 +297,7 @@ typedef struct unit {
 
 struct imghist_exp_jpeg_gpu {
     ih_params params; /* the caller's context's, for the GPUs' contexts */
-    int share;    /* auto: a caller over the CPU cap decodes on the CPU when the queue is full */
+    int share;    /* auto: the CPU decodes beside the GPU (see imghist_exp_jpeg_gpu_file) */
     int equalize; /* the planes are equalized and come home */
     int bgr;      /* bgr2gray: Y, Cb and Cr planes decoded, the gray made from them */
     int all_gpus; /* no GPUs named: the first GPU's thread opens the others */
@@ -318,6 +319,7 @@ struct imghist_exp_jpeg_gpu {
     int first_done; /* the first GPU is open or failed (and the others started) */
     size_t opened;  /* threads past opening their GPU, either way */
     unsigned cpu_free; /* CPU decodes that may start (cpu_jobs of them at most) */
+    unsigned reserved; /* slots taken by callers sent to the CPU, not yet entered */
     size_t declined;
 };
 
@@ -355,12 +357,20 @@ static int load_api(nvj_api *api, char *why, size_t len)
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* nvJPEG's hardware backend on the unit's GPU, a stream, a CUDA context of
  * the library on it and the planes' memory; 0, or -1 with why. *gpus: how
  * many GPUs CUDA sees. On the unit's thread. */
 static int open_unit(unit *u, int *gpus, char *why, size_t len)
 {
     imghist_exp_jpeg_gpu *d = u->d;
+    const double t0 = now_s();
     int count = 0;
     cudaError_t ce = cudaGetDeviceCount(&count);
     *gpus = ce == cudaSuccess ? count : 0;
@@ -374,11 +384,16 @@ static int open_unit(unit *u, int *gpus, char *why, size_t len)
     if (u->device < 0) { /* processes of one host share its GPUs */
         u->device = d->local_size > 1 ? d->local_rank % count : 0;
     }
-    if (u->device >= count || cudaSetDevice(u->device) != cudaSuccess) {
+    /* cudaFree(NULL) makes the device's context now, so that its time is
+     * CUDA's in the report, not nvJPEG's. */
+    if (u->device >= count || cudaSetDevice(u->device) != cudaSuccess ||
+        cudaFree(NULL) != cudaSuccess) {
         snprintf(why, len, "GPU %d cannot be used", u->device);
         u->st = IMGHIST_E_NO_GPU;
         return -1;
     }
+    const double t1 = now_s();
+    u->t_cuda = t1 - t0;
     nvjpegStatus_t s = d->api.create_ex(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &u->handle);
     if (s != NVJPEG_STATUS_SUCCESS) {
         u->handle = NULL;
@@ -393,6 +408,7 @@ static int open_unit(unit *u, int *gpus, char *why, size_t len)
         snprintf(why, len, "nvJPEG's decoder state cannot be made");
         return -1;
     }
+    u->t_nvjpeg = now_s() - t1;
     if (cudaStreamCreateWithFlags(&u->stream, cudaStreamNonBlocking) != cudaSuccess) {
         u->stream = NULL;
         snprintf(why, len, "a CUDA stream cannot be made");
@@ -586,12 +602,6 @@ static int submit_batch(unit *u, batch *t)
     return ok && cudaEventRecord(t->done, u->stream) == cudaSuccess;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Waits for a submitted batch and hands each worker its counts (and with
  * --equalize where its plane is, which the worker copies out before the
@@ -676,7 +686,9 @@ static void *unit_main(void *arg)
     imghist_exp_jpeg_gpu *d = u->d;
     char why[256] = "";
     int gpus = 0;
+    const double t0 = now_s();
     const int ok = open_unit(u, &gpus, why, sizeof why) == 0;
+    u->t_open = now_s() - t0;
     pthread_mutex_lock(&d->mu);
     if (!ok) {
         u->failed = 1;
@@ -820,11 +832,21 @@ int imghist_exp_jpeg_gpu_file(imghist_exp_jpeg_gpu *d, const char *path, uint32_
         !__atomic_load_n(&d->ready, __ATOMIC_ACQUIRE)) {
         return 0;
     }
-    if (d->share) { /* a full queue: this one is quicker on the CPU */
+    if (d->share) {
+        /* auto: counting only, a free CPU slot takes the file, so that the
+         * CPU decodes at its own rate beside the GPU (waiting for a full
+         * queue first left most of the CPU idle: the GPU drains its queue
+         * faster than it fills). Equalizing, the CPU's slots also write the
+         * PNGs, so a file goes to the CPU only when a full batch waits. The
+         * slot is taken now; the caller's cpu_enter finds it taken. */
         pthread_mutex_lock(&d->mu);
-        const int full = d->queued >= BATCH_MAX && d->cpu_free > 0;
+        const int cpu = d->cpu_free > 0 && (!d->equalize || d->queued >= BATCH_MAX);
+        if (cpu) {
+            d->cpu_free--;
+            d->reserved++;
+        }
         pthread_mutex_unlock(&d->mu);
-        if (full) {
+        if (cpu) {
             return 0;
         }
     }
@@ -1055,10 +1077,14 @@ void imghist_exp_jpeg_gpu_cpu_enter(imghist_exp_jpeg_gpu *d)
         return;
     }
     pthread_mutex_lock(&d->mu);
-    while (d->cpu_free == 0) {
-        pthread_cond_wait(&d->cpu_cv, &d->mu);
+    if (d->reserved > 0) { /* a slot taken for a caller: any caller may use it */
+        d->reserved--;
+    } else {
+        while (d->cpu_free == 0) {
+            pthread_cond_wait(&d->cpu_cv, &d->mu);
+        }
+        d->cpu_free--;
     }
-    d->cpu_free--;
     pthread_mutex_unlock(&d->mu);
 }
 
@@ -1105,6 +1131,9 @@ size_t imghist_exp_jpeg_gpu_stop(imghist_exp_jpeg_gpu *d, imghist_exp_jpeg_gpu_u
         r->submit_s = u->t_submit;
         r->wait_s = u->t_wait;
         r->idle_s = u->t_idle;
+        r->open_s = u->t_open;
+        r->cuda_s = u->t_cuda;
+        r->nvjpeg_s = u->t_nvjpeg;
     }
     if (declined != NULL) {
         *declined = d->declined;
