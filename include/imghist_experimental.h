@@ -26,6 +26,9 @@ extern "C" {
 /* Tensors of 16-bit images into 65536 bins: images of at most this many
  * samples count with global atomics first; 0: the library's choice, -1: never. */
 #define IMGHIST_P_EXP_HIST16_GLOBAL ((imghist_param)1004)
+/* IMGHIST_DECODE_AUTO: runs of fewer bytes of files than this for each CPU
+ * decoding thread stay on the CPU; 0: the library's (64 MiB). */
+#define IMGHIST_P_EXP_AUTO_DECODE_BYTES ((imghist_param)1006)
 
 /* How the CUDA backend ran the context's last batch call (a view of several
  * images or a list). */
@@ -87,8 +90,11 @@ typedef struct imghist_exp_jpeg_gpu imghist_exp_jpeg_gpu;
 typedef struct imghist_exp_jpeg_gpu_opts {
     imghist_decode mode;   /* IMGHIST_DECODE_GPU: the GPUs open now or the start fails;
                               AUTO: they open in the background (callers decode on
-                              the CPU meanwhile), and not at all for short runs */
-    size_t n_files;        /* the run's files, for AUTO */
+                              the CPU meanwhile), and not at all for runs the CPU
+                              finishes sooner: under 64 files (512 equalizing), or
+                              under 64 MiB of files for each of cpu_jobs */
+    size_t n_files;        /* the run's files and their bytes (0: unknown), for AUTO */
+    uint64_t n_bytes;
     int equalize;          /* also equalize each plane (IMGHIST_EQ_OPENCV) and hand it
                               back */
     const imghist_histspec *spec; /* counted as imghist_histogram counts a U8 gray
@@ -98,6 +104,9 @@ typedef struct imghist_exp_jpeg_gpu_opts {
                               local_rank % count */
     int local_rank, local_size; /* processes sharing the host's GPUs (0, 1: none) */
     unsigned cpu_jobs;     /* CPU decodes at once, through cpu_enter and cpu_leave */
+    int leave_opening;     /* AUTO: stop does not wait for a GPU still opening (CUDA's and
+                              nvJPEG's start, about a second); its thread ends alone,
+                              so the caller's process must end with _exit, not exit */
 } imghist_exp_jpeg_gpu_opts;
 
 /*
@@ -130,6 +139,7 @@ IMGHIST_API void imghist_exp_jpeg_gpu_cpu_leave(imghist_exp_jpeg_gpu *d);
 typedef struct imghist_exp_jpeg_gpu_unit {
     int device;
     int failed;          /* it could not open: why says why */
+    int left;            /* still opening at stop, not waited for (leave_opening) */
     char why[200];
     size_t images;       /* decoded and counted there */
     double submit_s;     /* its thread's seconds handing batches to nvJPEG, */

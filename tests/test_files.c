@@ -766,6 +766,23 @@ static void test_decode_param(void **state)
             assert_int_equal(units[0].images, taken);
             assert_int_equal(declined, 22 - taken);
             check_decode_mode(ctx, paths, n, IMGHIST_DECODE_GPU);
+            /* auto: these small files are the CPU's (under 64 MiB a thread);
+             * with the threshold at a byte, the GPU opens for them. */
+            imghist_exp_jpeg_gpu_opts a = o;
+            a.mode = IMGHIST_DECODE_AUTO;
+            a.n_files = 64;
+            a.n_bytes = 64 << 20;
+            a.cpu_jobs = 4;
+            assert_int_equal(imghist_exp_jpeg_gpu_start(ctx, &a, &eng), IMGHIST_OK);
+            assert_null(eng);
+            assert_int_equal(imghist_set_param(ctx, IMGHIST_P_EXP_AUTO_DECODE_BYTES, 1),
+                             IMGHIST_OK);
+            assert_int_equal(imghist_exp_jpeg_gpu_start(ctx, &a, &eng), IMGHIST_OK);
+            assert_non_null(eng);
+            (void)imghist_exp_jpeg_gpu_stop(eng, NULL, 0, NULL);
+            check_decode_mode(ctx, paths, n, IMGHIST_DECODE_AUTO);
+            assert_int_equal(imghist_set_param(ctx, IMGHIST_P_EXP_AUTO_DECODE_BYTES, 0),
+                             IMGHIST_OK);
             check_decode_mode(ctx, paths, n, IMGHIST_DECODE_AUTO);
         }
     }

@@ -167,8 +167,8 @@ def histogram_files(paths_or_folder: Union[PathLike, Sequence[PathLike]], *,
     the same bits either way: 'cpu' (libjpeg-turbo), 'gpu' (the GPU's
     hardware JPEG decoder, nvJPEG; the first GPU unless backend names one;
     an error where the build or the GPU lacks it) or 'auto' (the GPU for 64
-    files or more when backend is a GPU and it has the decoder, else the
-    CPU). progress: True shows a bar (tqdm when
+    files or more and 64 MiB of files a thread when backend is a GPU and it
+    has the decoder, else the CPU). progress: True shows a bar (tqdm when
     installed), or a callable(done, total) called on this thread. Ctrl-C
     stops the call (KeyboardInterrupt). Memory: the decoded images in flight
     (one a thread) and the result.

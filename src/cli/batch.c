@@ -130,7 +130,7 @@ int ih_run_batch(const ih_cli_args *a)
     }
     ih_batch_plan plan;
     ih_records records;
-    int rc = ih_plan_workers(&plan, a, files.mine.count);
+    int rc = ih_plan_workers(&plan, a, &files.mine);
     if (rc == IH_EXIT_OK) {
         ih_plan_say_backend(&plan, files.mine.count, files.mine.skipped);
         rc = ih_records_open(&records, a, &files.mine);

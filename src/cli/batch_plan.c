@@ -225,8 +225,13 @@ static int make_cpu_contexts(const ih_batch_plan *p)
     return IH_EXIT_OK;
 }
 
-int ih_plan_workers(ih_batch_plan *p, const ih_cli_args *a, size_t n_files)
+int ih_plan_workers(ih_batch_plan *p, const ih_cli_args *a, const ih_file_list *files)
 {
+    const size_t n_files = files->count;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n_files; i++) {
+        bytes += files->files[i].size;
+    }
     memset(p, 0, sizeof *p);
     p->a = a;
     char err[1024];
@@ -250,7 +255,7 @@ int ih_plan_workers(ih_batch_plan *p, const ih_cli_args *a, size_t n_files)
     p->n_workers = n_files < jobs ? (n_files > 0 ? (unsigned)n_files : 1) : jobs;
     /* Fewer images than threads: the spare threads count within images. */
     p->threads_each = jobs / p->n_workers > 0 ? jobs / p->n_workers : 1;
-    if (ih_gpu_decoder_start(a, n_files, p->n_workers, &p->gpu, err, sizeof err) != 0) {
+    if (ih_gpu_decoder_start(a, n_files, bytes, p->n_workers, &p->gpu, err, sizeof err) != 0) {
         ih_say("%s", err);
         return ih_mpi_max(IH_EXIT_FILE);
     }
@@ -379,7 +384,9 @@ void ih_plan_say_devices(const ih_batch_plan *p, int leave, int cuda_skipped, in
 
 void ih_plan_free_workers(ih_batch_plan *p, int leave)
 {
-    ih_gpu_decoder_stop(p->gpu);
+    if (ih_gpu_decoder_stop(p->gpu)) {
+        ih_batch_left_running = 1; /* nvJPEG still opening: main ends with _exit */
+    }
     p->gpu = NULL;
     if (leave) {
         ih_batch_left_running = 1; /* the workers and the starter stay theirs */

@@ -63,7 +63,7 @@ typedef struct ih_batch_plan {
 
 /* The workers, their GPUs and their contexts (made, or being made in the
  * background). Returns an exit status, the same on every rank. */
-int ih_plan_workers(ih_batch_plan *p, const ih_cli_args *a, size_t n_files);
+int ih_plan_workers(ih_batch_plan *p, const ih_cli_args *a, const ih_file_list *files);
 /* -v: the backend line of the run. */
 void ih_plan_say_backend(const ih_batch_plan *p, size_t n_images, size_t skipped);
 /* The run is over. Returns whether the GPU start is left running (the

@@ -44,8 +44,8 @@ int ih_gpu_decode_fits(const ih_cli_args *a, const char **why)
     return no == NULL;
 }
 
-int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs,
-                         ih_gpu_decoder **out, char *err, size_t errlen)
+int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, uint64_t bytes,
+                         unsigned cpu_jobs, ih_gpu_decoder **out, char *err, size_t errlen)
 {
     *out = NULL;
     const int want = a->decode == IH_DECODE_GPU;
@@ -83,13 +83,17 @@ int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs
     const imghist_exp_jpeg_gpu_opts o = {
         .mode = want ? IMGHIST_DECODE_GPU : IMGHIST_DECODE_AUTO,
         .n_files = n_files,
+        .n_bytes = bytes,
         .equalize = a->equalize_out != NULL,
         .spec = &spec,
         .gpus = a->scale.gpus,
         .n_gpus = a->scale.n_gpus,
         .local_rank = ih_mpi.local_rank,
         .local_size = ih_mpi.local_size,
-        .cpu_jobs = cpu_jobs};
+        .cpu_jobs = cpu_jobs,
+        /* A run done before the GPU is open ends without waiting for it
+         * (main then ends with _exit); not under MPI, whose ranks end in step. */
+        .leave_opening = !want && !ih_mpi.active};
     const imghist_status st = imghist_exp_jpeg_gpu_start(ctx, &o, &d->engine);
     if (st != IMGHIST_OK) {
         snprintf(err, errlen, "--decode gpu: %s", imghist_last_error(ctx));
@@ -135,18 +139,26 @@ void ih_gpu_cpu_leave(ih_gpu_decoder *d)
     imghist_exp_jpeg_gpu_cpu_leave(d != NULL ? d->engine : NULL);
 }
 
-void ih_gpu_decoder_stop(ih_gpu_decoder *d)
+int ih_gpu_decoder_stop(ih_gpu_decoder *d)
 {
     if (d == NULL) {
-        return;
+        return 0;
     }
     imghist_exp_jpeg_gpu_unit units[16];
     size_t declined = 0;
     size_t n = imghist_exp_jpeg_gpu_stop(d->engine, units, 16, &declined);
     n = n < 16 ? n : 16;
-    for (size_t k = 0; ih_verbosity > 0 && k < n; k++) {
+    int left = 0;
+    for (size_t k = 0; k < n; k++) {
         const imghist_exp_jpeg_gpu_unit *u = &units[k];
-        if (u->failed) {
+        left |= u->left;
+        if (ih_verbosity <= 0) {
+            continue;
+        }
+        if (u->left) {
+            ih_say("decode: every file was done before the GPU's decoder had opened; not "
+                   "waited for");
+        } else if (u->failed) {
             ih_say("decode: not on GPU %d (%s)", u->device, u->why);
         } else {
             ih_say("decode: %zu images on GPU %d's hardware JPEG decoder (its thread: %.2f s "
@@ -160,4 +172,5 @@ void ih_gpu_decoder_stop(ih_gpu_decoder *d)
         ih_say("decode: %zu JPEGs declined by the GPUs, on the CPU", declined);
     }
     free(d);
+    return left;
 }

@@ -29,14 +29,14 @@ int ih_gpu_decode_built(void);
 int ih_gpu_decode_fits(const ih_cli_args *a, const char **why);
 
 /*
- * The decoder of a batch run over n_files files, or NULL (the CPU decodes
- * everything): --decode gpu opens nvJPEG now and fails (-1, reason in err)
- * without it; auto opens it in the background when the run is long enough
- * and the options fit, the workers decoding on the CPU meanwhile. cpu_jobs:
- * how many workers may decode on the CPU at once.
+ * The decoder of a batch run over n_files files of `bytes` in all, or NULL
+ * (the CPU decodes everything): --decode gpu opens nvJPEG now and fails
+ * (-1, reason in err) without it; auto opens it in the background when the
+ * run is long enough and the options fit, the workers decoding on the CPU
+ * meanwhile. cpu_jobs: how many workers may decode on the CPU at once.
  */
-int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, unsigned cpu_jobs,
-                         ih_gpu_decoder **out, char *err, size_t errlen);
+int ih_gpu_decoder_start(const ih_cli_args *a, size_t n_files, uint64_t bytes,
+                         unsigned cpu_jobs, ih_gpu_decoder **out, char *err, size_t errlen);
 /* Workers beyond cpu_jobs that wait on the GPU's batches (0: none). */
 unsigned ih_gpu_extra_workers(const ih_gpu_decoder *d);
 
@@ -53,7 +53,8 @@ void ih_gpu_cpu_enter(ih_gpu_decoder *d);
 void ih_gpu_cpu_leave(ih_gpu_decoder *d);
 
 /* Ends the decoder's threads and frees everything; -v: how many images each
- * side decoded. NULL: no-op. */
-void ih_gpu_decoder_stop(ih_gpu_decoder *d);
+ * side decoded. 1 when auto left a GPU still opening, which the process
+ * must not wait for (main ends with _exit); NULL: no-op, 0. */
+int ih_gpu_decoder_stop(ih_gpu_decoder *d);
 
 #endif

@@ -39,6 +39,7 @@ typedef struct ih_params {
     int64_t eq_batch_small;     /* experimental; 0: automatic */
     int64_t batch_tiny;         /* experimental; 0: automatic, -1: never */
     int64_t hist16_global;      /* experimental; 0: automatic, -1: never */
+    int64_t auto_decode_bytes;  /* experimental; 0: automatic */
 } ih_params;
 
 /* How a batch call on the GPU went (imghist_exp_last_route). */

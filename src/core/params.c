@@ -44,6 +44,8 @@ static const param_info params[] = {
      offsetof(ih_params, eq_batch_small)},
     {IMGHIST_P_EXP_BATCH_TINY, "IMGHIST_P_EXP_BATCH_TINY", -1, INT32_MAX, 0,
      offsetof(ih_params, batch_tiny)},
+    {IMGHIST_P_EXP_AUTO_DECODE_BYTES, "IMGHIST_P_EXP_AUTO_DECODE_BYTES", 0, INT64_MAX, 0,
+     offsetof(ih_params, auto_decode_bytes)},
     {IMGHIST_P_EXP_HIST16_GLOBAL, "IMGHIST_P_EXP_HIST16_GLOBAL", -1, INT32_MAX, 0,
      offsetof(ih_params, hist16_global)},
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -351,7 +352,8 @@ static files_worker *make_workers(files_run *run, unsigned n, imghist_status *st
 
 /* The GPU's JPEG decoder for the call, as IMGHIST_P_DECODE asks: NULL when
  * the CPU decodes every file. */
-static imghist_status start_gpu_decode(imghist_ctx *ctx, size_t n, unsigned cpu_jobs,
+static imghist_status start_gpu_decode(imghist_ctx *ctx, const char *const *paths, size_t n,
+                                       unsigned cpu_jobs,
                                        const imghist_histspec *spec, imghist_exp_jpeg_gpu **out)
 {
     *out = NULL;
@@ -366,8 +368,15 @@ static imghist_status start_gpu_decode(imghist_ctx *ctx, size_t n, unsigned cpu_
     }
     int device = 0;
     (void)imghist_get_device(ctx, &device);
+    /* auto weighs the run by its bytes: many small files are the CPU's. */
+    uint64_t bytes = 0;
+    for (size_t i = 0; mode == IMGHIST_DECODE_AUTO && i < n; i++) {
+        struct stat st;
+        bytes += stat(paths[i], &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+    }
     const imghist_exp_jpeg_gpu_opts o = {.mode = (imghist_decode)mode,
                                          .n_files = n,
+                                         .n_bytes = bytes > 0 ? bytes : 1,
                                          .spec = spec,
                                          .gpus = &device,
                                          .n_gpus = 1,
@@ -469,7 +478,7 @@ imghist_status imghist_histogram_files(imghist_ctx *ctx, const char *const *path
     const unsigned threads_each = all / n_workers;
     files_run run = {paths, spec, out->data, job.len, job.stride, results, NULL, progress, user,
                      ctx, threads_each, NULL, IMGHIST_OK, 0, 0};
-    if ((st = start_gpu_decode(ctx, n, n_workers, spec, &run.gpu)) != IMGHIST_OK) {
+    if ((st = start_gpu_decode(ctx, paths, n, n_workers, spec, &run.gpu)) != IMGHIST_OK) {
         return st;
     }
     if (run.gpu != NULL) {

@@ -216,6 +216,13 @@ int imghist_exp_jpeg_gpu_built(void)
 /* An auto run of fewer files stays on the CPU: nvJPEG's start (CUDA's,
  * then the decoder's, a second or more) would outlast it. */
 #define AUTO_MIN_FILES 64
+/* Nor does a run of fewer bytes than this for each CPU decoder: one core
+ * decodes about 30 12-megapixel JPEGs (about 1 MB each) a second, and the
+ * GPU opens in about a second (H200, 16 cores, whole process: 200 such
+ * files took 0.72-0.75 s under auto against 0.49-0.52 s on the CPU alone,
+ * 1024 files 2.25-2.28 s against 2.27-2.31 s, 4096 files 4.2 s against
+ * 7.6-8.6 s). */
+#define AUTO_MIN_BYTES_PER_JOB ((uint64_t)64 << 20)
 /* With equalization the CPU's share (filtering, deflating, writing) is larger
  * and the GPU saves less: 256 12-megapixel JPEGs on 16 cores took 2.5 s
  * under auto against 2.1-2.2 s on the CPU, 1024 took 6.5 s against
@@ -290,6 +297,7 @@ typedef struct unit {
     double t_cuda, t_nvjpeg, t_open;  /* opening: CUDA's context, nvJPEG's, all */
     size_t on_gpu;                   /* under the decoder's mu */
     int failed;                      /* under mu */
+    int open_done;                   /* under mu: opened, or failed to */
     imghist_status st;               /* why it failed */
     char why[200];
     pthread_t tid;
@@ -317,6 +325,9 @@ struct imghist_exp_jpeg_gpu {
     int closing;
     int ready;  /* some GPU is open: under mu, atomic reads outside */
     int first_done; /* the first GPU is open or failed (and the others started) */
+    int leave_opening; /* stop does not wait for a GPU still opening */
+    size_t live;       /* threads started and not ended */
+    int owner_gone;    /* stopped: the last thread to end frees the decoder */
     size_t opened;  /* threads past opening their GPU, either way */
     unsigned cpu_free; /* CPU decodes that may start (cpu_jobs of them at most) */
     unsigned reserved; /* slots taken by callers sent to the CPU, not yet entered */
@@ -659,6 +670,7 @@ static struct timespec soon(long ns)
 }
 
 static void *unit_main(void *arg);
+static void free_decoder(imghist_exp_jpeg_gpu *d);
 
 /* After the first GPU opened (under mu): a thread for every other GPU, each
  * taking batches from the same queue. */
@@ -676,6 +688,7 @@ static void start_other_units(imghist_exp_jpeg_gpu *d, int gpus)
             break;
         }
         d->n_units++;
+        d->live++;
     }
 }
 
@@ -698,6 +711,7 @@ static void *unit_main(void *arg)
         __atomic_store_n(&d->ready, 1, __ATOMIC_RELEASE);
     }
     d->opened++;
+    u->open_done = 1;
     if (u == &d->units[0]) {
         d->first_done = 1;
         if (ok && d->all_gpus && d->local_size <= 1) { /* a shared host: its own GPU */
@@ -786,8 +800,12 @@ static void *unit_main(void *arg)
         pthread_mutex_lock(&d->mu);
     }
     pthread_mutex_unlock(&d->mu);
-    if (ok) {
-        close_unit(u);
+    close_unit(u); /* what opened of it, on a failure too */
+    pthread_mutex_lock(&d->mu);
+    const int last = --d->live == 0 && d->owner_gone;
+    pthread_mutex_unlock(&d->mu);
+    if (last) { /* stop left this thread opening its GPU */
+        free_decoder(d);
     }
     return NULL;
 }
@@ -970,8 +988,13 @@ imghist_status imghist_exp_jpeg_gpu_start(imghist_ctx *ctx, const imghist_exp_jp
     }
     *out = NULL;
     const int want = o->mode == IMGHIST_DECODE_GPU;
+    const unsigned jobs = o->cpu_jobs > 0 ? o->cpu_jobs : 1;
+    const uint64_t per_job = ctx->params.auto_decode_bytes > 0
+                                 ? (uint64_t)ctx->params.auto_decode_bytes
+                                 : AUTO_MIN_BYTES_PER_JOB;
     if (o->mode == IMGHIST_DECODE_CPU ||
-        (!want && o->n_files < (o->equalize ? AUTO_MIN_FILES_EQUALIZE : AUTO_MIN_FILES))) {
+        (!want && (o->n_files < (o->equalize ? AUTO_MIN_FILES_EQUALIZE : AUTO_MIN_FILES) ||
+                   (o->n_bytes > 0 && o->n_bytes / jobs < per_job)))) {
         return IMGHIST_OK;
     }
     /* Only 8-bit gray planes come from the GPU. */
@@ -1004,6 +1027,7 @@ imghist_status imghist_exp_jpeg_gpu_start(imghist_ctx *ctx, const imghist_exp_jp
     d->equalize = o->equalize != 0;
     d->bgr = ctx->params.load_gray != IMGHIST_GRAY_LUMA;
     d->cpu_free = o->cpu_jobs > 0 ? o->cpu_jobs : 1;
+    d->leave_opening = o->leave_opening != 0;
     d->local_rank = o->local_rank;
     d->local_size = o->local_size;
     d->gpus_hint = gpus_guess(o);
@@ -1036,6 +1060,7 @@ imghist_status imghist_exp_jpeg_gpu_start(imghist_ctx *ctx, const imghist_exp_jp
             started = 0;
         } else {
             d->n_units++;
+            d->live++;
         }
     }
     pthread_mutex_unlock(&d->mu);
@@ -1108,22 +1133,33 @@ size_t imghist_exp_jpeg_gpu_stop(imghist_exp_jpeg_gpu *d, imghist_exp_jpeg_gpu_u
         }
         return 0;
     }
+    /* Once closing is set under mu no thread starts another (the first
+     * GPU's starts the rest under mu), so n_units is final here. */
+    int left[UNITS_MAX];
     pthread_mutex_lock(&d->mu);
     d->closing = 1;
     pthread_cond_broadcast(&d->work_cv);
-    pthread_mutex_unlock(&d->mu);
-    /* The first thread may still start others: it is joined first. */
-    pthread_join(d->units[0].tid, NULL);
-    pthread_mutex_lock(&d->mu);
     const size_t n = d->n_units;
+    for (size_t k = 0; k < n; k++) {
+        left[k] = d->leave_opening && !d->units[k].open_done;
+    }
     pthread_mutex_unlock(&d->mu);
-    for (size_t k = 1; k < n; k++) {
-        pthread_join(d->units[k].tid, NULL);
+    for (size_t k = 0; k < n; k++) {
+        if (left[k]) { /* it closes itself once open; the last thread frees d */
+            pthread_detach(d->units[k].tid);
+        } else {
+            pthread_join(d->units[k].tid, NULL);
+        }
     }
     for (size_t k = 0; units != NULL && k < n && k < n_units; k++) {
         const unit *u = &d->units[k];
         imghist_exp_jpeg_gpu_unit *r = &units[k];
         memset(r, 0, sizeof *r);
+        if (left[k]) { /* still running: nothing of it is read */
+            r->device = -1;
+            r->left = 1;
+            continue;
+        }
         r->device = u->device;
         r->failed = u->failed;
         snprintf(r->why, sizeof r->why, "%s", u->failed ? u->why : "");
@@ -1136,9 +1172,17 @@ size_t imghist_exp_jpeg_gpu_stop(imghist_exp_jpeg_gpu *d, imghist_exp_jpeg_gpu_u
         r->nvjpeg_s = u->t_nvjpeg;
     }
     if (declined != NULL) {
+        pthread_mutex_lock(&d->mu);
         *declined = d->declined;
+        pthread_mutex_unlock(&d->mu);
     }
-    free_decoder(d);
+    pthread_mutex_lock(&d->mu);
+    d->owner_gone = 1;
+    const int last = d->live == 0;
+    pthread_mutex_unlock(&d->mu);
+    if (last) {
+        free_decoder(d);
+    }
     return n;
 }
 
