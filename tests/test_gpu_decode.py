@@ -169,7 +169,8 @@ def main():
         src = os.path.join(tmp, "in")
         for d in ["gen", "bad"]:
             os.makedirs(os.path.join(src, d))
-        # auto takes the GPU only for runs of 64 files or more.
+        # auto takes the GPU only for runs of 64 files or more, and 64 MiB a
+        # thread: these small files are the CPU's under auto.
         make_tree(src, 6)
         usage_errors(tmp, src)
         cpu = outputs(tmp, "cpu", src, "--decode", "cpu")
