@@ -229,7 +229,7 @@ int imghist_exp_jpeg_gpu_built(void)
  * 7.1-7.5 s. */
 #define AUTO_MIN_FILES_EQUALIZE 512
 /* Device memory for the luma planes of both batches of a GPU together: at
- * most this, and at most a quarter of what is free. --equalize brings the
+ * most this, and at most a quarter of what is free. Equalizing brings the
  * planes home through pinned memory of the same size, so it takes less. */
 #define PLANES_MAX_BYTES ((size_t)1 << 30)
 #define EQ_PLANES_MAX_BYTES ((size_t)1 << 29)
@@ -252,15 +252,15 @@ typedef struct nvj_api {
     __typeof__(nvjpegDecodeBatched) *batched;
 } nvj_api;
 
-/* One file a worker waits on. */
+/* One file a caller waits on. */
 typedef struct job {
     const uint8_t *data;
     size_t size;
     uint32_t w, h;
     int comps, hs[3], vs[3]; /* the frame's sampling, for bgr2gray */
     size_t bytes;            /* device memory it takes in a batch */
-    uint64_t *counts; /* the worker's, counters_each long */
-    const uint8_t *home;   /* --equalize: the equalized plane, in its batch's home */
+    uint64_t *counts; /* the caller's, counters_each long */
+    const uint8_t *home;   /* equalizing: the equalized plane, in its batch's home */
     struct batch *from;    /* that batch */
     int state;             /* 0 queued, 1 counted, 2 declined */
     struct job *next;
@@ -273,12 +273,12 @@ typedef struct batch {
     uint8_t *planes;      /* device */
     uint64_t *dev_counts; /* device */
     uint64_t *counts;     /* pinned host */
-    uint8_t *home;        /* pinned host, --equalize: the equalized planes */
+    uint8_t *home;        /* pinned host, equalizing: the equalized planes */
     cudaEvent_t done;
     job *jobs[BATCH_MAX];
     size_t at[BATCH_MAX]; /* each plane's offset in planes and home */
     size_t n;
-    size_t readers; /* under mu: workers still to copy their planes from home */
+    size_t readers; /* under mu: callers still to copy their planes from home */
     int ok;         /* submitted without an error */
 } batch;
 
@@ -293,7 +293,7 @@ typedef struct unit {
     imghist_ctx *ctx;
     uint64_t max_pixels, max_bytes;
     size_t planes_bytes; /* of each batch */
-    double t_submit, t_wait, t_idle; /* the thread's seconds, for -v */
+    double t_submit, t_wait, t_idle; /* the thread's seconds, for the report */
     double t_cuda, t_nvjpeg, t_open;  /* opening: CUDA's context, nvJPEG's, all */
     size_t on_gpu;                   /* under the decoder's mu */
     int failed;                      /* under mu */
@@ -540,7 +540,7 @@ static int accept_job(unit *u, job *j)
     return j->bytes <= u->planes_bytes;
 }
 
-/* Queues the batch's decoding, counting (and with --equalize the tables,
+/* Queues the batch's decoding, counting (and when equalizing the tables,
  * their application and the planes' copy home) and the counts' copy home
  * on the stream (nothing waits here for the GPU); whether nvJPEG and the
  * library took it. */
@@ -614,8 +614,8 @@ static int submit_batch(unit *u, batch *t)
 }
 
 
-/* Waits for a submitted batch and hands each worker its counts (and with
- * --equalize where its plane is, which the worker copies out before the
+/* Waits for a submitted batch and hands each caller its counts (and when
+ * equalizing where its plane is, which the caller copies out before the
  * batch is used again), or its file back when anything failed. */
 static void finish_batch(unit *u, batch *t)
 {
