@@ -125,8 +125,9 @@ IMGHIST_API unsigned imghist_exp_jpeg_gpu_waiters(const imghist_exp_jpeg_gpu *d)
  * One file: 1 when it was decoded and counted on a GPU (*w and *h the
  * image's size after its EXIF orientation, counts[] set: the spec's
  * counters; with equalize *pixels the equalized plane, w x h, malloc'd),
- * 0 when the caller decodes it on the CPU (counts untouched, *pixels NULL),
- * having called cpu_enter. NULL d: 0.
+ * 0 when the caller is to decode it on the CPU, first calling cpu_enter
+ * (counts untouched, or zero when the GPU's plane could not be handed back;
+ * *pixels NULL). NULL d: 0.
  */
 IMGHIST_API int imghist_exp_jpeg_gpu_file(imghist_exp_jpeg_gpu *d, const char *path,
                                           uint32_t *w, uint32_t *h, uint64_t *counts,
